@@ -1,0 +1,70 @@
+// Parallel-for over chunks with exception capture (STYLE.md §2.5): no exception leaves a parallel region.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#ifdef ANONCORE_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace anoncore {
+
+inline bool has_openmp() {
+#ifdef ANONCORE_HAVE_OPENMP
+  return true;
+#else
+  return false;
+#endif
+}
+
+/// Resolve the public n_threads knob: <= 0 means all cores; without OpenMP always 1.
+inline int resolve_threads(int n_threads) {
+#ifdef ANONCORE_HAVE_OPENMP
+  if (n_threads <= 0) return omp_get_max_threads();
+  return n_threads;
+#else
+  (void)n_threads;
+  return 1;
+#endif
+}
+
+/// Call body(chunk_index, begin, end) for consecutive chunks of [0, n). The chunking depends only on n and
+/// chunk_size (never on the thread count), so per-chunk results can be combined in chunk order
+/// deterministically. The first exception thrown by any chunk is rethrown after the join.
+template <class Body>
+void parallel_chunks(int64_t n, int64_t chunk_size, int n_threads, Body&& body) {
+  if (n <= 0) return;
+  chunk_size = std::max<int64_t>(1, chunk_size);
+  const int64_t n_chunks = (n + chunk_size - 1) / chunk_size;
+  std::exception_ptr error = nullptr;
+#ifdef ANONCORE_HAVE_OPENMP
+  std::atomic<bool> failed{false};
+  const int threads = static_cast<int>(std::min<int64_t>(resolve_threads(n_threads), n_chunks));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+  for (int64_t c = 0; c < n_chunks; ++c) {
+    if (failed.load(std::memory_order_relaxed)) continue;
+    try {
+      body(c, c * chunk_size, std::min(n, (c + 1) * chunk_size));
+    } catch (...) {
+#pragma omp critical(anoncore_parallel_error)
+      {
+        if (!error) error = std::current_exception();
+      }
+      failed.store(true, std::memory_order_relaxed);
+    }
+  }
+#else
+  (void)n_threads;
+  for (int64_t c = 0; c < n_chunks && !error; ++c) {
+    try {
+      body(c, c * chunk_size, std::min(n, (c + 1) * chunk_size));
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+#endif
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace anoncore
