@@ -1,0 +1,205 @@
+#include "anoncore/distance/sabre_bounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "anoncore/core/parallel.hpp"
+#include "anoncore/core/status.hpp"
+
+namespace anoncore::distance {
+namespace {
+
+using wide = __int128;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+int64_t total_of(Span<int64_t> v) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < v.size; ++i) s += v[i];
+  return s;
+}
+
+/// Lowest common ancestor of leaves a <= b: the first ancestor of a whose leaf range contains b.
+int64_t lca_of_leaves(const HierarchyView& h, int64_t a, int64_t b) {
+  int64_t v = a;
+  while (v >= 0) {
+    const int64_t s = h.leaf_start[v];
+    if (b >= s && b < s + h.leaf_count[v]) return v;
+    v = h.parent[v];
+  }
+  throw InternalError("leaves without a common ancestor in lca_of_leaves");
+}
+
+}  // namespace
+
+void cet_upper_ordered(Span<int64_t> reference, Span<int32_t> bucket_of, MutSpan<double> out) {
+  const int64_t nb = out.size, P = total_of(reference);
+  std::vector<int64_t> mass(static_cast<size_t>(nb), 0), first(static_cast<size_t>(nb), 0),
+      lo(static_cast<size_t>(nb), -1), hi(static_cast<size_t>(nb), -1);
+  int64_t rank = 0;
+  for (int64_t v = 0; v < reference.size; ++v) {
+    if (reference[v] == 0) continue;
+    const int32_t b = bucket_of[v];
+    if (b >= 0) {
+      const auto bi = static_cast<size_t>(b);
+      mass[bi] += reference[v];
+      first[bi] += rank * reference[v];
+      if (lo[bi] < 0) lo[bi] = rank;
+      hi[bi] = rank;
+    }
+    ++rank;
+  }
+  const int64_t present = rank;
+  for (int64_t b = 0; b < nb; ++b) {
+    const auto bi = static_cast<size_t>(b);
+    if (present <= 1 || lo[bi] < 0) {
+      out[b] = 0.0;
+      continue;
+    }
+    const int64_t left = first[bi] - lo[bi] * mass[bi];   // sum (r_i - lo) P_i
+    const int64_t right = hi[bi] * mass[bi] - first[bi];  // sum (hi - r_i) P_i
+    out[b] = static_cast<double>(std::max(left, right)) /
+             (static_cast<double>(present - 1) * static_cast<double>(P));
+  }
+}
+
+void cet_upper_hierarchical(Span<int64_t> reference, Span<int32_t> bucket_of, const HierarchyView& h, bool tight,
+                            MutSpan<double> out) {
+  const int64_t nb = out.size, m = reference.size, P = total_of(reference), nn = h.n_nodes();
+  const int32_t H = h.height[nn - 1];
+  if (H <= 0) {
+    for (int64_t b = 0; b < nb; ++b) out[b] = 0.0;
+    return;
+  }
+  const double denom = static_cast<double>(H) * static_cast<double>(P);
+  if (!tight) {
+    std::vector<int64_t> mass(static_cast<size_t>(nb), 0), minp(static_cast<size_t>(nb), 0),
+        lo(static_cast<size_t>(nb), -1), hi(static_cast<size_t>(nb), -1);
+    for (int64_t v = 0; v < m; ++v) {
+      const int32_t b = bucket_of[v];
+      if (b < 0 || reference[v] == 0) continue;
+      const auto bi = static_cast<size_t>(b);
+      mass[bi] += reference[v];
+      if (lo[bi] < 0 || reference[v] < minp[bi]) minp[bi] = reference[v];
+      if (lo[bi] < 0) lo[bi] = v;
+      hi[bi] = v;
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+      const auto bi = static_cast<size_t>(b);
+      if (lo[bi] < 0) {
+        out[b] = 0.0;
+        continue;
+      }
+      const int64_t n = lca_of_leaves(h, lo[bi], hi[bi]);
+      out[b] = static_cast<double>(static_cast<int64_t>(h.height[n]) * (mass[bi] - minp[bi])) / denom;
+    }
+    return;
+  }
+  // Tight bound: for each present member l, sum_i h(LCA(l, i)) P_i = sum over proper ancestors a of l of
+  // h(a) * (mass_B(a) - mass_B(child of a towards l)), with bucket masses from a per-bucket prefix over codes.
+  std::vector<int64_t> pre(static_cast<size_t>(m + 1));
+  for (int64_t b = 0; b < nb; ++b) {
+    pre[0] = 0;
+    for (int64_t v = 0; v < m; ++v)
+      pre[static_cast<size_t>(v + 1)] = pre[static_cast<size_t>(v)] + (bucket_of[v] == b ? reference[v] : 0);
+    auto mass_under = [&](int64_t node) {
+      const int64_t s = h.leaf_start[node];
+      return pre[static_cast<size_t>(s + h.leaf_count[node])] - pre[static_cast<size_t>(s)];
+    };
+    wide best = 0;
+    for (int64_t l = 0; l < m; ++l) {
+      if (bucket_of[l] != b || reference[l] == 0) continue;
+      wide s = 0;
+      int64_t child = l;
+      for (int64_t a = h.parent[l]; a >= 0; child = a, a = h.parent[a])
+        s += static_cast<wide>(h.height[a]) * (mass_under(a) - mass_under(child));
+      best = std::max(best, s);
+    }
+    out[b] = static_cast<double>(best) / denom;
+  }
+}
+
+void bucket_emd_ordered(Matrix<int64_t> counts, Span<int64_t> totals, Span<int32_t> lo, Span<int32_t> hi,
+                        int64_t n_present, MutSpan<double> out, int n_threads) {
+  const int64_t nb = counts.cols, B = total_of(totals);
+  parallel_chunks(counts.rows, 256, n_threads, [&](int64_t, int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t* a = counts.row(c);
+      int64_t A = 0;
+      for (int64_t i = 0; i < nb; ++i) A += a[i];
+      if (A <= 0) {
+        out[c] = kNaN;
+        continue;
+      }
+      if (n_present <= 1) {
+        out[c] = 0.0;
+        continue;
+      }
+      wide s = 0;
+      int64_t prefix = 0;
+      for (int64_t i = 0; i < nb; ++i) {
+        const int64_t d = a[i] * B - totals[i] * A;
+        s += static_cast<wide>(hi[i] - lo[i]) * (d < 0 ? -d : d);
+        prefix += d;
+        if (i + 1 < nb) {
+          const int64_t gap = static_cast<int64_t>(lo[i + 1]) + hi[i + 1] - lo[i] - hi[i];
+          s += static_cast<wide>(gap) * (prefix < 0 ? -prefix : prefix);
+        }
+      }
+      out[c] = static_cast<double>(s) / (2.0 * static_cast<double>(n_present - 1) * static_cast<double>(A) *
+                                         static_cast<double>(B));
+    }
+  });
+}
+
+void bucket_emd_hierarchical(Matrix<int64_t> counts, Span<int64_t> totals, Span<int32_t> bucket_node,
+                             const HierarchyView& h, MutSpan<double> out, int n_threads) {
+  const int64_t nb = counts.cols, B = total_of(totals), nn = h.n_nodes();
+  const int32_t H = h.height[nn - 1];
+  std::vector<int64_t> slot(static_cast<size_t>(nn), -1);
+  for (int64_t i = 0; i < nb; ++i) slot[static_cast<size_t>(bucket_node[i])] = i;
+  parallel_chunks(counts.rows, 256, n_threads, [&](int64_t, int64_t begin, int64_t end) {
+    std::vector<int64_t> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn));
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t* a = counts.row(c);
+      int64_t A = 0;
+      for (int64_t i = 0; i < nb; ++i) A += a[i];
+      if (A <= 0) {
+        out[c] = kNaN;
+        continue;
+      }
+      if (H <= 0) {
+        out[c] = 0.0;
+        continue;
+      }
+      std::fill(pos.begin(), pos.end(), 0);
+      std::fill(neg.begin(), neg.end(), 0);
+      wide cost = 0;
+      for (int64_t v = 0; v < nn; ++v) {
+        const auto vi = static_cast<size_t>(v);
+        int64_t e;
+        if (slot[vi] >= 0) {
+          const int64_t i = slot[vi];
+          e = totals[i] * A - a[i] * B;
+        } else if (v < h.n_leaves) {
+          e = 0;
+        } else {
+          cost += static_cast<wide>(h.height[v]) * std::min(pos[vi], neg[vi]);
+          e = pos[vi] - neg[vi];
+        }
+        const int32_t par = h.parent[v];
+        if (par >= 0) {
+          if (e > 0)
+            pos[static_cast<size_t>(par)] += e;
+          else
+            neg[static_cast<size_t>(par)] -= e;
+        }
+      }
+      out[c] = static_cast<double>(cost) /
+               (static_cast<double>(H) * static_cast<double>(A) * static_cast<double>(B));
+    }
+  });
+}
+
+}  // namespace anoncore::distance
