@@ -94,11 +94,11 @@ def emd_equal(p: Any, q: Any) -> float:
 
     Examples
     --------
-    >>> emd_equal([0.4, 0.6], [0.5, 0.5])
+    >>> round(emd_equal([0.4, 0.6], [0.5, 0.5]), 12)
     0.1
     """
     pa, qa = _pair(p, q, "emd_equal")
-    return float(round(_core.distance.emd_equal(pa, qa), 15))
+    return float(_core.distance.emd_equal(pa, qa))
 
 
 def emd_ordered(p: Any, q: Any) -> float:
