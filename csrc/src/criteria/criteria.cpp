@@ -21,11 +21,14 @@ int64_t total_of(Span<int64_t> v) {
   return s;
 }
 
+/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
+int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
+
 }  // namespace
 
 void distinct_values(Matrix<int64_t> hist, MutSpan<int64_t> out, int n_threads) {
   const int64_t m = hist.cols;
-  parallel_chunks(hist.rows, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t* row = hist.row(c);
       int64_t d = 0;
@@ -37,7 +40,7 @@ void distinct_values(Matrix<int64_t> hist, MutSpan<int64_t> out, int n_threads) 
 
 void entropy(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
-  parallel_chunks(hist.rows, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t n = sizes[c];
       if (n <= 0) {
@@ -60,7 +63,7 @@ void entropy(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int
 
 void recursive_cl_ratio(Matrix<int64_t> hist, Span<int64_t> sizes, int64_t l, MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
-  parallel_chunks(hist.rows, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
     std::vector<int64_t> buf(static_cast<size_t>(m));
     for (int64_t c = b; c < e; ++c) {
       const int64_t n = sizes[c];
@@ -94,7 +97,7 @@ void beta_likeness(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> refe
   for (int64_t v = 0; v < m; ++v)
     bound[static_cast<size_t>(v)] =
         reference[v] > 0 ? -std::log(static_cast<double>(reference[v]) / static_cast<double>(P)) : 0.0;
-  parallel_chunks(hist.rows, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t Q = sizes[c];
       if (Q <= 0) {
@@ -126,7 +129,7 @@ void beta_likeness(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> refe
 void delta_disclosure(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                       int n_threads) {
   const int64_t m = hist.cols, P = total_of(reference);
-  parallel_chunks(hist.rows, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t Q = sizes[c];
       if (Q <= 0) {

@@ -23,10 +23,13 @@ int64_t total_of(Span<int64_t> v) {
 
 double wide_to_double(wide x) { return static_cast<double>(x); }
 
+/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
+int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
+
 /// Run `f(c)` for every class c in parallel chunks (deterministic: each class independent).
 template <class F>
-void for_classes(int64_t n_classes, int n_threads, F&& f) {
-  parallel_chunks(n_classes, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+void for_classes(int64_t n_classes, int64_t work, int n_threads, F&& f) {
+  parallel_chunks(n_classes, kChunk, threads_for(work, n_threads), [&](int64_t, int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) f(c);
   });
 }
@@ -64,7 +67,7 @@ Acc hier_pass(const HierarchyView& h, std::vector<T>& pos, std::vector<T>& neg, 
 void emd_equal_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                        int n_threads) {
   const int64_t m = hist.cols, P = total_of(reference);
-  for_classes(hist.rows, n_threads, [&](int64_t c) {
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
     const int64_t Q = sizes[c];
     if (Q <= 0) {
       out[c] = kNaN;
@@ -85,7 +88,7 @@ void emd_ordered_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t
   const int64_t m = hist.cols, P = total_of(reference);
   int64_t present = 0;
   for (int64_t v = 0; v < m; ++v) present += reference[v] > 0 ? 1 : 0;
-  for_classes(hist.rows, n_threads, [&](int64_t c) {
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
     const int64_t Q = sizes[c];
     if (Q <= 0) {
       out[c] = kNaN;
@@ -112,7 +115,7 @@ void emd_hierarchical_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<in
                               const HierarchyView& h, MutSpan<double> out, int n_threads) {
   const int64_t P = total_of(reference), nn = h.n_nodes();
   const int32_t H = h.height[nn - 1];
-  parallel_chunks(hist.rows, kChunk, n_threads, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
     std::vector<int64_t> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn));
     for (int64_t c = b; c < e; ++c) {
       const int64_t Q = sizes[c];
@@ -139,7 +142,7 @@ void hellinger_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> 
   const double P = static_cast<double>(total_of(reference));
   std::vector<double> sp(static_cast<size_t>(m));
   for (int64_t v = 0; v < m; ++v) sp[static_cast<size_t>(v)] = std::sqrt(static_cast<double>(reference[v]) / P);
-  for_classes(hist.rows, n_threads, [&](int64_t c) {
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
     const int64_t Q = sizes[c];
     if (Q <= 0) {
       out[c] = kNaN;
@@ -160,7 +163,7 @@ void kl_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
                 MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
   const double P = static_cast<double>(total_of(reference)), lb = std::log(log_base);
-  for_classes(hist.rows, n_threads, [&](int64_t c) {
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
     const int64_t Q = sizes[c];
     if (Q <= 0) {
       out[c] = kNaN;
@@ -186,7 +189,7 @@ void js_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
                 MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
   const double P = static_cast<double>(total_of(reference)), lb = std::log(log_base);
-  for_classes(hist.rows, n_threads, [&](int64_t c) {
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
     const int64_t Q = sizes[c];
     if (Q <= 0) {
       out[c] = kNaN;

@@ -31,6 +31,9 @@ int64_t lca_of_leaves(const HierarchyView& h, int64_t a, int64_t b) {
   throw InternalError("leaves without a common ancestor in lca_of_leaves");
 }
 
+/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
+int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
+
 }  // namespace
 
 void cet_upper_ordered(Span<int64_t> reference, Span<int32_t> bucket_of, MutSpan<double> out) {
@@ -123,7 +126,7 @@ void cet_upper_hierarchical(Span<int64_t> reference, Span<int32_t> bucket_of, co
 void bucket_emd_ordered(Matrix<int64_t> counts, Span<int64_t> totals, Span<int32_t> lo, Span<int32_t> hi,
                         int64_t n_present, MutSpan<double> out, int n_threads) {
   const int64_t nb = counts.cols, B = total_of(totals);
-  parallel_chunks(counts.rows, 256, n_threads, [&](int64_t, int64_t begin, int64_t end) {
+  parallel_chunks(counts.rows, 256, threads_for(counts.rows * counts.cols, n_threads), [&](int64_t, int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       const int64_t* a = counts.row(c);
       int64_t A = 0;
@@ -159,7 +162,7 @@ void bucket_emd_hierarchical(Matrix<int64_t> counts, Span<int64_t> totals, Span<
   const int32_t H = h.height[nn - 1];
   std::vector<int64_t> slot(static_cast<size_t>(nn), -1);
   for (int64_t i = 0; i < nb; ++i) slot[static_cast<size_t>(bucket_node[i])] = i;
-  parallel_chunks(counts.rows, 256, n_threads, [&](int64_t, int64_t begin, int64_t end) {
+  parallel_chunks(counts.rows, 256, threads_for(counts.rows * counts.cols, n_threads), [&](int64_t, int64_t begin, int64_t end) {
     std::vector<int64_t> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn));
     for (int64_t c = begin; c < end; ++c) {
       const int64_t* a = counts.row(c);
