@@ -182,9 +182,9 @@ def _check_threads(n_threads: Any) -> int:
         return 0
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
         raise TypeError(msg.format(n_threads))
-    if n_threads < 1:
+    if int(n_threads) < 1:
         raise ValueError(msg.format(n_threads))
-    if n_threads > 1 and not _core.has_openmp:
+    if int(n_threads) > 1 and not _core.has_openmp:
         warnings.warn("anoncore was built without OpenMP; the audit runs serially.", RuntimeWarning, stacklevel=3)
     return int(n_threads)
 
@@ -259,7 +259,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     for m in mods:
         sa: str | None = None
         if m.needs_sensitive:
-            sa = table.sensitive_column(getattr(m, "sensitive"), caller=type(m).__name__)
+            sa = table.sensitive_column(m.sensitive_attribute, caller=type(m).__name__)
             if isinstance(m, HierarchicalDistanceTCloseness) and table.hierarchy(sa) is None:
                 raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy for sensitive attribute {sa!r}, "
                                  "which has none.")
@@ -309,9 +309,9 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         return np.full(sizes.shape, np.nan)
     d, c = _core.distance, _core.criteria
     if isinstance(m, DistinctLDiversity):
-        values = c.distinct_values(hist, nt).astype(np.float64)
-        values[empty] = np.nan
-        return values
+        distinct: NDArray[np.float64] = c.distinct_values(hist, nt).astype(np.float64)
+        distinct[empty] = np.nan
+        return distinct
     if isinstance(m, EntropyLDiversity):
         return c.entropy(hist, sizes, nt)  # type: ignore[no-any-return]
     if isinstance(m, RecursiveCLDiversity):

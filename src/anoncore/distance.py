@@ -371,10 +371,10 @@ def _threads(n_threads: Any, caller: str) -> int:
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
         raise TypeError(f"The 'n_threads' parameter of {caller} must be an int in the range [1, inf) or None. "
                         f"Got {n_threads!r} instead.")
-    if n_threads < 1:
+    if int(n_threads) < 1:
         raise ValueError(f"The 'n_threads' parameter of {caller} must be an int in the range [1, inf) or None. "
                          f"Got {n_threads!r} instead.")
-    if n_threads > 1 and not _core.has_openmp:
+    if int(n_threads) > 1 and not _core.has_openmp:
         import warnings
 
         warnings.warn("anoncore was built without OpenMP; running serially.", RuntimeWarning, stacklevel=3)

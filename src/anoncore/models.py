@@ -122,13 +122,19 @@ class PrivacyModel:
     #: Whether larger per-class values are better (k, l) or worse (distances, gains).
     larger_is_better: ClassVar[bool] = False
 
+    @property
+    def sensitive_attribute(self) -> str | None:
+        """The sensitive attribute named by the model (None: the table's only one, or not needed)."""
+        value: str | None = getattr(self, "sensitive", None)
+        return value
+
     def threshold(self) -> float:
         """The model's parameter value that per-class values are compared with."""
         return float(getattr(self, self.parameter))
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         thr = self.threshold()
-        return values >= thr if self.larger_is_better else values <= thr  # type: ignore[no-any-return]
+        return values >= thr if self.larger_is_better else values <= thr
 
     def _achieved(self, checked: NDArray[np.float64]) -> float:
         return float(checked.min()) if self.larger_is_better else float(checked.max())
@@ -216,7 +222,7 @@ class DistinctLDiversity(PrivacyModel):
     DistinctLDiversity(l=3, sensitive='disease')
     """
 
-    l: int  # noqa: E741
+    l: int
     sensitive: str | None = None
     monotone_suppression: ClassVar[bool] = True
     parameter: ClassVar[str] = "l"
@@ -249,7 +255,7 @@ class EntropyLDiversity(PrivacyModel):
     True
     """
 
-    l: float  # noqa: E741
+    l: float
     sensitive: str | None = None
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
@@ -259,7 +265,7 @@ class EntropyLDiversity(PrivacyModel):
         _check_sensitive("EntropyLDiversity", self.sensitive)
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return values >= math.log(float(self.l)) - ENTROPY_SLACK  # type: ignore[no-any-return]
+        return values >= math.log(float(self.l)) - ENTROPY_SLACK
 
     def _achieved(self, checked: NDArray[np.float64]) -> float:
         return math.exp(float(checked.min()))
@@ -290,7 +296,7 @@ class RecursiveCLDiversity(PrivacyModel):
     """
 
     c: float
-    l: int  # noqa: E741
+    l: int
     sensitive: str | None = None
     parameter: ClassVar[str] = "c"
 
@@ -300,7 +306,7 @@ class RecursiveCLDiversity(PrivacyModel):
         _check_sensitive("RecursiveCLDiversity", self.sensitive)
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return values < float(self.c)  # type: ignore[no-any-return]
+        return values < float(self.c)
 
 
 class _TCloseness(PrivacyModel):
@@ -309,8 +315,8 @@ class _TCloseness(PrivacyModel):
 
     def _validate(self) -> None:
         name = type(self).__name__
-        _check_real(name, "t", getattr(self, "t"), "(0, 1]", lambda x: 0.0 < x <= 1.0)
-        _check_sensitive(name, getattr(self, "sensitive"))
+        _check_real(name, "t", getattr(self, "t"), "(0, 1]", lambda x: 0.0 < x <= 1.0)  # noqa: B009
+        _check_sensitive(name, self.sensitive_attribute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,7 +500,7 @@ class DeltaDisclosure(PrivacyModel):
         _check_sensitive("DeltaDisclosure", self.sensitive)
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return values < float(self.delta)  # type: ignore[no-any-return]
+        return values < float(self.delta)
 
 
 MODELS: tuple[type[PrivacyModel], ...] = (

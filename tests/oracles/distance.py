@@ -132,7 +132,7 @@ def entropy(values: Sequence[int]) -> float:
     return -sum(c / n * math.log(c / n) for c in class_counts(values).values())
 
 
-def recursive_ratio(values: Sequence[int], l: int) -> float:  # noqa: E741
+def recursive_ratio(values: Sequence[int], l: int) -> float:
     r = sorted(class_counts(values).values(), reverse=True)
     if len(r) < l:
         return math.inf
