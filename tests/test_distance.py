@@ -278,3 +278,69 @@ def test_merging_two_classes_never_exceeds_the_larger(case: tuple[np.ndarray, np
     ]
     for out in outs:
         assert out[2] <= max(out[0], out[1]) * (1 + 1e-12) + 1e-12
+
+
+def test_bucket_emd_generic_fallback_equals_lp(seed: int) -> None:
+    # Buckets a closed form cannot handle: arbitrary value sets (spec sabre-burel.md §3.3 "fall back to a small LP").
+    rng = np.random.default_rng([seed, 8])
+    for _ in range(25):
+        m = int(rng.integers(3, 9))
+        ref = rng.integers(1, 5, size=m).astype(np.int64)
+        groups = _random_partition_of(rng, list(range(m)))
+        bucket_of = np.zeros(m, dtype=np.int32)
+        for i, g in enumerate(groups):
+            bucket_of[g] = i
+        counts = rng.integers(0, 4, size=(3, len(groups)))
+        counts[:, 0] += 1
+        totals = [int(ref[g].sum()) for g in groups]
+        h = random_hierarchy(rng, m)
+        for hier, d in ((None, oracle.ordered_ground(ref > 0)),
+                        (h, oracle.hierarchical_ground(list(h.parent), m))):
+            du = oracle.bucket_ground(groups, d)
+            want = [oracle.bucket_emd(c, totals, du) for c in counts]
+            np.testing.assert_allclose(bucket_emd(counts, ref, bucket_of, hier), want, rtol=1e-8, atol=1e-9)
+            np.testing.assert_allclose(bucket_emd(counts, ref, bucket_of, hier, method="general"), want,
+                                       rtol=1e-8, atol=1e-9)
+
+
+def test_generic_solver_agrees_with_closed_forms(seed: int) -> None:
+    rng = np.random.default_rng([seed, 9])
+    for _ in range(30):
+        m = int(rng.integers(2, 9))
+        ref = rng.integers(1, 5, size=m).astype(np.int64)
+        h = random_hierarchy(rng, m)
+        nodes = _random_antichain(rng, h)
+        bucket_of = np.zeros(m, dtype=np.int32)
+        for i, v in enumerate(nodes):
+            bucket_of[h.leaf_start[v]:h.leaf_start[v] + h.leaf_count[v]] = i
+        counts = rng.integers(0, 5, size=(6, len(nodes)))
+        counts[:, -1] += 1
+        np.testing.assert_allclose(bucket_emd(counts, ref, bucket_of, h, method="general"),
+                                   bucket_emd(counts, ref, bucket_of, h, method="closed_form"), rtol=1e-12,
+                                   atol=1e-15)
+
+
+@pytest.mark.parametrize(("call", "exc", "match"), [
+    (lambda: emd_equal([0.5, 0.5], [1.0]), ValueError, "same length"),
+    (lambda: emd_equal([-1, 2], [1, 1]), ValueError, "'p' parameter of emd_equal"),
+    (lambda: emd_ordered([0, 0], [1, 1]), ValueError, "positive sum"),
+    (lambda: hellinger("ab", [1, 1]), TypeError, "'p' parameter of hellinger"),
+    (lambda: emd_hierarchical([1, 1], [1, 1], {"a": None}), TypeError, "must be a Hierarchy"),
+    (lambda: emd_hierarchical([1, 1], [1, 1], Hierarchy.from_nested({"*": ["a", "b", "c"]})), ValueError,
+     "3 leaves"),
+    (lambda: kl_divergence([1, 1], [1, 1], base=1), ValueError, "'base' parameter of kl_divergence"),
+    (lambda: js_divergence([1, 1], [1, 1], base="e"), TypeError, "'base' parameter of js_divergence"),
+    (lambda: cet_upper_bounds([1.5, 2.0], [0, 0]), TypeError, "integer counts"),
+    (lambda: cet_upper_bounds([1, 2], [0]), ValueError, r"shape \(2,\)"),
+    (lambda: cet_upper_bounds([1, 2], [-1, -1]), ValueError, "assigns no value"),
+    (lambda: cet_upper_bounds([1, 2], [0, 1], tight=1), TypeError, "'tight' parameter"),
+    (lambda: bucket_emd([[1, 1]], [1, 2, 3], [0, 1, 0], method="closed_form"), ValueError, "contiguous"),
+    (lambda: bucket_emd([[1, 1]], [1, 2, 3], [0, 1, 1], method="fast"), ValueError, "'method' parameter"),
+    (lambda: bucket_emd([[1, 1, 1]], [1, 2, 3], [0, 1, 1]), ValueError, "must have 2 columns"),
+    (lambda: bucket_emd([[1, 1]], [1, 2, 3], [0, 1, -1]), ValueError, "must be in a bucket"),
+    (lambda: bucket_emd([[1, 1]], [1, 2, 3], [0, 0, 0, 1][:3], n_threads=0), ValueError, "must have 1 columns"),
+    (lambda: bucket_emd([[1, 1]], [1, 2, 3], [0, 1, 1], n_threads=0), ValueError, "'n_threads' parameter"),
+])
+def test_bad_input(call: object, exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        call()  # type: ignore[operator]

@@ -221,6 +221,22 @@ void bind_distance(py::module_ m) {
       py::arg("counts").noconvert(), py::arg("totals").noconvert(), py::arg("bucket_node").noconvert(),
       py::arg("parent").noconvert(), py::arg("height").noconvert(), py::arg("n_leaves"), py::arg("n_threads") = 0,
       "SABRE bucket-level EMD per class, categorical SA (bucket nodes form an antichain).");
+  m.def(
+      "emd_general",
+      [](const CArray<int64_t>& counts, const CArray<int64_t>& totals, const CArray<double>& ground, int n_threads) {
+        auto cv = matrix_of(counts, "counts");
+        auto tv = span_of(totals, "totals", cv.cols);
+        auto gv = matrix_of(ground, "ground", cv.cols, cv.cols);
+        CArray<double> out(cv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          distance::emd_general(cv, tv, gv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("counts").noconvert(), py::arg("totals").noconvert(), py::arg("ground").noconvert(),
+      py::arg("n_threads") = 0, "Exact EMD per class under an arbitrary metric ground distance (transportation).");
 }
 
 }  // namespace anoncore::bindings

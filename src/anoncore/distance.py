@@ -285,12 +285,13 @@ def cet_upper_bounds(reference: Any, bucket_of: Any, hierarchy: Hierarchy | None
 
 
 def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy | None = None, *,
-               n_threads: int | None = None) -> NDArray[np.float64]:
+               method: str = "auto", n_threads: int | None = None) -> NDArray[np.float64]:
     """SABRE's bucket-level EMD D(G) = EMD(d(G, phi), d(DB, phi)) per class (spec sabre-burel.md §3.3).
 
     The ground distance between buckets i != j is the largest distance between a value of i and a value of j.
     Closed forms: ordered SA with buckets that are contiguous runs of present values; categorical SA with
-    buckets whose lowest common ancestors form an antichain (SABRE's buckets are hierarchy nodes).
+    buckets whose lowest common ancestors form an antichain (SABRE's buckets are hierarchy nodes). Other
+    buckets use the generic fallback, an exact transportation solver (successive shortest paths).
 
     Parameters
     ----------
@@ -302,6 +303,9 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
         Bucket id of every value, or -1 (only for values absent from the reference).
     hierarchy : Hierarchy, default=None
         None for an ordered SA, else the SA hierarchy.
+    method : {'auto', 'closed_form', 'general'}, default='auto'
+        'auto' uses the closed form when the buckets allow it and the generic solver otherwise;
+        'closed_form' refuses other buckets; 'general' always runs the generic solver.
     n_threads : int, default=None
         None uses all cores.
 
@@ -313,7 +317,8 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
     Raises
     ------
     ValueError
-        When the buckets do not have the shape a closed form needs (not contiguous, or nested nodes).
+        With ``method='closed_form'``, when the buckets do not have the shape a closed form needs (not
+        contiguous, or nested nodes).
 
     Examples
     --------
@@ -340,29 +345,53 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
     empty = np.flatnonzero(totals == 0)
     if empty.size:
         raise ValueError(f"Bucket {int(empty[0])} has no value present in the reference ({caller}).")
-    if hierarchy is None:
-        ranks = np.cumsum(present) - 1
-        lo = np.array([ranks[present & (b == i)].min() for i in range(nb)], dtype=np.int32)
-        hi = np.array([ranks[present & (b == i)].max() for i in range(nb)], dtype=np.int32)
-        if np.any(hi - lo + 1 != np.bincount(b[present], minlength=nb)):
-            raise ValueError(f"The buckets of {caller} must be contiguous runs of present values for an ordered SA.")
-        order = np.argsort(lo, kind="stable")
-        return _core.distance.bucket_emd_ordered(  # type: ignore[no-any-return]
-            np.ascontiguousarray(cnt[:, order]), np.ascontiguousarray(totals[order]),
-            np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order]), int(present.sum()), nt)
-    h = _check_hierarchy(hierarchy, caller, ref.size)
+    methods = ("auto", "closed_form", "general")
+    if not isinstance(method, str) or method not in methods:
+        raise ValueError(f"The 'method' parameter of {caller} must be a str among {list(methods)}. "
+                         f"Got {method!r} instead.")
+    h = None if hierarchy is None else _check_hierarchy(hierarchy, caller, ref.size)
     codes = np.arange(ref.size)
-    lo_c = np.array([codes[present & (b == i)].min() for i in range(nb)])
-    hi_c = np.array([codes[present & (b == i)].max() for i in range(nb)])
-    nodes = np.asarray(h.lca_of_leaf_range(lo_c, hi_c), dtype=np.int32)
-    start = h.leaf_start[nodes].astype(np.int64)
-    end = start + h.leaf_count[nodes]
-    order = np.argsort(start, kind="stable")
-    if np.any(start[order][1:] < end[order][:-1]):
-        raise ValueError(f"The buckets of {caller} must be disjoint hierarchy subtrees (an antichain of nodes) for "
-                         "the closed form.")
-    return _core.distance.bucket_emd_hierarchical(  # type: ignore[no-any-return]
-        cnt, totals, np.ascontiguousarray(nodes), h.parent, h.node_height, h.n_leaves, nt)
+    members = [codes[present & (b == i)] for i in range(nb)]
+    lo_c = np.array([g.min() for g in members])
+    hi_c = np.array([g.max() for g in members])
+    if h is None:
+        ranks = np.cumsum(present) - 1
+        lo, hi = ranks[lo_c].astype(np.int32), ranks[hi_c].astype(np.int32)
+        closed = bool(np.all(hi - lo + 1 == np.array([g.size for g in members])))
+        if closed and method != "general":
+            order = np.argsort(lo, kind="stable")
+            return _core.distance.bucket_emd_ordered(  # type: ignore[no-any-return]
+                np.ascontiguousarray(cnt[:, order]), np.ascontiguousarray(totals[order]),
+                np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order]), int(present.sum()), nt)
+        if method == "closed_form":
+            raise ValueError(f"The buckets of {caller} must be contiguous runs of present values for the closed "
+                             "form of an ordered SA.")
+        scale = max(int(present.sum()) - 1, 1)
+        ground = np.maximum(hi[None, :] - lo[:, None], hi[:, None] - lo[None, :]) / scale
+    else:
+        nodes = np.asarray(h.lca_of_leaf_range(lo_c, hi_c), dtype=np.int32)
+        start = h.leaf_start[nodes].astype(np.int64)
+        end = start + h.leaf_count[nodes]
+        order = np.argsort(start, kind="stable")
+        closed = not np.any(start[order][1:] < end[order][:-1])
+        if closed and method != "general":
+            return _core.distance.bucket_emd_hierarchical(  # type: ignore[no-any-return]
+                cnt, totals, np.ascontiguousarray(nodes), h.parent, h.node_height, h.n_leaves, nt)
+        if method == "closed_form":
+            raise ValueError(f"The buckets of {caller} must be disjoint hierarchy subtrees (an antichain of nodes) "
+                             "for the closed form.")
+        pres = codes[present]
+        pair = h.node_height[h.lca(pres[:, None], pres[None, :])] / max(h.height, 1)
+        where = {int(v): k for k, v in enumerate(pres)}
+        ground = np.zeros((nb, nb))
+        for i in range(nb):
+            for j in range(nb):
+                if i != j:
+                    ground[i, j] = pair[np.ix_([where[int(v)] for v in members[i]],
+                                               [where[int(v)] for v in members[j]])].max()
+    np.fill_diagonal(ground, 0.0)
+    return _core.distance.emd_general(  # type: ignore[no-any-return]
+        cnt, totals, np.ascontiguousarray(ground, dtype=np.float64), nt)
 
 
 def _threads(n_threads: Any, caller: str) -> int:

@@ -206,3 +206,127 @@ void bucket_emd_hierarchical(Matrix<int64_t> counts, Span<int64_t> totals, Span<
 }
 
 }  // namespace anoncore::distance
+
+namespace anoncore::distance {
+namespace {
+
+/// Min-cost transportation from surplus to deficit buckets, successive shortest paths (Dijkstra on reduced
+/// costs over the dense residual graph). Returns sum flow * cost.
+double transport(const std::vector<int64_t>& supply_in, const std::vector<int64_t>& demand_in,
+                 const std::vector<int64_t>& src, const std::vector<int64_t>& dst, Matrix<double> ground) {
+  const size_t S = src.size(), T = dst.size(), n = S + T;
+  if (S == 0 || T == 0) return 0.0;
+  std::vector<int64_t> supply(supply_in), demand(demand_in);
+  std::vector<int64_t> flow(S * T, 0);
+  std::vector<double> pot(n, 0.0), dist(n);
+  std::vector<int64_t> prev(n);
+  std::vector<char> done(n);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto cost = [&](size_t i, size_t j) { return ground(src[i], dst[j]); };
+  double total = 0.0;
+  for (;;) {
+    // Dijkstra from every source with supply left (multi-source), nodes 0..S-1 sources, S..S+T-1 sinks.
+    std::fill(dist.begin(), dist.end(), inf);
+    std::fill(prev.begin(), prev.end(), -1);
+    std::fill(done.begin(), done.end(), 0);
+    for (size_t i = 0; i < S; ++i)
+      if (supply[i] > 0) dist[i] = 0.0;
+    for (;;) {
+      size_t u = n;
+      for (size_t v = 0; v < n; ++v)
+        if (!done[v] && dist[v] < inf && (u == n || dist[v] < dist[u])) u = v;
+      if (u == n) break;
+      done[u] = 1;
+      if (u < S) {  // forward arcs source u -> every sink
+        for (size_t j = 0; j < T; ++j) {
+          const double rc = std::max(0.0, cost(u, j) + pot[u] - pot[S + j]);
+          if (dist[u] + rc < dist[S + j]) {
+            dist[S + j] = dist[u] + rc;
+            prev[S + j] = static_cast<int64_t>(u);
+          }
+        }
+      } else {  // backward arcs sink -> sources that send it flow
+        const size_t j = u - S;
+        for (size_t i = 0; i < S; ++i) {
+          if (flow[i * T + j] == 0) continue;
+          const double rc = std::max(0.0, -cost(i, j) + pot[u] - pot[i]);
+          if (dist[u] + rc < dist[i]) {
+            dist[i] = dist[u] + rc;
+            prev[i] = static_cast<int64_t>(u);
+          }
+        }
+      }
+    }
+    size_t best = n;
+    for (size_t j = 0; j < T; ++j)
+      if (demand[j] > 0 && dist[S + j] < inf && (best == n || dist[S + j] < dist[best])) best = S + j;
+    if (best == n) break;
+    // Johnson potentials; unreached nodes move by the largest distance so reduced costs stay >= 0.
+    double reach = 0.0;
+    for (size_t v = 0; v < n; ++v)
+      if (dist[v] < inf) reach = std::max(reach, dist[v]);
+    for (size_t v = 0; v < n; ++v) pot[v] += dist[v] < inf ? dist[v] : reach;
+    // Bottleneck along the path.
+    int64_t amount = demand[best - S];
+    size_t v = best;
+    while (prev[v] >= 0) {
+      const auto u = static_cast<size_t>(prev[v]);
+      if (v < S) amount = std::min(amount, flow[v * T + (u - S)]);  // backward arc sink u -> source v
+      v = u;
+    }
+    amount = std::min(amount, supply[v]);
+    if (amount <= 0) throw InternalError("empty augmenting path in emd_general");
+    supply[v] -= amount;
+    demand[best - S] -= amount;
+    v = best;
+    while (prev[v] >= 0) {
+      const auto u = static_cast<size_t>(prev[v]);
+      if (v >= S) {
+        flow[u * T + (v - S)] += amount;
+        total += static_cast<double>(amount) * cost(u, v - S);
+      } else {
+        flow[v * T + (u - S)] -= amount;
+        total -= static_cast<double>(amount) * cost(v, u - S);
+      }
+      v = u;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+void emd_general(Matrix<int64_t> counts, Span<int64_t> totals, Matrix<double> ground, MutSpan<double> out,
+                 int n_threads) {
+  const int64_t nb = counts.cols, B = total_of(totals);
+  parallel_chunks(counts.rows, 64, threads_for(counts.rows * nb * nb, n_threads), [&](int64_t, int64_t begin,
+                                                                                     int64_t end) {
+    std::vector<int64_t> src, dst, supply, demand;
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t* a = counts.row(c);
+      int64_t A = 0;
+      for (int64_t i = 0; i < nb; ++i) A += a[i];
+      if (A <= 0) {
+        out[c] = kNaN;
+        continue;
+      }
+      src.clear();
+      dst.clear();
+      supply.clear();
+      demand.clear();
+      for (int64_t i = 0; i < nb; ++i) {
+        const int64_t d = a[i] * B - totals[i] * A;
+        if (d > 0) {
+          src.push_back(i);
+          supply.push_back(d);
+        } else if (d < 0) {
+          dst.push_back(i);
+          demand.push_back(-d);
+        }
+      }
+      out[c] = transport(supply, demand, src, dst, ground) / (static_cast<double>(A) * static_cast<double>(B));
+    }
+  });
+}
+
+}  // namespace anoncore::distance

@@ -34,3 +34,16 @@ void bucket_emd_hierarchical(Matrix<int64_t> counts, Span<int64_t> totals, Span<
                              const HierarchyView& h, MutSpan<double> out, int n_threads);
 
 }  // namespace anoncore::distance
+
+namespace anoncore::distance {
+
+/// Generic fallback (spec sabre-burel.md §3.3, "for exotic buckets fall back to a small LP or network
+/// simplex"): exact EMD between each class's bucket distribution counts(c, :) / A and totals / B under an
+/// arbitrary ground distance `ground` (B x B, zero diagonal, satisfying the triangle inequality so that mass
+/// staying in its bucket costs nothing). Solved as a transportation problem in scaled integer masses
+/// (a_i B - b_i A) by successive shortest paths with potentials. O(C * augmentations * B^2); meant for the
+/// small bucket counts of SABRE.
+void emd_general(Matrix<int64_t> counts, Span<int64_t> totals, Matrix<double> ground, MutSpan<double> out,
+                 int n_threads);
+
+}  // namespace anoncore::distance
