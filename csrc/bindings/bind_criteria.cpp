@@ -3,6 +3,22 @@
 #include "common.hpp"
 
 namespace anoncore::bindings {
+namespace {
+
+/// The exact kernels form products of two counts in int64: totals must stay below 2^31.
+Span<int64_t> checked_reference(const CArray<int64_t>& reference, int64_t m) {
+  auto rv = span_of(reference, "reference", m);
+  int64_t total = 0;
+  for (int64_t v = 0; v < rv.size; ++v) {
+    if (rv[v] < 0) throw std::invalid_argument("reference counts must be non-negative");
+    total += rv[v];
+  }
+  if (total <= 0 || total >= (int64_t{1} << 31))
+    throw std::invalid_argument("the reference total must be in [1, 2^31)");
+  return rv;
+}
+
+}  // namespace
 
 void bind_criteria(py::module_ m) {
   m.doc() = "criteria kernels: per-class values of the privacy models";
@@ -63,7 +79,7 @@ void bind_criteria(py::module_ m) {
          int n_threads) {
         auto hv = matrix_of(hist, "hist");
         auto sv = span_of(sizes, "sizes", hv.rows);
-        auto rv = span_of(reference, "reference", hv.cols);
+        auto rv = checked_reference(reference, hv.cols);
         CArray<double> out(hv.rows);
         auto ov = mut_span_of(out, "out");
         {
@@ -79,7 +95,7 @@ void bind_criteria(py::module_ m) {
       [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, const CArray<int64_t>& reference, int n_threads) {
         auto hv = matrix_of(hist, "hist");
         auto sv = span_of(sizes, "sizes", hv.rows);
-        auto rv = span_of(reference, "reference", hv.cols);
+        auto rv = checked_reference(reference, hv.cols);
         CArray<double> out(hv.rows);
         auto ov = mut_span_of(out, "out");
         {

@@ -14,9 +14,22 @@ struct ClassStats {
   Span<int64_t> reference;
 };
 
+/// The exact kernels form products of two counts in int64: totals must stay below 2^31.
+void check_total(Span<int64_t> reference) {
+  int64_t total = 0;
+  for (int64_t v = 0; v < reference.size; ++v) {
+    if (reference[v] < 0) throw std::invalid_argument("reference counts must be non-negative");
+    total += reference[v];
+  }
+  if (total <= 0 || total >= (int64_t{1} << 31))
+    throw std::invalid_argument("the reference total must be in [1, 2^31)");
+}
+
 ClassStats class_stats(const CArray<int64_t>& hist, const CArray<int64_t>& sizes, const CArray<int64_t>& reference) {
   auto hv = matrix_of(hist, "hist");
-  return {hv, span_of(sizes, "sizes", hv.rows), span_of(reference, "reference", hv.cols)};
+  ClassStats s{hv, span_of(sizes, "sizes", hv.rows), span_of(reference, "reference", hv.cols)};
+  check_total(s.reference);
+  return s;
 }
 
 HierarchyView hierarchy_view(const CArray<int32_t>& parent, const CArray<int32_t>& height, int64_t n_leaves,
