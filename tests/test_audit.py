@@ -26,6 +26,7 @@ from anoncore.models import (
     HierarchicalDistanceTCloseness,
     KAnonymity,
     OrderedDistanceTCloseness,
+    PrivacyModel,
     RecursiveCLDiversity,
 )
 from tests.oracles import distance as oracle
@@ -270,6 +271,12 @@ def test_report_repr_and_json(table_2_4: tuple[Table, Partition]) -> None:
 
 
 # ------------------------------------------------------------------------------------- bad input
+class _UnknownModel(PrivacyModel):
+    """A PrivacyModel subclass the audit has no kernel for."""
+
+    __slots__ = ()
+
+
 def _no_sa_table() -> Table:
     df = pd.DataFrame({"a": ["x", "y", "x"], "b": [1, 2, 3]})
     return Table.from_pandas(df, Schema((Attribute("a"), Attribute("b", kind="numeric"))))
@@ -281,6 +288,7 @@ def _no_sa_table() -> Table:
     (lambda t, p: audit(t, p, "KAnonymity"), TypeError, "'models' parameter of audit"),
     (lambda t, p: audit(t, p, [KAnonymity(2), object()]), TypeError, "'models' parameter of audit"),
     (lambda t, p: audit(t, p, []), ValueError, "at least one model"),
+    (lambda t, p: audit(t, p, [_UnknownModel()]), TypeError, "does not know how to check _UnknownModel"),
     (lambda t, p: audit(t, p, KAnonymity(2), reference="released"), ValueError, "'reference' parameter"),
     (lambda t, p: audit(t, p, KAnonymity(2), reference=1), TypeError, "'reference' parameter"),
     (lambda t, p: audit(t, p, KAnonymity(2), n_threads=0), ValueError, "'n_threads' parameter"),

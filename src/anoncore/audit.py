@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from anoncore import _core
 from anoncore.data.table import Table
 from anoncore.models import (
+    MODELS,
     BasicBetaLikeness,
     DeltaDisclosure,
     DistinctLDiversity,
@@ -257,6 +258,9 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     # Resolve sensitive attributes before any kernel runs.
     plan: list[tuple[PrivacyModel, str | None]] = []
     for m in mods:
+        if type(m) not in MODELS:
+            raise TypeError(f"audit does not know how to check {type(m).__name__}; the models it checks are "
+                            f"{[c.__name__ for c in MODELS]}.")
         sa: str | None = None
         if m.needs_sensitive:
             sa = table.sensitive_column(m.sensitive_attribute, caller=type(m).__name__)
