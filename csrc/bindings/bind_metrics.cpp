@@ -98,20 +98,21 @@ void bind_metrics(py::module_ m) {
       py::arg("node_cost").noconvert(), "(Σ kept·node_cost[node], Σ supp·node_cost[node]) of one QI.");
   m.def(
       "nu_entropy_terms",
-      [](const CArray<int64_t>& value_counts, const CArray<int64_t>& kept, const CArray<int64_t>& supp,
+      [](const CArray<int32_t>& column, int64_t n_codes, const CArray<int64_t>& kept, const CArray<int64_t>& supp,
          const CArray<int32_t>& gen_lo, const CArray<int32_t>& gen_hi, int64_t col, bool with_suppressed_term) {
         auto a = class_args(kept, supp);
         auto lo = gen_matrix(gen_lo, "gen_lo", a.kept.size, col);
         auto hi = matrix_of(gen_hi, "gen_hi", lo.rows, lo.cols);
-        auto counts = span_of(value_counts, "value_counts");
+        auto codes = span_of(column, "column");
+        if (n_codes < 1) throw std::invalid_argument("n_codes must be positive");
         metrics::NuEntropyTerms r;
         {
           py::gil_scoped_release nogil;
-          r = metrics::nu_entropy_terms(counts, a.kept, a.supp, lo, hi, col, with_suppressed_term);
+          r = metrics::nu_entropy_terms(codes, n_codes, a.kept, a.supp, lo, hi, col, with_suppressed_term);
         }
         return py::make_tuple(r.base, r.supp_term);
       },
-      py::arg("value_counts").noconvert(), py::arg("kept").noconvert(), py::arg("supp").noconvert(),
+      py::arg("column").noconvert(), py::arg("n_codes"), py::arg("kept").noconvert(), py::arg("supp").noconvert(),
       py::arg("gen_lo").noconvert(), py::arg("gen_hi").noconvert(), py::arg("col"), py::arg("with_suppressed_term"),
       "(base, suppressed term) of ARX's non-uniform entropy for one QI (both <= 0).");
 }

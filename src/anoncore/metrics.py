@@ -645,8 +645,8 @@ def non_uniform_entropy(
     w = _arx_weights(weights, v.qis, "non_uniform_entropy")
     x = []
     for j, q in enumerate(v.qis):
-        counts = np.bincount(v.table.column(q), minlength=v.table.cardinality(q)).astype(np.int64, copy=False)
-        base, supp_term = _km.nu_entropy_terms(np.ascontiguousarray(counts), v.kept, v.supp, v.gen_lo,
+        column = np.ascontiguousarray(v.table.column(q), dtype=np.int32)
+        base, supp_term = _km.nu_entropy_terms(column, v.table.cardinality(q), v.kept, v.supp, v.gen_lo,
                                                v.gen_hi, j, not mono)
         x.append(_round10(-(g_f * base)) if mono else _round10(-(g_f * base + s_f * supp_term)))
     return float(_aggregate(x, w, "sum"))  # type: ignore[arg-type]

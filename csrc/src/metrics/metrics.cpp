@@ -68,35 +68,99 @@ KeptSuppSums<int64_t> node_cost_sums(Span<int64_t> kept, Span<int64_t> supp, Mat
 }
 
 namespace {
-inline long double xlog2x(int64_t a) {
-  return a > 0 ? static_cast<long double>(a) * std::log2(static_cast<long double>(a)) : 0.0L;
-}
+
+/// Neumaier's compensated sum in long double.
+struct CompensatedSum {
+  long double sum = 0.0L, comp = 0.0L;
+  void add(long double x) {
+    const long double t = sum + x;
+    if (std::fabs(sum) >= std::fabs(x)) {
+      comp += (sum - t) + x;
+    } else {
+      comp += (x - t) + sum;
+    }
+    sum = t;
+  }
+  long double value() const { return sum + comp; }
+};
+
 }  // namespace
 
-NuEntropyTerms nu_entropy_terms(Span<int64_t> value_counts, Span<int64_t> kept, Span<int64_t> supp,
+NuEntropyTerms nu_entropy_terms(Span<int32_t> column, int64_t n_codes, Span<int64_t> kept, Span<int64_t> supp,
                                 Matrix<int32_t> gen_lo, Matrix<int32_t> gen_hi, int64_t col,
                                 bool with_suppressed_term) {
   NuEntropyTerms out;
-  const int64_t m = value_counts.size;
-  std::vector<int64_t> prefix(static_cast<size_t>(m + 1), 0);
-  long double values_term = 0.0L;
-  for (int64_t v = 0; v < m; ++v) {
-    prefix[static_cast<size_t>(v + 1)] = prefix[static_cast<size_t>(v)] + value_counts[v];
-    values_term += xlog2x(value_counts[v]);
+  const size_t m = static_cast<size_t>(n_codes);
+  // Value counts a_v and the order of first appearance of the values.
+  std::vector<int64_t> counts(m, 0);
+  std::vector<int32_t> order;
+  order.reserve(m);
+  for (int64_t r = 0; r < column.size; ++r) {
+    const int32_t v = column[r];
+    if (counts[static_cast<size_t>(v)]++ == 0) order.push_back(v);
   }
+  std::vector<int64_t> prefix(m + 1, 0);
+  for (size_t v = 0; v < m; ++v) prefix[v + 1] = prefix[v] + counts[v];
+
   const int64_t stride = gen_lo.cols;
   const int32_t* lo = gen_lo.data + col;
   const int32_t* hi = gen_hi.data + col;
-  long double classes_term = 0.0L;
+  // Are the published ranges of the classes with rows pairwise disjoint? range_hi[lo] = hi of the range
+  // starting at lo (-1: none); then a scan in code order checks that consecutive ranges do not overlap.
+  std::vector<int32_t> range_hi(m, -1);
+  bool disjoint = true;
   int64_t n_supp_classes = 0;
   for (int64_t e = 0; e < kept.size; ++e) {
-    const int64_t n = kept[e] + supp[e];
     if (supp[e] > 0) ++n_supp_classes;
-    if (n == 0) continue;
-    const int64_t b = prefix[static_cast<size_t>(hi[e * stride]) + 1] - prefix[static_cast<size_t>(lo[e * stride])];
-    classes_term += static_cast<long double>(n) * std::log2(static_cast<long double>(b));
+    if (kept[e] + supp[e] == 0) continue;
+    const int32_t l = lo[e * stride], h = hi[e * stride];
+    int32_t& slot = range_hi[static_cast<size_t>(l)];
+    if (slot == -1) {
+      slot = h;
+    } else if (slot != h) {
+      disjoint = false;
+    }
   }
-  out.base = static_cast<double>(values_term - classes_term);
+  if (disjoint) {
+    int64_t last_hi = -1;
+    for (size_t v = 0; v < m && disjoint; ++v) {
+      if (range_hi[v] < 0) continue;
+      if (static_cast<int64_t>(v) <= last_hi) disjoint = false;
+      last_hi = range_hi[v];
+    }
+  }
+  if (disjoint) {
+    // b(v) = rows in the one published range containing v.
+    std::vector<int64_t> b(m, 0);
+    for (size_t l = 0; l < m; ++l) {
+      const int32_t h = range_hi[l];
+      if (h < 0) continue;
+      const int64_t total = prefix[static_cast<size_t>(h) + 1] - prefix[l];
+      for (size_t v = l; v <= static_cast<size_t>(h); ++v) b[v] = total;
+    }
+    const double ln2 = std::log(2.0);
+    double base = 0.0;
+    for (const int32_t v : order) {
+      const auto a = static_cast<double>(counts[static_cast<size_t>(v)]);
+      base += a * (std::log(a / static_cast<double>(b[static_cast<size_t>(v)])) / ln2);
+    }
+    out.base = base;
+  } else {
+    CompensatedSum values_term, classes_term;
+    for (size_t v = 0; v < m; ++v) {
+      if (counts[v] > 0) {
+        const auto a = static_cast<long double>(counts[v]);
+        values_term.add(a * std::log2(a));
+      }
+    }
+    for (int64_t e = 0; e < kept.size; ++e) {
+      const int64_t n = kept[e] + supp[e];
+      if (n == 0) continue;
+      const int64_t bb = prefix[static_cast<size_t>(hi[e * stride]) + 1] - prefix[static_cast<size_t>(lo[e * stride])];
+      classes_term.add(static_cast<long double>(n) * std::log2(static_cast<long double>(bb)));
+    }
+    out.base = static_cast<double>(values_term.value() - classes_term.value());
+  }
   if (!with_suppressed_term || n_supp_classes == 0) return out;
   // c_x: suppressed rows per published range x = (lo, hi); group by sorting the (range, count) pairs.
   std::vector<std::pair<std::pair<int32_t, int32_t>, int64_t>> ranges;
@@ -108,17 +172,17 @@ NuEntropyTerms nu_entropy_terms(Span<int64_t> value_counts, Span<int64_t> kept, 
     total += supp[e];
   }
   std::sort(ranges.begin(), ranges.end());
-  long double term = 0.0L;
+  CompensatedSum term;
   const long double log2_total = std::log2(static_cast<long double>(total));
   size_t i = 0;
   while (i < ranges.size()) {
     int64_t c = 0;
     size_t j = i;
     for (; j < ranges.size() && ranges[j].first == ranges[i].first; ++j) c += ranges[j].second;
-    term += static_cast<long double>(c) * (std::log2(static_cast<long double>(c)) - log2_total);
+    term.add(static_cast<long double>(c) * (std::log2(static_cast<long double>(c)) - log2_total));
     i = j;
   }
-  out.supp_term = static_cast<double>(term);
+  out.supp_term = static_cast<double>(term.value());
   return out;
 }
 

@@ -54,18 +54,22 @@ KeptSuppSums<int64_t> node_cost_sums(Span<int64_t> kept, Span<int64_t> supp, Mat
                                      int64_t col, Span<int64_t> node_cost);
 
 /// The two terms of ARX's non-uniform entropy for one QI (ARX-ORACLES §7.3):
-///   base = Σ_v a_v·log2(a_v / b_v) with b_v = Σ_{u ∈ [lo, hi] of v's class} a_u,
-/// evaluated as Σ_v a_v log2 a_v − Σ_E n_E log2 B(E), n_E = kept_E + supp_E, B(E) = Σ_{u=lo_E}^{hi_E} a_u
-/// (prefix sums; identical to Σ over rows of log2(a_v / B(class)), Gionis–Tassa). `value_counts` (a) must
-/// count the rows of every class (kept and suppressed) per code.
-///   supp_term = Σ_x c_x·log2(c_x / S), c_x = suppressed rows whose published range is x, S = Σ_x c_x.
-/// Both are <= 0. Accumulated in long double. O(n_codes + n_classes) (+ n_s log n_s for the n_s classes
-/// with suppressed rows when `with_suppressed_term`).
+///   base = Σ_rows log2(a_v / B(E)),  a_v = rows with value v (all rows, kept and suppressed),
+///          B(E) = Σ_{u ∈ [lo_E, hi_E]} a_u = rows whose value lies in the range published by the row's class E
+///          (Gionis–Tassa; for a full-domain node this is Σ_v a_v log2(a_v / b_x), x the generalisation of v).
+///   supp_term = Σ_x c_x·log2(c_x / S), c_x = suppressed rows whose class publishes range x, S = Σ_x c_x.
+/// Both are <= 0. `column` holds the QI's code of every row (codes < n_codes).
+/// When the published ranges are pairwise disjoint (every full-domain node) the base is summed per value,
+/// in order of first appearance in `column`, as a_v·(ln(a_v/B)/ln 2) in double -- ARX's formula and order, so
+/// ARX's values are reproduced to the last bit in the common cases and exactly 0 for ungeneralised values.
+/// Otherwise (overlapping ranges, local recoding) it is Σ_v a_v log2 a_v − Σ_E n_E log2 B(E) with
+/// compensated long double sums. O(n_rows + n_codes + n_classes) (+ n_s log n_s for the n_s classes with
+/// suppressed rows when `with_suppressed_term`).
 struct NuEntropyTerms {
   double base = 0.0;
   double supp_term = 0.0;
 };
-NuEntropyTerms nu_entropy_terms(Span<int64_t> value_counts, Span<int64_t> kept, Span<int64_t> supp,
+NuEntropyTerms nu_entropy_terms(Span<int32_t> column, int64_t n_codes, Span<int64_t> kept, Span<int64_t> supp,
                                 Matrix<int32_t> gen_lo, Matrix<int32_t> gen_hi, int64_t col,
                                 bool with_suppressed_term);
 
