@@ -23,7 +23,7 @@ from oracles import metrics as O
 # the node is compared with |expected - actual| <= 1e-8. Cases with a research subset (delta-presence) are
 # out of scope (anoncore has no research subsets yet) and skipped.
 
-SUPPORTED_MODELS = {"k-anonymity", "recursive-(c,l)-diversity", "t-closeness"}
+SUPPORTED_MODELS = {"k-anonymity", "recursive-(c,l)-diversity", "t-closeness"}  # hierarchical or equal distance
 
 
 def _arx_cases(data_dir: Path) -> list[dict[str, Any]]:

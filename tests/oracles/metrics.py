@@ -247,6 +247,11 @@ def arx_violating_classes(partition: Any, sa_codes: np.ndarray | None, sa_hierar
                     cost += (int(h.node_height[node]) / h.height) * min(pos, neg)
                 if cost / (n_all * q_cnt) > float(m["t"]):
                     bad[e] = True
+        elif t == "t-closeness" and m["ground_distance"] == "equal":
+            p_glob = glob / n_all
+            for e in range(n_classes):
+                if 0.5 * float(np.abs(hist[e] / sizes[e] - p_glob).sum()) > float(m["t"]):
+                    bad[e] = True
         elif t in ("basic-beta-likeness", "enhanced-beta-likeness"):
             beta = float(m["beta"])
             for e in range(n_classes):
