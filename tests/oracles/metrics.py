@@ -247,6 +247,13 @@ def arx_violating_classes(partition: Any, sa_codes: np.ndarray | None, sa_hierar
                     cost += (int(h.node_height[node]) / h.height) * min(pos, neg)
                 if cost / (n_all * q_cnt) > float(m["t"]):
                     bad[e] = True
+        elif t == "entropy-l-diversity" and m.get("estimator", "shannon").lower() == "shannon":
+            l_ = float(m["l"])
+            for e in range(n_classes):
+                f = [int(x) for x in hist[e] if x > 0]
+                n_e = sum(f)
+                if len(f) < math.ceil(l_) or not sum(x * math.log(x) for x in f) <= n_e * (math.log(n_e) - math.log(l_)):
+                    bad[e] = True
         elif t == "t-closeness" and m["ground_distance"] == "equal":
             p_glob = glob / n_all
             for e in range(n_classes):
