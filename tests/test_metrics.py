@@ -202,6 +202,7 @@ def partitions(draw: Any) -> tuple[Table, Partition]:
 @given(partitions(), st.sampled_from([0.0, 0.1, 0.5, 0.66, 1.0]))
 def test_kernels_equal_oracle(tp: tuple[Table, Partition], g: float) -> None:
     table, p = tp
+    assert 0.0 <= M.ail(table, p) <= 1.0 + 1e-12 and 0.0 <= M.ncp(table, p) <= 1.0 + 1e-12
     np.testing.assert_allclose(M.ail(table, p), O.ail(table, p), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(M.ncp(table, p), O.ncp(table, p), rtol=1e-12, atol=1e-15)
     assert M.discernibility(table, p) == O.dm(table, p)
@@ -383,9 +384,9 @@ def test_core_rejects_bad_shapes() -> None:
         _core.metrics.class_summary(kept.astype(np.int32), kept)
     column = np.array([0, 0, 1], dtype=np.int32)
     with pytest.raises(ValueError, match="n_codes must be positive"):
-        _core.metrics.nu_entropy_terms(column, 0, kept, kept, lo, lo, 0, True)
+        _core.metrics.nu_entropy_terms(column, 0, kept, kept, lo, lo, lo, lo, 0, True)
     lo2 = np.array([[0, 0], [0, 0], [1, 0]], dtype=np.int32)
     hi2 = np.array([[0, 0], [1, 0], [1, 0]], dtype=np.int32)  # overlapping ranges [0,0], [0,1], [1,1]
-    base, supp_term = _core.metrics.nu_entropy_terms(column, 2, kept, kept, lo2, hi2, 0, True)
+    base, supp_term = _core.metrics.nu_entropy_terms(column, 2, kept, kept, lo2, hi2, lo2, hi2, 0, True)
     # rows: 2·(0 → [0,0]) ... every class has 1 kept + 1 suppressed row; a = (2, 1) counts rows of `column`
     assert math.isfinite(base) and base <= 0.0 and supp_term == pytest.approx(3 * math.log2(1 / 3))

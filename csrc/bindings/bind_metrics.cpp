@@ -65,7 +65,7 @@ void bind_metrics(py::module_ m) {
   m.def(
       "value_width_sums",
       [](const CArray<int64_t>& kept, const CArray<int64_t>& supp, const CArray<int32_t>& gen_lo,
-         const CArray<int32_t>& gen_hi, int64_t col, const CArray<double>& values) {
+         const CArray<int32_t>& gen_hi, int64_t col, const CArray<double>& values, double lower, double upper) {
         auto a = class_args(kept, supp);
         auto lo = gen_matrix(gen_lo, "gen_lo", a.kept.size, col);
         auto hi = matrix_of(gen_hi, "gen_hi", lo.rows, lo.cols);
@@ -73,13 +73,13 @@ void bind_metrics(py::module_ m) {
         metrics::KeptSuppSums<double> r;
         {
           py::gil_scoped_release nogil;
-          r = metrics::value_width_sums(a.kept, a.supp, lo, hi, col, vals);
+          r = metrics::value_width_sums(a.kept, a.supp, lo, hi, col, vals, lower, upper);
         }
         return py::make_tuple(r.kept, r.supp);
       },
       py::arg("kept").noconvert(), py::arg("supp").noconvert(), py::arg("gen_lo").noconvert(),
-      py::arg("gen_hi").noconvert(), py::arg("col"), py::arg("values").noconvert(),
-      "(Σ kept·width, Σ supp·width) of the numeric published intervals of one QI.");
+      py::arg("gen_hi").noconvert(), py::arg("col"), py::arg("values").noconvert(), py::arg("lower"),
+      py::arg("upper"), "(Σ kept·width, Σ supp·width) of the published numeric intervals of one QI, clipped to [lower, upper].");
   m.def(
       "node_cost_sums",
       [](const CArray<int64_t>& kept, const CArray<int64_t>& supp, const CArray<int32_t>& gen_node, int64_t col,
@@ -99,21 +99,25 @@ void bind_metrics(py::module_ m) {
   m.def(
       "nu_entropy_terms",
       [](const CArray<int32_t>& column, int64_t n_codes, const CArray<int64_t>& kept, const CArray<int64_t>& supp,
-         const CArray<int32_t>& gen_lo, const CArray<int32_t>& gen_hi, int64_t col, bool with_suppressed_term) {
+         const CArray<int32_t>& base_lo, const CArray<int32_t>& base_hi, const CArray<int32_t>& gen_lo,
+         const CArray<int32_t>& gen_hi, int64_t col, bool with_suppressed_term) {
         auto a = class_args(kept, supp);
         auto lo = gen_matrix(gen_lo, "gen_lo", a.kept.size, col);
         auto hi = matrix_of(gen_hi, "gen_hi", lo.rows, lo.cols);
+        auto blo = matrix_of(base_lo, "base_lo", lo.rows, lo.cols);
+        auto bhi = matrix_of(base_hi, "base_hi", lo.rows, lo.cols);
         auto codes = span_of(column, "column");
         if (n_codes < 1) throw std::invalid_argument("n_codes must be positive");
         metrics::NuEntropyTerms r;
         {
           py::gil_scoped_release nogil;
-          r = metrics::nu_entropy_terms(codes, n_codes, a.kept, a.supp, lo, hi, col, with_suppressed_term);
+          r = metrics::nu_entropy_terms(codes, n_codes, a.kept, a.supp, blo, bhi, lo, hi, col, with_suppressed_term);
         }
         return py::make_tuple(r.base, r.supp_term);
       },
       py::arg("column").noconvert(), py::arg("n_codes"), py::arg("kept").noconvert(), py::arg("supp").noconvert(),
-      py::arg("gen_lo").noconvert(), py::arg("gen_hi").noconvert(), py::arg("col"), py::arg("with_suppressed_term"),
+      py::arg("base_lo").noconvert(), py::arg("base_hi").noconvert(), py::arg("gen_lo").noconvert(),
+      py::arg("gen_hi").noconvert(), py::arg("col"), py::arg("with_suppressed_term"),
       "(base, suppressed term) of ARX's non-uniform entropy for one QI (both <= 0).");
 }
 

@@ -42,7 +42,8 @@ class Rows:
         lo_d, hi_d = self.table.domain(q)
         if hi_d == lo_d:
             return 0.0
-        return float(vals[self.hi[j][r]] - vals[self.lo[j][r]]) / (hi_d - lo_d)
+        lo_v, hi_v = max(float(vals[self.lo[j][r]]), lo_d), min(float(vals[self.hi[j][r]]), hi_d)
+        return max(0.0, hi_v - lo_v) / (hi_d - lo_d)
 
 
 def _cell_loss(rows: Rows, j: int, r: int, variant: str) -> float:
@@ -184,14 +185,27 @@ def non_uniform_entropy(table: Any, partition: Any, monotonic: bool = False, g: 
     """Row by row: −Σ_rows log2(a_v / b(range)), plus the suppressed rows' entropy (non-monotonic)."""
     rows = Rows(table, partition)
     g_f, s_f = gs(g)
+    cls = _classes(rows)
     x = []
-    for j in range(len(rows.qis)):
+    for j, q in enumerate(rows.qis):
+        # Charged range of a class: published range extended to cover all its rows (lowest covering node).
+        h = table.hierarchy(q)
+        charged: dict[int, tuple[int, int]] = {}
+        for c, members in cls.items():
+            lo_c = min([rows.lo[j][members[0]]] + [rows.codes[j][r] for r in members])
+            hi_c = max([rows.hi[j][members[0]]] + [rows.codes[j][r] for r in members])
+            if h is not None and (lo_c, hi_c) != (rows.lo[j][members[0]], rows.hi[j][members[0]]):
+                best = min((int(h.leaf_count[nd]), nd) for nd in range(h.n_nodes)
+                           if h.leaf_start[nd] <= lo_c and h.leaf_start[nd] + h.leaf_count[nd] - 1 >= hi_c)[1]
+                lo_c, hi_c = int(h.leaf_start[best]), int(h.leaf_start[best] + h.leaf_count[best] - 1)
+            charged[c] = (lo_c, hi_c)
         a: dict[int, int] = defaultdict(int)
         for v in rows.codes[j]:
             a[v] += 1
         base = 0.0
         for r in range(rows.n):
-            b = sum(cnt for v, cnt in a.items() if rows.lo[j][r] <= v <= rows.hi[j][r])
+            lo_r, hi_r = charged[rows.labels[r]]
+            b = sum(cnt for v, cnt in a.items() if lo_r <= v <= hi_r)
             base += math.log2(a[rows.codes[j][r]] / b)
         c: dict[tuple[int, int], int] = defaultdict(int)
         for r in range(rows.n):

@@ -40,14 +40,16 @@ KeptSuppSums<int64_t> range_cost_sums(Span<int64_t> kept, Span<int64_t> supp, Ma
 }
 
 KeptSuppSums<double> value_width_sums(Span<int64_t> kept, Span<int64_t> supp, Matrix<int32_t> gen_lo,
-                                      Matrix<int32_t> gen_hi, int64_t col, Span<double> values) {
+                                      Matrix<int32_t> gen_hi, int64_t col, Span<double> values, double lower,
+                                      double upper) {
   long double k_sum = 0.0L, s_sum = 0.0L;
   const int64_t stride = gen_lo.cols;
   const int32_t* lo = gen_lo.data + col;
   const int32_t* hi = gen_hi.data + col;
   for (int64_t e = 0; e < kept.size; ++e) {
-    const long double w = static_cast<long double>(values[hi[e * stride]]) -
-                          static_cast<long double>(values[lo[e * stride]]);
+    const double a = std::max(values[lo[e * stride]], lower);
+    const double b = std::min(values[hi[e * stride]], upper);
+    const long double w = b > a ? static_cast<long double>(b) - static_cast<long double>(a) : 0.0L;
     k_sum += static_cast<long double>(kept[e]) * w;
     s_sum += static_cast<long double>(supp[e]) * w;
   }
@@ -87,8 +89,8 @@ struct CompensatedSum {
 }  // namespace
 
 NuEntropyTerms nu_entropy_terms(Span<int32_t> column, int64_t n_codes, Span<int64_t> kept, Span<int64_t> supp,
-                                Matrix<int32_t> gen_lo, Matrix<int32_t> gen_hi, int64_t col,
-                                bool with_suppressed_term) {
+                                Matrix<int32_t> base_lo, Matrix<int32_t> base_hi, Matrix<int32_t> pub_lo,
+                                Matrix<int32_t> pub_hi, int64_t col, bool with_suppressed_term) {
   NuEntropyTerms out;
   const size_t m = static_cast<size_t>(n_codes);
   // Value counts a_v and the order of first appearance of the values.
@@ -102,10 +104,10 @@ NuEntropyTerms nu_entropy_terms(Span<int32_t> column, int64_t n_codes, Span<int6
   std::vector<int64_t> prefix(m + 1, 0);
   for (size_t v = 0; v < m; ++v) prefix[v + 1] = prefix[v] + counts[v];
 
-  const int64_t stride = gen_lo.cols;
-  const int32_t* lo = gen_lo.data + col;
-  const int32_t* hi = gen_hi.data + col;
-  // Are the published ranges of the classes with rows pairwise disjoint? range_hi[lo] = hi of the range
+  const int64_t stride = base_lo.cols;
+  const int32_t* lo = base_lo.data + col;
+  const int32_t* hi = base_hi.data + col;
+  // Are the ranges of the classes with rows pairwise disjoint? range_hi[lo] = hi of the range
   // starting at lo (-1: none); then a scan in code order checks that consecutive ranges do not overlap.
   std::vector<int32_t> range_hi(m, -1);
   bool disjoint = true;
@@ -153,16 +155,24 @@ NuEntropyTerms nu_entropy_terms(Span<int32_t> column, int64_t n_codes, Span<int6
         values_term.add(a * std::log2(a));
       }
     }
+    // Σ_E n_E log2 B(E) = Σ_B (Σ_{E: B(E) = B} n_E)·log2 B: one logarithm per distinct B (B <= n_rows).
+    std::vector<int64_t> rows_with_b(static_cast<size_t>(prefix[m]) + 1, 0);
     for (int64_t e = 0; e < kept.size; ++e) {
       const int64_t n = kept[e] + supp[e];
       if (n == 0) continue;
       const int64_t bb = prefix[static_cast<size_t>(hi[e * stride]) + 1] - prefix[static_cast<size_t>(lo[e * stride])];
-      classes_term.add(static_cast<long double>(n) * std::log2(static_cast<long double>(bb)));
+      rows_with_b[static_cast<size_t>(bb)] += n;
+    }
+    for (size_t bb = 2; bb < rows_with_b.size(); ++bb) {
+      if (rows_with_b[bb] > 0)
+        classes_term.add(static_cast<long double>(rows_with_b[bb]) * std::log2(static_cast<long double>(bb)));
     }
     out.base = static_cast<double>(values_term.value() - classes_term.value());
   }
   if (!with_suppressed_term || n_supp_classes == 0) return out;
   // c_x: suppressed rows per published range x = (lo, hi); group by sorting the (range, count) pairs.
+  lo = pub_lo.data + col;
+  hi = pub_hi.data + col;
   std::vector<std::pair<std::pair<int32_t, int32_t>, int64_t>> ranges;
   ranges.reserve(static_cast<size_t>(n_supp_classes));
   int64_t total = 0;

@@ -43,10 +43,13 @@ ClassSummary class_summary(Span<int64_t> kept, Span<int64_t> supp);
 KeptSuppSums<int64_t> range_cost_sums(Span<int64_t> kept, Span<int64_t> supp, Matrix<int32_t> gen_lo,
                                       Matrix<int32_t> gen_hi, int64_t col, RangeCost cost);
 
-/// Σ_E kept_E·(values[hi] − values[lo]) and the same for supp_E: numeric range widths of the published
-/// intervals (GLM/NCP numerator, Cao §2.4). O(n_classes). Precondition: codes index `values`.
+/// Σ_E kept_E·w(E) and the same for supp_E, with w(E) = max(0, min(values[hi], upper) − max(values[lo], lower)):
+/// numeric widths of the published intervals clipped to the domain [lower, upper] (GLM/NCP numerator, Cao
+/// §2.4; an interval-hierarchy node may reach outside the data's range). O(n_classes).
+/// Precondition: codes index `values`.
 KeptSuppSums<double> value_width_sums(Span<int64_t> kept, Span<int64_t> supp, Matrix<int32_t> gen_lo,
-                                      Matrix<int32_t> gen_hi, int64_t col, Span<double> values);
+                                      Matrix<int32_t> gen_hi, int64_t col, Span<double> values, double lower,
+                                      double upper);
 
 /// Σ_E kept_E·node_cost[gen_node(E, col)] and the same for supp_E (e.g. node_cost = node height for
 /// Sweeney's precision). O(n_classes). Precondition: gen_node >= 0 and indexes node_cost.
@@ -69,8 +72,10 @@ struct NuEntropyTerms {
   double base = 0.0;
   double supp_term = 0.0;
 };
+/// The base uses the ranges (base_lo, base_hi), which must cover every row of the class; the suppressed term
+/// groups by the published ranges (pub_lo, pub_hi). Both pairs have shape (n_classes, n_qi).
 NuEntropyTerms nu_entropy_terms(Span<int32_t> column, int64_t n_codes, Span<int64_t> kept, Span<int64_t> supp,
-                                Matrix<int32_t> gen_lo, Matrix<int32_t> gen_hi, int64_t col,
-                                bool with_suppressed_term);
+                                Matrix<int32_t> base_lo, Matrix<int32_t> base_hi, Matrix<int32_t> pub_lo,
+                                Matrix<int32_t> pub_hi, int64_t col, bool with_suppressed_term);
 
 }  // namespace anoncore::metrics
