@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import metrics as O
 
 import anoncore
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table
 from anoncore import metrics as M
-from oracles import metrics as O
 
 # ----------------------------------------------------------------------------------------------- ARX oracle
 # ARX-ORACLES.md §4 "per_transformation_loss": every class violating a model is suppressed, and the loss of
@@ -81,7 +81,7 @@ def test_arx_per_transformation_values(arx_cases: list[dict[str, Any]], adult_oc
     assert table.quasi_identifiers == ("sex", "age", "race", "marital-status", "education", "native-country",
                                        "workclass", "salary-class")
     families: set[str] = set()
-    n_pairs = 0
+    n_pairs = n_exact = 0
     cache: dict[tuple[Any, ...], Partition] = {}
     for case in arx_cases:
         assert case["sensitive_attribute_argument"] == "occupation"
@@ -95,12 +95,17 @@ def test_arx_per_transformation_values(arx_cases: list[dict[str, Any]], adult_oc
             if isinstance(want, list):
                 assert len(got) == len(want), (case["id"], pair)
                 assert all(abs(a - b) <= 1e-8 for a, b in zip(got, want)), (case["id"], pair["levels"], got, want)
+                n_exact += list(got) == want
             else:
                 assert abs(got - want) <= 1e-8, (case["id"], pair["levels"], got, want)
+                n_exact += got == want
             n_pairs += 1
         families.add(case["metric"]["family"])
     assert families == {"AECS", "DM", "Height", "Precision", "Loss", "NU-entropy"}
     assert n_pairs >= 250
+    # Bit-identical doubles except a few last-ulp differences of non-monotonic NU-entropy, whose suppressed
+    # term ARX sums in hash-map order (ARX-ORACLES §7.3); measured: 281 of 285.
+    assert n_exact >= n_pairs - 6
 
 
 OPTIMUM_MODELS = {"k-anonymity", "entropy-l-diversity", "t-closeness", "basic-beta-likeness",
@@ -180,7 +185,7 @@ def _random_table(draw: Any) -> Table:
             attrs.append(Attribute(name, "quasi_identifier", "numeric", domain=dom))
             data[name] = vals
         else:
-            h = anoncore.interval_hierarchy(range(0, 12), widths=[3, 6], name=name)
+            h = anoncore.interval_hierarchy(range(12), widths=[3, 6], name=name)
             vals = draw(st.lists(st.integers(0, 11), min_size=n, max_size=n))
             attrs.append(Attribute(name, "quasi_identifier", "numeric", hierarchy=h))
             data[name] = vals
@@ -363,7 +368,7 @@ def test_bad_input(toy: tuple[Table, Partition], call: Any, exc: type[Exception]
 
 
 def test_partition_of_another_table(toy: tuple[Table, Partition], adult: Table) -> None:
-    t, p = toy
+    t, _ = toy
     other = Partition.from_levels(adult, [0] * 9)
     with pytest.raises(ValueError, match="built on another table"):
         M.loss(t, other)

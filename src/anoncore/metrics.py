@@ -166,7 +166,8 @@ def _arx_weights(weights: Any, qis: tuple[str, ...], caller: str) -> NDArray[np.
     w = _weights(weights, qis, caller)
     if w is None:
         return np.ones(len(qis))
-    return w / w.max()
+    out: NDArray[np.float64] = w / w.max()
+    return out
 
 
 def _check_aggregate(aggregate: Any, caller: str) -> str:

@@ -7,11 +7,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from oracles import metrics as O
 
 import anoncore
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table
 from anoncore import metrics as M
-from oracles import metrics as O
 
 
 # ------------------------------------------------------------------------------------------- Cao thesis

@@ -230,7 +230,7 @@ def arx_violating_classes(partition: Any, sa_codes: np.ndarray | None, sa_hierar
         if m["type"] == "k-anonymity":
             min_size = max(min_size, int(m["k"]))
         elif "l" in m:
-            min_size = max(min_size, int(math.ceil(m["l"])))
+            min_size = max(min_size, math.ceil(m["l"]))
     bad |= sizes < min_size
     if sa_codes is None:
         return bad
