@@ -395,3 +395,17 @@ def test_core_rejects_bad_shapes() -> None:
     base, supp_term = _core.metrics.nu_entropy_terms(column, 2, kept, kept, lo2, hi2, lo2, hi2, 0, True)
     # rows: 2·(0 → [0,0]) ... every class has 1 kept + 1 suppressed row; a = (2, 1) counts rows of `column`
     assert math.isfinite(base) and base <= 0.0 and supp_term == pytest.approx(3 * math.log2(1 / 3))
+
+
+def test_row_permutation_invariance(adult_occupation: Table) -> None:
+    """Shuffling the rows of table and partition leaves every metric unchanged (up to summation order)."""
+    table = adult_occupation
+    p = _k_partition(table, [0, 1, 1, 1, 2, 1, 1, 0], 10)
+    perm = np.random.default_rng(3).permutation(table.n_rows)
+    t2 = table.take(perm)
+    p2 = Partition.from_levels(t2, [0, 1, 1, 1, 2, 1, 1, 0])
+    p2 = p2.with_suppressed(np.asarray(p.suppressed)[perm])
+    a, b = M.information_loss(table, p), M.information_loss(t2, p2)
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k] == pytest.approx(b[k], rel=1e-12, abs=1e-9), k
