@@ -29,7 +29,7 @@ from anoncore.models import (
     PrivacyModel,
     RecursiveCLDiversity,
 )
-from tests.oracles import distance as oracle
+from oracles import distance as oracle
 
 ALL_SA_MODELS = [
     DistinctLDiversity(2), EntropyLDiversity(2.0), RecursiveCLDiversity(2.0, 2), EqualDistanceTCloseness(0.3),
@@ -114,7 +114,7 @@ def test_table_2_6(table_2_6: tuple[Table, Partition]) -> None:
 
 # ------------------------------------------------------------------------------ brute-force oracle
 def _random_table(rng: np.random.Generator, n: int, m: int) -> tuple[Table, Hierarchy]:
-    from tests.test_distance import random_hierarchy
+    from test_distance import random_hierarchy
 
     h = random_hierarchy(rng, m)
     sa = rng.choice(np.array(h.leaves), size=n)

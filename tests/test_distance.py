@@ -20,7 +20,7 @@ from anoncore.distance import (
     js_divergence,
     kl_divergence,
 )
-from tests.oracles import distance as oracle
+from oracles import distance as oracle
 
 D = _core.distance
 C = _core.criteria
