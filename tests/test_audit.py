@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import distance as oracle
 
 import anoncore
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table
@@ -29,7 +30,6 @@ from anoncore.models import (
     PrivacyModel,
     RecursiveCLDiversity,
 )
-from oracles import distance as oracle
 
 ALL_SA_MODELS = [
     DistinctLDiversity(2), EntropyLDiversity(2.0), RecursiveCLDiversity(2.0, 2), EqualDistanceTCloseness(0.3),

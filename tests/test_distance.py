@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import distance as oracle
 
 from anoncore import Hierarchy, _core
 from anoncore.distance import (
@@ -20,7 +21,6 @@ from anoncore.distance import (
     js_divergence,
     kl_divergence,
 )
-from oracles import distance as oracle
 
 D = _core.distance
 C = _core.criteria
