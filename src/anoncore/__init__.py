@@ -10,7 +10,32 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
+from anoncore import datasets
+from anoncore.data.builders import (
+    flat_hierarchy,
+    interval_hierarchy,
+    masking_hierarchy,
+    ordered_grouping_hierarchy,
+)
+from anoncore.data.hierarchy import Hierarchy
+from anoncore.data.schema import Attribute, Schema
+from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
+from anoncore.results import Partition, Result
 
 __version__ = "0.1.0"
-__all__ = ["InfeasibleError", "__version__"]
+__all__ = [
+    "Attribute",
+    "Hierarchy",
+    "InfeasibleError",
+    "Partition",
+    "Result",
+    "Schema",
+    "Table",
+    "__version__",
+    "datasets",
+    "flat_hierarchy",
+    "interval_hierarchy",
+    "masking_hierarchy",
+    "ordered_grouping_hierarchy",
+]

@@ -1,0 +1,373 @@
+"""Encoded tables: every kept column becomes dense int32 codes; the dictionaries are kept to decode."""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from anoncore.data.builders import flat_hierarchy
+from anoncore.data.hierarchy import Hierarchy
+from anoncore.data.schema import Attribute, Schema
+
+__all__ = ["Table"]
+
+
+def _label(u: Any) -> str:
+    if isinstance(u, (float, np.floating)) and float(u).is_integer():
+        return str(int(u))
+    return str(u)
+
+
+def _readonly(a: NDArray[Any]) -> NDArray[Any]:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Table:
+    """A dictionary-encoded table ready for the kernels.
+
+    Build it with :meth:`from_pandas`, :meth:`from_arrays` or :meth:`from_csv`. Identifier columns are
+    dropped; every other declared column is encoded to ``int32`` codes (see ``docs/contracts.md``).
+
+    Attributes
+    ----------
+    schema : Schema
+        The resolved schema (identifiers removed, categorical attributes given a flat hierarchy when they
+        had none).
+    codes : ndarray of int32, shape (n_rows, n_columns)
+        C-contiguous, read-only.
+    columns : tuple of str
+        Names of the columns of ``codes``.
+    row_ids : ndarray of int64, shape (n_rows,)
+        Position of each kept row in the input.
+    dropped_rows : ndarray of int64
+        Input positions removed by the ``missing='drop'`` policy (never silently: always listed here).
+    """
+
+    schema: Schema
+    codes: NDArray[np.int32] = field(repr=False)
+    columns: tuple[str, ...]
+    row_ids: NDArray[np.int64] = field(repr=False)
+    dropped_rows: NDArray[np.int64] = field(repr=False)
+    _dicts: dict[str, Any] = field(repr=False, default_factory=dict)
+    _cache: dict[Any, Any] = field(repr=False, default_factory=dict)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_pandas(cls, df: pd.DataFrame, schema: Schema) -> Table:
+        """Encode a DataFrame.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from anoncore import Schema
+        >>> df = pd.DataFrame({"age": [30, 41, 30], "disease": ["flu", "ulcer", "flu"]})
+        >>> t = Table.from_pandas(df, Schema.build({"age": "numeric"}, sensitive="disease"))
+        >>> t.n_rows, t.columns, t.codes.tolist()
+        (3, ('age', 'disease'), [[0, 0], [1, 1], [0, 0]])
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"Table.from_pandas expects a pandas DataFrame. Got {type(df).__name__} instead.")
+        if not isinstance(schema, Schema):
+            raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
+        if len(df) == 0:
+            raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        for a in schema.attributes:
+            if a.name not in df.columns:
+                raise ValueError(f"Unknown column {a.name!r}: it is declared in the schema but not in the data "
+                                 f"(columns: {list(map(str, df.columns))}).")
+        kept = [a for a in schema.attributes if a.role != "identifier"]
+        if not kept:
+            raise ValueError("The schema keeps no column: every attribute is an identifier.")
+        n = len(df)
+        # Missing values, decided once over every kept column.
+        tokens = set(schema.missing_tokens)
+        missing_by_col: dict[str, NDArray[np.bool_]] = {}
+        any_missing = np.zeros(n, dtype=bool)
+        for a in kept:
+            s = df[a.name]
+            m = s.isna().to_numpy()
+            if tokens and (s.dtype == object or isinstance(s.dtype, pd.StringDtype)):
+                m = m | s.astype(str).str.strip().isin(tokens).to_numpy()
+            missing_by_col[a.name] = m
+            any_missing |= m
+        keep = np.ones(n, dtype=bool)
+        if any_missing.any():
+            if schema.missing == "error":
+                for a in kept:
+                    m = missing_by_col[a.name]
+                    if m.any():
+                        i = int(np.flatnonzero(m)[0])
+                        raise ValueError(
+                            f"Column {a.name!r} has {int(m.sum())} missing value(s) (first at row {i}: "
+                            f"{df[a.name].iloc[i]!r}). Choose a missing-value policy: Schema(..., missing='drop' "
+                            f"or 'as_value')."
+                        )
+            elif schema.missing == "drop":
+                keep = ~any_missing
+                if not keep.any():
+                    raise ValueError("Every row has a missing value: the 'drop' policy leaves an empty table.")
+        row_ids = np.flatnonzero(keep).astype(np.int64)
+        dropped = np.flatnonzero(~keep).astype(np.int64)
+        sub = df.iloc[row_ids] if dropped.size else df
+        n_kept = len(row_ids)
+        codes = np.empty((n_kept, len(kept)), dtype=np.int32)
+        resolved: list[Attribute] = []
+        dicts: dict[str, Any] = {}
+        for j, a in enumerate(kept):
+            m = missing_by_col[a.name][keep] if dropped.size else missing_by_col[a.name]
+            col, ra, d = _encode_column(a, sub[a.name], m, schema)
+            codes[:, j] = col
+            resolved.append(ra)
+            dicts[a.name] = d
+        rschema = replace(schema, attributes=tuple(resolved))
+        return cls(
+            schema=rschema,
+            codes=_readonly(codes),
+            columns=tuple(a.name for a in kept),
+            row_ids=_readonly(row_ids),
+            dropped_rows=_readonly(dropped),
+            _dicts=dicts,
+        )
+
+    @classmethod
+    def from_arrays(
+        cls, data: Mapping[str, Any] | NDArray[Any], schema: Schema, names: Sequence[str] | None = None
+    ) -> Table:
+        """Encode a mapping ``name -> 1-D array`` or a 2-D array with column ``names``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from anoncore import Schema
+        >>> t = Table.from_arrays({"zip": np.array(["130", "148"]), "d": np.array(["a", "b"])},
+        ...                       Schema.build(["zip"], sensitive="d"))
+        >>> t.n_rows
+        2
+        """
+        if isinstance(data, Mapping):
+            lens = {k: len(v) for k, v in data.items()}
+            if len(set(lens.values())) > 1:
+                raise ValueError(f"Columns have different lengths: {lens}.")
+            df = pd.DataFrame({k: np.asarray(v) for k, v in data.items()})
+        elif isinstance(data, np.ndarray):
+            if data.ndim != 2:
+                raise ValueError(f"A 2-D array is required. Got an array with {data.ndim} dimension(s).")
+            if names is None or len(names) != data.shape[1]:
+                raise ValueError("from_arrays with a 2-D array needs one name per column in 'names'.")
+            df = pd.DataFrame(data, columns=list(names))
+        else:
+            raise TypeError(f"data must be a mapping of arrays or a 2-D numpy array. Got {type(data).__name__} instead.")
+        return cls.from_pandas(df, schema)
+
+    @classmethod
+    def from_csv(cls, path: str | os.PathLike[str], schema: Schema, sep: str | None = None) -> Table:
+        """Read a CSV file (``,`` or ARX's ``;``, detected from the header when ``sep`` is None).
+
+        Every column is read as text; numeric attributes are converted after reading.
+        """
+        if not os.path.exists(path):
+            raise ValueError(f"Data file {os.fspath(path)!r} does not exist.")
+        if sep is None:
+            opener = _open_text(path)
+            with opener as fh:
+                header = fh.readline()
+            sep = ";" if header.count(";") > header.count(",") else ","
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[], skipinitialspace=True,
+                         quoting=csv.QUOTE_MINIMAL)
+        df.columns = [str(c).strip() for c in df.columns]
+        return cls.from_pandas(df, schema)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def n_rows(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.codes.shape[1])
+
+    @property
+    def attributes(self) -> tuple[Attribute, ...]:
+        return self.schema.attributes
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.schema.quasi_identifiers
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        return self.schema.sensitive
+
+    def attribute(self, name: str) -> Attribute:
+        return self.schema[name]
+
+    def column_index(self, name: str) -> int:
+        try:
+            return self.columns.index(name)
+        except ValueError:
+            raise ValueError(f"Unknown column {name!r}; the table has {list(self.columns)}.") from None
+
+    def column(self, name: str) -> NDArray[np.int32]:
+        """Codes of one column, as a contiguous read-only int32 array."""
+        key = ("col", name)
+        if key not in self._cache:
+            self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, self.column_index(name)]))
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def qi_codes(self) -> NDArray[np.int32]:
+        """Codes of the quasi-identifiers, shape (n_rows, n_qi), C-contiguous, read-only."""
+        key = ("qi",)
+        if key not in self._cache:
+            idx = [self.column_index(q) for q in self.quasi_identifiers]
+            self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, idx]))
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def hierarchy(self, name: str) -> Hierarchy | None:
+        return self.schema[name].hierarchy
+
+    def cardinality(self, name: str) -> int:
+        """Number of possible codes of a column (hierarchy leaves, or distinct numeric values)."""
+        a = self.schema[name]
+        if a.hierarchy is not None:
+            return a.hierarchy.n_leaves
+        return len(self._dicts[name])
+
+    def dictionary(self, name: str) -> Any:
+        """Decoded value of every code of a column (labels, or float64 values for numeric attributes)."""
+        self.schema[name]
+        return self._dicts[name]
+
+    def numeric_values(self, name: str) -> NDArray[np.float64]:
+        """Float value of every code of a numeric attribute."""
+        a = self.schema[name]
+        if a.kind != "numeric":
+            raise ValueError(f"Attribute {name!r} is {a.kind}, not numeric.")
+        return np.asarray(self._dicts[name], dtype=np.float64)
+
+    def domain(self, name: str) -> tuple[float, float]:
+        """Declared ``(L, U)`` of a numeric attribute, or else the range of its values in the data."""
+        a = self.schema[name]
+        if a.domain is not None:
+            return a.domain
+        key = ("domain", name)
+        if key not in self._cache:
+            v = self.numeric_values(name)[self.column(name)]
+            self._cache[key] = (float(v.min()), float(v.max()))
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def sensitive_column(self, sensitive: str | None = None, caller: str = "this model") -> str:
+        """Resolve which sensitive attribute a model protects."""
+        sas = self.sensitive
+        if sensitive is not None:
+            if sensitive not in sas:
+                raise ValueError(f"{caller} names sensitive attribute {sensitive!r}, but the table's sensitive "
+                                 f"attributes are {list(sas)}.")
+            return sensitive
+        if not sas:
+            raise ValueError(f"{caller} needs a sensitive attribute, but the table declares none.")
+        if len(sas) > 1:
+            raise ValueError(f"The table has several sensitive attributes {list(sas)}: {caller} must name one "
+                             f"with sensitive=...")
+        return sas[0]
+
+    def decode(self, name: str, codes: Any) -> NDArray[Any]:
+        d = self._dicts[name]
+        arr = np.asarray(d, dtype=object if not isinstance(d, np.ndarray) else d.dtype)
+        return arr[np.asarray(codes)]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The kept rows and columns, decoded (identifiers dropped)."""
+        return pd.DataFrame({c: self.decode(c, self.codes[:, j]) for j, c in enumerate(self.columns)})
+
+    def take(self, rows: Any) -> Table:
+        """A table with only the given rows (same schema and dictionaries)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        codes = np.ascontiguousarray(self.codes[rows])
+        if codes.shape[0] == 0:
+            raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        return Table(self.schema, _readonly(codes), self.columns, _readonly(self.row_ids[rows].copy()),
+                     self.dropped_rows, dict(self._dicts))
+
+    def __repr__(self) -> str:
+        return (f"Table(n_rows={self.n_rows}, quasi_identifiers={list(self.quasi_identifiers)}, "
+                f"sensitive={list(self.sensitive)}, dropped_rows={self.dropped_rows.size})")
+
+
+def _open_text(path: str | os.PathLike[str]) -> Any:
+    p = os.fspath(path)
+    if p.endswith(".gz"):
+        import gzip
+
+        return gzip.open(p, "rt", encoding="utf-8", newline="")
+    return open(p, encoding="utf-8", newline="")
+
+
+def _encode_column(
+    a: Attribute, s: pd.Series, missing: NDArray[np.bool_], schema: Schema
+) -> tuple[NDArray[np.int32], Attribute, Any]:
+    """Encode one column; returns (codes, resolved attribute, dictionary)."""
+    has_missing = bool(missing.any())  # only possible under 'as_value' at this point
+    token = schema.missing_tokens[0] if schema.missing_tokens else "?"
+    if a.kind == "numeric":
+        if has_missing:
+            raise ValueError(f"Column {a.name!r} is numeric: missing='as_value' cannot keep its missing values; "
+                             f"use missing='drop' or declare it categorical.")
+        num = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(num)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"Column {a.name!r} is numeric but holds {s.iloc[i]!r} (row {i}).")
+        if a.hierarchy is None:
+            uniq, inv = np.unique(num, return_inverse=True)
+            return inv.astype(np.int32), a, _readonly(uniq)
+        leaf_vals = np.array([float(x) for x in a.hierarchy.leaves])
+        if np.any(np.diff(leaf_vals) < 0):
+            raise ValueError(f"Attribute {a.name!r}: the leaves of a numeric hierarchy must be in increasing order.")
+        uniq, inv = np.unique(num, return_inverse=True)
+        pos = np.searchsorted(leaf_vals, uniq)
+        pos = np.minimum(pos, leaf_vals.size - 1)
+        ok = leaf_vals[pos] == uniq
+        if not ok.all():
+            v = uniq[~ok][0]
+            raise ValueError(f"Value {_label(v)!r} of column {a.name!r} is missing from its hierarchy "
+                             f"{a.hierarchy.name!r}.")
+        return pos[inv].astype(np.int32), a, _readonly(leaf_vals)
+    # categorical / ordinal
+    codes_u, uniques = pd.factorize(s, sort=False, use_na_sentinel=True)
+    labels = [_label(u) for u in uniques]
+    if has_missing:
+        # Map every missing cell to the missing token as a value of its own.
+        labels = labels + [token]
+        codes_u = np.where(missing, len(labels) - 1, codes_u)
+    h = a.hierarchy
+    if h is None:
+        if a.kind == "ordinal":
+            if a.order is None:
+                raise ValueError(f"Ordinal attribute {a.name!r} needs an 'order' or a hierarchy.")
+            values = [str(v) for v in a.order]
+        else:
+            values = sorted(set(labels))
+        h = flat_hierarchy(values, root="*" if "*" not in values else "<any>", name=a.name)
+        a = replace(a, hierarchy=h)
+    lookup = h.leaf_lookup()
+    mapped = np.empty(len(labels), dtype=np.int32)
+    for i, lab in enumerate(labels):
+        code = lookup.get(lab)
+        if code is None:
+            code = lookup.get(lab.strip())
+        if code is None:
+            raise ValueError(f"Value {lab!r} of column {a.name!r} is missing from its hierarchy {h.name!r}.")
+        mapped[i] = code
+    if (codes_u < 0).any():
+        i = int(np.flatnonzero(codes_u < 0)[0])
+        raise ValueError(f"Column {a.name!r} has a missing value at row {i}.")
+    return mapped[codes_u], a, h.leaves

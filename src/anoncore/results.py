@@ -1,0 +1,305 @@
+"""Partition (what an algorithm publishes) and the Result returned by every algorithm."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from anoncore import _core
+from anoncore.data.table import Table
+
+__all__ = ["Partition", "Result"]
+
+
+def _readonly(a: NDArray[Any]) -> NDArray[Any]:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _fmt_num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Partition:
+    """Rows grouped into equivalence classes, with each class's published generalization.
+
+    Build with :meth:`from_levels` (full-domain generalization) or :meth:`from_labels` (any grouping; each
+    class is published as its minimum bounding box: numeric ``[min, max]``, categorical lowest common
+    ancestor).
+
+    Attributes
+    ----------
+    table : Table
+        The encoded input.
+    labels : ndarray of int64, shape (n_rows,)
+        Equivalence class id of every row, dense in ``0 .. n_classes-1``.
+    suppressed : ndarray of bool, shape (n_rows,)
+        Rows withheld from publication. They keep their class id (metrics such as ARX's DM* count them).
+    n_classes : int
+    gen_lo, gen_hi : ndarray of int32, shape (n_classes, n_qi)
+        Published code range (inclusive) per class and quasi-identifier.
+    gen_node : ndarray of int32, shape (n_classes, n_qi)
+        Published hierarchy node per class and quasi-identifier (-1 for numeric attributes without a
+        hierarchy).
+    levels : tuple of int or None
+        Full-domain generalization levels (in the order of ``table.quasi_identifiers``), when built from levels.
+    """
+
+    table: Table = field(repr=False)
+    labels: NDArray[np.int64] = field(repr=False)
+    suppressed: NDArray[np.bool_] = field(repr=False)
+    n_classes: int
+    gen_lo: NDArray[np.int32] = field(repr=False)
+    gen_hi: NDArray[np.int32] = field(repr=False)
+    gen_node: NDArray[np.int32] = field(repr=False)
+    levels: tuple[int, ...] | None = None
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_levels(
+        cls, table: Table, levels: Sequence[int], suppressed: NDArray[np.bool_] | None = None
+    ) -> Partition:
+        """Full-domain generalization: QI ``j`` of every row goes to its ancestor at ``levels[j]``.
+
+        Examples
+        --------
+        >>> from anoncore.datasets import toy_table
+        >>> p = Partition.from_levels(toy_table(), [1, 0])
+        >>> p.n_classes, p.class_sizes.tolist()
+        (3, [2, 2, 2])
+        """
+        if not isinstance(table, Table):
+            raise TypeError(f"table must be a Table. Got {type(table).__name__} instead.")
+        qis = table.quasi_identifiers
+        if not qis:
+            raise ValueError("Partition.from_levels needs a table with at least one quasi-identifier.")
+        levels = tuple(levels)
+        if len(levels) != len(qis):
+            raise ValueError(f"levels has {len(levels)} entries but the table has {len(qis)} quasi-identifiers "
+                             f"{list(qis)}.")
+        hs = []
+        for q, lv in zip(qis, levels):
+            if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
+                raise TypeError(f"The level of {q!r} must be an int. Got {lv!r} instead.")
+            h = table.hierarchy(q)
+            if h is None:
+                raise ValueError(f"Quasi-identifier {q!r} has no hierarchy, so it cannot be generalized by levels.")
+            if not 0 <= lv <= h.height:
+                raise ValueError(f"The level of {q!r} must be in the range [0, {h.height}]. Got {lv} instead.")
+            hs.append(h)
+        qc = table.qi_codes()
+        gen = np.empty_like(qc)
+        card = np.empty(len(qis), dtype=np.int64)
+        for j, (h, lv) in enumerate(zip(hs, levels)):
+            gen[:, j] = h.ancestor[qc[:, j], lv]
+            card[j] = h.n_nodes
+        labels, n_classes = _core.core.dense_labels(np.ascontiguousarray(gen), card)
+        first = _first_rows(labels, n_classes)
+        gen_node = np.ascontiguousarray(gen[first])
+        gen_lo = np.empty_like(gen_node)
+        gen_hi = np.empty_like(gen_node)
+        for j, h in enumerate(hs):
+            gen_lo[:, j] = h.leaf_start[gen_node[:, j]]
+            gen_hi[:, j] = gen_lo[:, j] + h.leaf_count[gen_node[:, j]] - 1
+        return cls(table, _readonly(labels), _readonly(_check_suppressed(suppressed, table.n_rows)), int(n_classes),
+                   _readonly(gen_lo), _readonly(gen_hi), _readonly(gen_node), tuple(int(x) for x in levels))
+
+    @classmethod
+    def from_labels(
+        cls, table: Table, labels: Any, suppressed: NDArray[np.bool_] | None = None
+    ) -> Partition:
+        """Any grouping of rows; each class is published as its minimum bounding box.
+
+        ``labels`` may be any integer or string labels (one per row); they are renumbered densely in sorted
+        order. The box is computed over the class's published (non-suppressed) rows.
+
+        Examples
+        --------
+        >>> from anoncore.datasets import toy_table
+        >>> p = Partition.from_labels(toy_table(), [0, 0, 1, 1, 2, 2])
+        >>> p.to_pandas()["zip"].tolist()
+        ['1305*', '1305*', '1485*', '1485*', '1306*', '1306*']
+        """
+        if not isinstance(table, Table):
+            raise TypeError(f"table must be a Table. Got {type(table).__name__} instead.")
+        lab = np.asarray(labels)
+        if lab.ndim != 1 or lab.shape[0] != table.n_rows:
+            raise ValueError(f"labels must be 1-D with one entry per row ({table.n_rows}). Got shape {lab.shape}.")
+        if lab.dtype.kind == "f" and np.isnan(lab).any():
+            raise ValueError("labels must not contain NaN.")
+        _, dense = np.unique(lab, return_inverse=True)
+        dense = np.ascontiguousarray(dense.reshape(-1), dtype=np.int64)
+        n_classes = int(dense.max()) + 1
+        sup = _check_suppressed(suppressed, table.n_rows)
+        qc = table.qi_codes()
+        lo, hi = _core.core.class_min_max(qc, dense, sup, n_classes)
+        # Fully suppressed classes: publish the whole domain.
+        empty = hi[:, 0] < 0 if qc.shape[1] else np.zeros(n_classes, dtype=bool)
+        gen_node = np.full_like(lo, -1)
+        for j, q in enumerate(table.quasi_identifiers):
+            h = table.hierarchy(q)
+            if h is None:
+                lo[empty, j] = 0
+                hi[empty, j] = table.cardinality(q) - 1
+                continue
+            lo[empty, j] = 0
+            hi[empty, j] = h.n_leaves - 1
+            node = h.lca_of_leaf_range(lo[:, j], hi[:, j])
+            node[empty] = h.root
+            gen_node[:, j] = node
+            lo[:, j] = h.leaf_start[node]
+            hi[:, j] = h.leaf_start[node] + h.leaf_count[node] - 1
+        return cls(table, _readonly(dense), _readonly(sup), n_classes, _readonly(lo), _readonly(hi),
+                   _readonly(gen_node), None)
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def n_rows(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def n_suppressed(self) -> int:
+        return int(self.suppressed.sum())
+
+    @property
+    def class_sizes(self) -> NDArray[np.int64]:
+        """Published (non-suppressed) rows per class."""
+        return _core.core.class_sizes(self.labels, self.suppressed, self.n_classes)  # type: ignore[no-any-return]
+
+    @property
+    def class_sizes_all(self) -> NDArray[np.int64]:
+        """Rows per class including suppressed ones."""
+        return _core.core.class_sizes(self.labels, np.zeros(0, dtype=bool), self.n_classes)  # type: ignore[no-any-return]
+
+    def with_suppressed(self, suppressed: NDArray[np.bool_]) -> Partition:
+        """The same classes with another suppression mask."""
+        return Partition(self.table, self.labels, _readonly(_check_suppressed(suppressed, self.n_rows)),
+                         self.n_classes, self.gen_lo, self.gen_hi, self.gen_node, self.levels)
+
+    def class_labels(self, name: str) -> NDArray[Any]:
+        """Published label of every class for quasi-identifier ``name`` (object array of str)."""
+        t = self.table
+        j = t.quasi_identifiers.index(name) if name in t.quasi_identifiers else None
+        if j is None:
+            raise ValueError(f"{name!r} is not a quasi-identifier of the table {list(t.quasi_identifiers)}.")
+        h = t.hierarchy(name)
+        if h is not None:
+            return np.asarray(h.labels, dtype=object)[self.gen_node[:, j]]
+        vals = t.numeric_values(name)
+        lo, hi = vals[self.gen_lo[:, j]], vals[self.gen_hi[:, j]]
+        return np.array([_fmt_num(a) if a == b else f"[{_fmt_num(a)}-{_fmt_num(b)}]" for a, b in zip(lo, hi)],
+                        dtype=object)
+
+    def to_pandas(self, suppressed_token: str = "*", include_suppressed: bool = True) -> pd.DataFrame:
+        """The published table: generalized quasi-identifiers, exact sensitive values.
+
+        Suppressed rows show ``suppressed_token`` in every quasi-identifier (or are left out with
+        ``include_suppressed=False``). A column ``ec`` gives the class id.
+        """
+        t = self.table
+        out: dict[str, Any] = {}
+        for c in t.columns:
+            if c in t.quasi_identifiers:
+                col = self.class_labels(c)[self.labels]
+                if self.suppressed.any():
+                    col = col.copy()
+                    col[self.suppressed] = suppressed_token
+                out[c] = col
+            else:
+                out[c] = t.decode(c, t.column(c))
+        out["ec"] = self.labels
+        df = pd.DataFrame(out)
+        if not include_suppressed:
+            df = df[~self.suppressed].reset_index(drop=True)
+        return df
+
+    def to_arrow(self, suppressed_token: str = "*", include_suppressed: bool = True) -> Any:
+        """The published table as a ``pyarrow.Table`` (needs the ``arrow`` extra)."""
+        try:
+            import pyarrow as pa
+        except ImportError as exc:  # pragma: no cover
+            raise ImportError("to_arrow needs pyarrow: pip install 'anoncore[arrow]'") from exc
+        return pa.Table.from_pandas(self.to_pandas(suppressed_token, include_suppressed), preserve_index=False)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Partition):
+            return NotImplemented
+        return (
+            self.n_classes == other.n_classes
+            and np.array_equal(self.labels, other.labels)
+            and np.array_equal(self.suppressed, other.suppressed)
+            and np.array_equal(self.gen_node, other.gen_node)
+            and np.array_equal(self.gen_lo, other.gen_lo)
+            and np.array_equal(self.gen_hi, other.gen_hi)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.n_classes, self.labels.tobytes(), self.suppressed.tobytes()))
+
+    def __repr__(self) -> str:
+        lv = f", levels={list(self.levels)}" if self.levels is not None else ""
+        return f"Partition(n_rows={self.n_rows}, n_classes={self.n_classes}, n_suppressed={self.n_suppressed}{lv})"
+
+
+def _first_rows(labels: NDArray[np.int64], n_classes: int) -> NDArray[np.int64]:
+    first = np.empty(n_classes, dtype=np.int64)
+    first[labels[::-1]] = np.arange(labels.shape[0] - 1, -1, -1, dtype=np.int64)
+    return first
+
+
+def _check_suppressed(suppressed: Any, n_rows: int) -> NDArray[np.bool_]:
+    if suppressed is None:
+        return np.zeros(n_rows, dtype=bool)
+    s = np.asarray(suppressed)
+    if s.dtype != np.bool_:
+        raise TypeError(f"suppressed must be a boolean mask. Got dtype {s.dtype} instead.")
+    if s.shape != (n_rows,):
+        raise ValueError(f"suppressed must have shape ({n_rows},). Got {s.shape} instead.")
+    return np.ascontiguousarray(s)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What an anonymization algorithm returns.
+
+    Attributes
+    ----------
+    algorithm : str
+    partition : Partition
+        The published grouping (rows, classes, generalizations, suppressed rows).
+    parameters : dict
+        The parameters the algorithm ran with.
+    achieved : dict
+        Achieved privacy values as measured by the independent audit (e.g. ``{'k': 6, 't': 0.31}``).
+    metrics : dict
+        Information-loss values under named metrics.
+    trace : tuple
+        Algorithm-specific steps (search path, split history).
+    stats : dict
+        Timings and counters; not part of equality.
+    """
+
+    algorithm: str
+    partition: Partition
+    parameters: dict[str, Any] = field(default_factory=dict)
+    achieved: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    trace: tuple[Any, ...] = field(default=(), repr=False)
+    stats: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def suppressed(self) -> NDArray[np.bool_]:
+        return self.partition.suppressed
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        return self.partition.to_pandas(**kwargs)
+
+    def to_arrow(self, **kwargs: Any) -> Any:
+        return self.partition.to_arrow(**kwargs)
