@@ -13,7 +13,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Tax", "as_tax"]
+from anoncore.data.hierarchy import Hierarchy
+
+__all__ = ["Tax", "as_tax", "tax_from_parent"]
+
+_CACHE: dict[int, tuple[Hierarchy, "Tax"]] = {}  # Hierarchy objects are immutable
 
 IntArray = npt.NDArray[np.int32]
 
@@ -119,12 +123,16 @@ def as_tax(taxonomy: Any, caller: str) -> Tax:
     """Accept a Hierarchy (or an internal Tax) and return the internal view."""
     if isinstance(taxonomy, Tax):
         return taxonomy
-    try:
-        from anoncore.data.hierarchy import Hierarchy
-    except ImportError:  # pragma: no cover - data model not merged yet
-        Hierarchy = None  # type: ignore[misc,assignment]  # noqa: N806
-    if Hierarchy is not None and isinstance(taxonomy, Hierarchy):
-        return tax_from_parent(np.asarray(taxonomy.parent), list(taxonomy.labels))
+    if isinstance(taxonomy, Hierarchy):
+        key = id(taxonomy)
+        hit = _CACHE.get(key)
+        if hit is not None and hit[0] is taxonomy:
+            return hit[1]
+        tax = tax_from_parent(np.asarray(taxonomy.parent), list(taxonomy.labels))
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        _CACHE[key] = (taxonomy, tax)
+        return tax
     raise TypeError(
         f"The 'taxonomy' parameter of {caller} must be an instance of anoncore.data.Hierarchy. "
         f"Got {type(taxonomy).__name__} instead."
