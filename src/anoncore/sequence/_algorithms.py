@@ -67,6 +67,10 @@ def top_down(
         active = _order(prob, occ)
     cur_ul = prob.ul(h)
     trace.append(TraceEvent(0, "start", -1, -1, (), cur_ul, prob.mi(h)))
+    f = prob.unigram.tolist()
+    cost = prob.cost.tolist()
+    leaf_start = tax.leaf_start.tolist()
+    leaf_count = tax.leaf_count.tolist()
     it = 0
     while active:
         it += 1
@@ -74,42 +78,47 @@ def top_down(
         best: IntArray | None = None
         best_ev: TraceEvent | None = None
         removed: set[int] = set()
-        cache: dict[int, tuple[float, float]] = {}
+        hl = h.tolist()
+        cache: dict[int, tuple[tuple[int, ...], float, float]] = {}  # v -> (moved, UL, Ĩ or NaN)
         for a in active:
             if a in removed:
                 continue
-            u = int(h[a])
+            u = hl[a]
             if u == a:
                 removed.add(a)
                 continue
             v = tax.child_toward(u, a)
-            lo, cnt = int(tax.leaf_start[v]), int(tax.leaf_count[v])
-            block = np.arange(lo, lo + cnt, dtype=np.int32)
-            moved = block[h[block] == u]
-            g = h.copy()
-            g[moved] = v
-            ul = prob.ul(g)
+            hit = cache.get(v)
+            if hit is None:
+                lo = leaf_start[v]
+                moved = tuple(x for x in range(lo, lo + leaf_count[v]) if hl[x] == u)
+                ul = cur_ul + sum(f[x] * (cost[x][v] - cost[x][u]) for x in moved if f[x])
+                val = math.nan
+            else:
+                moved, ul, val = hit
             if ul > best_ul or (tie == "first" and ul == best_ul):
-                trace.append(TraceEvent(it, "skipped", u, v, tuple(moved.tolist()), ul, math.nan))
+                trace.append(TraceEvent(it, "skipped", u, v, moved, ul, math.nan))
+                cache[v] = (moved, ul, val)
                 continue
-            if v in cache:  # identical candidate map within this pass (same u, v)
-                _, val = cache[v]
-            else:
+            g = h.copy()
+            g[list(moved)] = v
+            if math.isnan(val):  # identical candidate maps within a pass are evaluated once
                 val = prob.mi(g)
-                cache[v] = (ul, val)
+            cache[v] = (moved, ul, val)
             if val <= tol:
-                trace.append(TraceEvent(it, "feasible", u, v, tuple(moved.tolist()), ul, val))
+                trace.append(TraceEvent(it, "feasible", u, v, moved, ul, val))
                 best_ul, best = ul, g
-                best_ev = TraceEvent(it, "accepted", u, v, tuple(moved.tolist()), ul, val)
+                best_ev = TraceEvent(it, "accepted", u, v, moved, ul, val)
             else:
-                trace.append(TraceEvent(it, "infeasible", u, v, tuple(moved.tolist()), ul, val))
+                trace.append(TraceEvent(it, "infeasible", u, v, moved, ul, val))
                 if prune:  # Corollary 1: every leaf of L_T(v) leaves the candidate set
-                    removed.update(block.tolist())
+                    removed.update(range(leaf_start[v], leaf_start[v] + leaf_count[v]))
         active = [a for a in active if a not in removed]
         if best is None or best_ev is None:
             break
         h = best
-        trace.append(best_ev)
+        cur_ul = prob.ul(h)  # recomputed from scratch each pass (no drift)
+        trace.append(TraceEvent(it, "accepted", best_ev.node_from, best_ev.node_to, best_ev.moved, cur_ul, best_ev.mi))
         active = [a for a in active if int(h[a]) != a]
     return h, trace
 

@@ -66,19 +66,24 @@ class UserProblem:
         ident = np.arange(tax.n_leaves, dtype=np.int32)
         self.f_sens = self._count_raw(ident, self.patterns)
         self.sigma_s = np.unique(self.patterns).astype(np.int32)
-        self._memo: dict[tuple[bytes, ...], int] = {}
+        self._memo: dict[tuple[object, ...], int] = {}
         self.n_evaluations = 0
         self.n_count_calls = 0
 
     # -- counting ------------------------------------------------------------------------------------------
     def _count_raw(self, h: IntArray, nodes: IntArray) -> npt.NDArray[np.int64]:
         if self.m == 2:
-            out = np.empty(nodes.shape[0], dtype=np.int64)
             assert self.pair is not None
+            out = np.empty(nodes.shape[0], dtype=np.int64)
+            ls, lc = self.tax.leaf_start, self.tax.leaf_count
             for k in range(nodes.shape[0]):
-                r = h == nodes[k, 0]
-                c = h == nodes[k, 1]
-                out[k] = int(self.pair[np.ix_(r, c)].sum()) if r.any() and c.any() else 0
+                a, b = int(nodes[k, 0]), int(nodes[k, 1])
+                # only leaves under a node can map to it: restrict to the two leaf ranges
+                a0, a1 = int(ls[a]), int(ls[a] + lc[a])
+                b0, b1 = int(ls[b]), int(ls[b] + lc[b])
+                r = h[a0:a1] == a
+                c = h[b0:b1] == b
+                out[k] = int(self.pair[a0:a1, b0:b1][r][:, c].sum())
             return out
         return np.asarray(
             _core.sequence.count_patterns(
@@ -87,27 +92,30 @@ class UserProblem:
         )[0]
 
     def image_counts(self, h: IntArray) -> npt.NDArray[np.int64]:
-        """f_Ŝ(h(p)) for each sensitive pattern (one evaluation per distinct image, memoised)."""
-        images = h[self.patterns]
-        uniq, inv = np.unique(images, axis=0, return_inverse=True)
-        counts = np.empty(uniq.shape[0], dtype=np.int64)
-        todo = []
-        keys = []
-        for i in range(uniq.shape[0]):
-            key = tuple(np.packbits(h == uniq[i, k]).tobytes() for k in range(self.m))
-            keys.append(key)
+        """f_Ŝ(h(p)) for each sensitive pattern (one evaluation per distinct image h(p), memoised by the tuple of
+        leaf sets h⁻¹(p̂_k); a leaf set of node v is encoded by h restricted to the leaf range of v)."""
+        images = [tuple(r) for r in h[self.patterns].tolist()]
+        ls, lc = self.tax.leaf_start, self.tax.leaf_count
+        found: dict[tuple[int, ...], int] = {}
+        todo: list[tuple[int, ...]] = []
+        todo_keys: list[tuple[object, ...]] = []
+        for img in images:
+            if img in found or img in todo:
+                continue
+            key = tuple((v, h[int(ls[v]) : int(ls[v] + lc[v])].tobytes()) for v in img)
             hit = self._memo.get(key)
             if hit is None:
-                todo.append(i)
+                todo.append(img)
+                todo_keys.append(key)
             else:
-                counts[i] = hit
+                found[img] = hit
         if todo:
             self.n_count_calls += 1
-            got = self._count_raw(h, np.ascontiguousarray(uniq[todo]))
-            for j, i in enumerate(todo):
-                counts[i] = got[j]
-                self._memo[keys[i]] = int(got[j])
-        return counts[np.asarray(inv).reshape(-1)]
+            got = self._count_raw(h, np.array(todo, dtype=np.int32).reshape(len(todo), self.m))
+            for img, key, cnt in zip(todo, todo_keys, got.tolist()):
+                found[img] = cnt
+                self._memo[key] = cnt
+        return np.array([found[img] for img in images], dtype=np.int64)
 
     # -- measures ------------------------------------------------------------------------------------------
     def entropy(self) -> float:
