@@ -296,6 +296,10 @@ def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
     for u, s in enumerate(seqs):
         single = sanitize_sequence(s, TOY, res.users[u].patterns.tolist(), 0.5, 3)
         assert single == res.users[u]
+    scan = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, counting="scan")
+    assert scan == res
+    assert sanitize(seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2, counting="scan") == sanitize(
+        seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2)
     sampled = sample_sensitive_patterns(seqs, TOY, 2, 3, f_min=2, rng=11)
     assert [p.tolist() for p in sampled] == [u.patterns.tolist() for u in res.users]
     for p, s in zip(sampled, seqs):
@@ -384,6 +388,7 @@ def test_sanitize_sequence_rejects_bad_input(kwargs: dict, exc: type, match: str
         ({"patterns": 2, "m": 4, "w": 2}, ValueError, "longer than the window allows"),
         ({"epsilon": -1}, ValueError, "'epsilon' parameter of sanitize"),
         ({"n_threads": 0}, ValueError, "'n_threads' parameter"),
+        ({"counting": "fast"}, ValueError, "'counting' parameter"),
     ],
 )
 def test_sanitize_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None:

@@ -37,6 +37,7 @@ class UserProblem:
         log_base: float = 2.0,
         pair: npt.NDArray[np.int64] | None = None,
         unigram: npt.NDArray[np.int64] | None = None,
+        use_table: bool = True,
     ) -> None:
         self.seq = np.ascontiguousarray(seq, dtype=np.int32)
         self.patterns = np.ascontiguousarray(patterns, dtype=np.int32)
@@ -58,8 +59,8 @@ class UserProblem:
         self.occurring = np.flatnonzero(self.unigram > 0).astype(np.int32)
         self._cost_occ = cost[self.occurring]  # (n_occ, n_nodes)
         self._f_occ = self.unigram[self.occurring].astype(np.float64)
-        self.pair = pair
-        if self.m == 2 and self.pair is None:
+        self.pair = pair if use_table else None
+        if self.m == 2 and use_table and self.pair is None:
             self.pair = np.asarray(
                 _core.sequence.pair_table(self._offsets, self.seq, tax.n_leaves, self.w, 1)
             )[0]
@@ -72,8 +73,7 @@ class UserProblem:
 
     # -- counting ------------------------------------------------------------------------------------------
     def _count_raw(self, h: IntArray, nodes: IntArray) -> npt.NDArray[np.int64]:
-        if self.m == 2:
-            assert self.pair is not None
+        if self.pair is not None:
             out = np.empty(nodes.shape[0], dtype=np.int64)
             ls, lc = self.tax.leaf_start, self.tax.leaf_count
             for k in range(nodes.shape[0]):

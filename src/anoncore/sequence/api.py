@@ -521,6 +521,7 @@ def sanitize(
     sigma_s_shortcut: bool = True,
     prune: bool = True,
     tie: str = "last",
+    counting: str = "table",
     n_threads: int | None = None,
 ) -> SequenceSanitization:
     """Sanitize many users' event sequences with mutual-information privacy (g-MULG heuristics).
@@ -558,6 +559,10 @@ def sanitize(
         Minimum frequency when sampling.
     sigma_s_shortcut, prune, tie
         Top-Down options, see :func:`sanitize_sequence`.
+    counting : {'table', 'scan'}, default='table'
+        How f_Ŝ(h(p)) is evaluated. ``table``: from the dense windowed pair table built once per user (m = 2;
+        evaluation independent of n). ``scan``: recount over the sequence with the C++ kernel for every distinct
+        generalized pattern (the paper's per-candidate mining; O(n) per evaluation for m = 2). Same output.
     n_threads : int, default=None
         Threads for the counting kernels.
 
@@ -601,6 +606,11 @@ def sanitize(
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     w, base = _check_common(w, log_base, caller)
     nt = resolve_threads(n_threads, caller)
+    if counting not in ("table", "scan"):
+        raise ValueError(
+            f"The 'counting' parameter of {caller} must be a str among {{'scan', 'table'}}. Got {counting!r} instead."
+        )
+    use_table = counting == "table"
     table = resolve_cost(cost, tax, caller)
     offsets, flat = encode_sequences(sequences, tax, caller)
     n_users = offsets.shape[0] - 1
@@ -640,7 +650,7 @@ def sanitize(
     for b0 in range(0, n_users, block):
         b1 = min(n_users, b0 + block)
         pairs = None
-        if pm == 2:
+        if pm == 2 and (use_table or per_user is None):
             tc = time.perf_counter()
             sub_off = np.ascontiguousarray(offsets[b0 : b1 + 1] - offsets[b0])
             sub = np.ascontiguousarray(flat[offsets[b0] : offsets[b1]])
@@ -655,7 +665,9 @@ def sanitize(
                 pats = _sample(cand, counts, int(patterns), f_min, gen, u)
             else:
                 pats = per_user[u]
-            prob = UserProblem(seq, pats, tax, w, table, base, pair=pair, unigram=unigrams[u])
+            prob = UserProblem(
+                seq, pats, tax, w, table, base, pair=pair if use_table else None, unigram=unigrams[u], use_table=use_table
+            )
             users.append(_run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie))
     return SequenceSanitization(
         users=tuple(users),
