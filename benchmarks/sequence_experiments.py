@@ -32,13 +32,19 @@ DEFAULTS: dict[str, Any] = {
 METHODS = ("top_down", "bottom_up")
 
 
-def run_point(dataset: str, seqs: list[np.ndarray], tax: Any, run: int, **kw: Any) -> Iterable[dict[str, Any]]:
+def run_point(
+    dataset: str, seqs: list[np.ndarray], tax: Any, run: int, **kw: Any
+) -> Iterable[dict[str, Any]]:
     p = {**DEFAULTS, **kw}
-    pats = sample_sensitive_patterns(seqs, tax, p["n_patterns"], p["w"], m=p["m"], f_min=p["f_min"], rng=1000 + run)
+    pats = sample_sensitive_patterns(
+        seqs, tax, p["n_patterns"], p["w"], m=p["m"], f_min=p["f_min"], rng=1000 + run
+    )
     pats_l = [x.tolist() for x in pats]
     for method in METHODS:
         t0 = time.perf_counter()
-        res = sanitize(seqs, tax, pats_l, p["eps"], p["w"], method=method, cost=p["cost"], counting=p["counting"])
+        res = sanitize(
+            seqs, tax, pats_l, p["eps"], p["w"], method=method, cost=p["cost"], counting=p["counting"]
+        )
         dt = time.perf_counter() - t0
         yield {
             "dataset": dataset,
@@ -48,7 +54,9 @@ def run_point(dataset: str, seqs: list[np.ndarray], tax: Any, run: int, **kw: An
             "length": int(np.mean([len(s) for s in seqs])),
             "n_users": len(seqs),
             "ul_per_event": float(res.normalized_utility_loss.mean()),
-            "mi_over_entropy": float(np.mean([u.mi / u.entropy if u.entropy > 0 else 0.0 for u in res.users])),
+            "mi_over_entropy": float(
+                np.mean([u.mi / u.entropy if u.entropy > 0 else 0.0 for u in res.users])
+            ),
             "seconds_per_user": dt / len(seqs),
         }
 
@@ -66,7 +74,11 @@ def main(argv: list[str] | None = None) -> None:
         "location-like": location_like(args.users, args.length, rng=0),
     }
     sweeps: dict[str, list[dict[str, Any]]] = {
-        "eps": [{"eps": e, "cost": c} for c in ("linear", "exponential", "iloss") for e in (0.1, 0.3, 0.5, 0.7, 0.9)],
+        "eps": [
+            {"eps": e, "cost": c}
+            for c in ("linear", "exponential", "iloss")
+            for e in (0.1, 0.3, 0.5, 0.7, 0.9)
+        ],
         "w": [{"w": w} for w in (2, 5, 10, 20)],
         "m": [{"m": m} for m in (1, 2, 3)],
         "n_patterns": [{"n_patterns": k} for k in (1, 2, 4, 8)],
@@ -81,9 +93,11 @@ def main(argv: list[str] | None = None) -> None:
                 use = seqs
                 if "length" in kw:
                     n = kw.pop("length")
-                    use = location_like(args.users, n, rng=0)[0] if name == "location-like" else msnbc_like(
-                        args.users, n, rng=0
-                    )[0]
+                    use = (
+                        location_like(args.users, n, rng=0)[0]
+                        if name == "location-like"
+                        else msnbc_like(args.users, n, rng=0)[0]
+                    )
                 for run in range(args.runs):
                     for row in run_point(name, use, tax, run, **kw):
                         row["sweep"] = sweep
@@ -112,11 +126,15 @@ def plot(rows: list[dict[str, Any]], out: str) -> None:
             for method in METHODS:
                 costs = sorted({r["cost"] for r in sub}) if sweep == "eps" else ["linear"]
                 for cost in costs:
-                    pts = [r for r in sub if r["dataset"] == ds and r["method"] == method and r["cost"] == cost]
+                    pts = [
+                        r for r in sub if r["dataset"] == ds and r["method"] == method and r["cost"] == cost
+                    ]
                     xs = sorted({r[key] for r in pts})
                     ul = [np.mean([r["ul_per_event"] for r in pts if r[key] == x]) for x in xs]
                     tm = [np.mean([r["seconds_per_user"] for r in pts if r[key] == x]) * 1e3 for x in xs]
-                    label = f"{'TD' if method == 'top_down' else 'BU'}" + (f" {cost}" if sweep == "eps" else "")
+                    label = f"{'TD' if method == 'top_down' else 'BU'}" + (
+                        f" {cost}" if sweep == "eps" else ""
+                    )
                     style = "-o" if method == "top_down" else "--s"
                     axes[0, col].plot(xs, ul, style, label=label)
                     axes[1, col].plot(xs, tm, style, label=label)

@@ -52,7 +52,9 @@ def taxonomies(draw: st.DrawFn, max_leaves: int = 5) -> Hierarchy:
 
 
 @st.composite
-def instances(draw: st.DrawFn, max_n: int = 8, max_m: int = 2) -> tuple[Hierarchy, list[int], list[tuple[int, ...]], int]:
+def instances(
+    draw: st.DrawFn, max_n: int = 8, max_m: int = 2
+) -> tuple[Hierarchy, list[int], list[tuple[int, ...]], int]:
     tax = draw(taxonomies())
     L = tax.n_leaves
     n = draw(st.integers(0, max_n))
@@ -86,7 +88,10 @@ def test_count_equals_enumeration_of_index_tuples(data: st.DataObject) -> None:
     img = [tuple(h[x] for x in p) for p in pats]
     got = count_patterns([seq], tax, pats + img, w, generalization=h)[0]
     gen = [h[x] for x in seq]
-    want = [oracle.count_embeddings(gen, [h[x] for x in p], w) if False else oracle.count_embeddings(gen, p, w) for p in pats]
+    want = [
+        oracle.count_embeddings(gen, [h[x] for x in p], w) if False else oracle.count_embeddings(gen, p, w)
+        for p in pats
+    ]
     want += [oracle.count_embeddings(gen, q, w) for q in img]
     assert got.tolist() == want
 
@@ -188,7 +193,7 @@ def test_cost_families_satisfy_definition3(tax: Hierarchy, family: str) -> None:
 
 
 def test_utility_loss_from_sanitized_sequence_equals_unigram_form() -> None:
-    s = "Beer Chips Wine Cheese Beer Chips Milk Cookies".split()
+    s = ["Beer", "Chips", "Wine", "Cheese", "Beer", "Chips", "Milk", "Cookies"]
     r = sanitize_sequence(s, TOY, [("Beer", "Chips")], 0.3, 3, cost="iloss")
     codes = [TOY.leaf_code(x) for x in s]
     assert utility_loss(codes, r.sanitized, TOY, "iloss") == pytest.approx(r.utility_loss)
@@ -232,7 +237,11 @@ def test_heuristics_feasible_and_not_better_than_optimum(data: st.DataObject) ->
     bf = sanitize_sequence(seq, tax, pats, eps, w, method="brute_force", cost=family)
     assert bf.utility_loss == pytest.approx(opt)
     tol = eps * H + 1e-9
-    for kw in ({"method": "top_down"}, {"method": "top_down", "sigma_s_shortcut": False}, {"method": "bottom_up"}):
+    for kw in (
+        {"method": "top_down"},
+        {"method": "top_down", "sigma_s_shortcut": False},
+        {"method": "bottom_up"},
+    ):
         r = sanitize_sequence(seq, tax, pats, eps, w, cost=family, **kw)
         assert oracle.mutual_information(seq, pats, w, r.generalization.tolist()) <= tol
         assert r.utility_loss >= opt - 1e-9
@@ -299,7 +308,8 @@ def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
     scan = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, counting="scan")
     assert scan == res
     assert sanitize(seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2, counting="scan") == sanitize(
-        seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2)
+        seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2
+    )
     sampled = sample_sensitive_patterns(seqs, TOY, 2, 3, f_min=2, rng=11)
     assert [p.tolist() for p in sampled] == [u.patterns.tolist() for u in res.users]
     for p, s in zip(sampled, seqs):
@@ -308,8 +318,12 @@ def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
     # per-user pattern lists and m = 3 use the DP path
     per = sanitize(seqs, TOY, [[(0, 1, 2)], [(1, 1, 1)], [(2, 3, 4)], [(0, 0, 0)], [(5, 4, 3)]], 0.3, 4)
     for u, s in enumerate(seqs):
-        assert oracle.mutual_information(s.tolist(), per.users[u].patterns.tolist(), 4,
-                                         per.users[u].generalization.tolist()) <= per.users[u].epsilon + 1e-9
+        assert (
+            oracle.mutual_information(
+                s.tolist(), per.users[u].patterns.tolist(), 4, per.users[u].generalization.tolist()
+            )
+            <= per.users[u].epsilon + 1e-9
+        )
 
 
 def test_problem_memoises_generalized_patterns() -> None:
@@ -349,7 +363,11 @@ def _bad_cost(kind: str) -> np.ndarray:
         ({"patterns": [("Beer", "Chips", "Wine")], "w": 1}, ValueError, "longer than the window allows"),
         ({"patterns": [("Beer", "Chips"), ("Beer",)]}, ValueError, "same length"),
         ({"patterns": []}, ValueError, "at least one pattern"),
-        ({"epsilon": -0.1}, ValueError, "'epsilon' parameter of sanitize_sequence must be a float in the range"),
+        (
+            {"epsilon": -0.1},
+            ValueError,
+            "'epsilon' parameter of sanitize_sequence must be a float in the range",
+        ),
         ({"epsilon": "x"}, TypeError, "'epsilon' parameter"),
         ({"w": -1}, ValueError, r"'w' parameter of sanitize_sequence must be an int in the range \[0, inf\]"),
         ({"w": 2.0}, TypeError, "'w' parameter"),
@@ -357,8 +375,16 @@ def _bad_cost(kind: str) -> np.ndarray:
         ({"tie": "random"}, ValueError, "'tie' parameter"),
         ({"cost": "quadratic"}, ValueError, "'cost' parameter"),
         ({"cost": _bad_cost("leaf_nonzero")}, ValueError, r"Definition 3: c\('Wine', 'Wine'\) must be 0"),
-        ({"cost": _bad_cost("increasing")}, ValueError, "Definition 3: the cost of leaf 'Beer' must not increase"),
-        ({"cost": _bad_cost("zero_ancestor")}, ValueError, r"Definition 3: c\('Cookies', 'Snack'\) must be > 0"),
+        (
+            {"cost": _bad_cost("increasing")},
+            ValueError,
+            "Definition 3: the cost of leaf 'Beer' must not increase",
+        ),
+        (
+            {"cost": _bad_cost("zero_ancestor")},
+            ValueError,
+            r"Definition 3: c\('Cookies', 'Snack'\) must be > 0",
+        ),
         ({"cost": _bad_cost("off_path")}, ValueError, r"Definition 3: c\('Wine', 'Snack'\) must be inf"),
         ({"cost": np.zeros((2, 2))}, ValueError, "must have shape"),
         ({"log_base": 1.0}, ValueError, "'log_base' parameter"),
@@ -371,7 +397,11 @@ def test_sanitize_sequence_rejects_bad_input(kwargs: dict, exc: type, match: str
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         sanitize_sequence(
-            args.pop("sequence"), args.pop("taxonomy"), args.pop("patterns"), args.pop("epsilon"), args.pop("w"),
+            args.pop("sequence"),
+            args.pop("taxonomy"),
+            args.pop("patterns"),
+            args.pop("epsilon"),
+            args.pop("w"),
             **args,
         )
 
@@ -381,7 +411,11 @@ def test_sanitize_sequence_rejects_bad_input(kwargs: dict, exc: type, match: str
     [
         ({"sequences": []}, ValueError, "at least one sequence"),
         ({"sequences": [["Beer"], ["Gin"]]}, ValueError, "'Gin' in sequence 1 of sanitize is not a leaf"),
-        ({"patterns": 3, "f_min": 100}, anoncore.InfeasibleError, "no pattern with windowed frequency >= f_min=100"),
+        (
+            {"patterns": 3, "f_min": 100},
+            anoncore.InfeasibleError,
+            "no pattern with windowed frequency >= f_min=100",
+        ),
         ({"patterns": 0}, ValueError, "'patterns' parameter of sanitize must be an int in the range"),
         ({"patterns": [[("Beer", "Chips")]] * 3}, ValueError, "one list of patterns per sequence"),
         ({"patterns": 2.5}, TypeError, "'patterns' parameter"),
@@ -395,17 +429,34 @@ def test_sanitize_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None
     args = {"sequences": [S, S], "taxonomy": TOY, "patterns": P, "epsilon": 0.5, "w": 2}
     args.update(kwargs)
     with pytest.raises(exc, match=match):
-        sanitize(args.pop("sequences"), args.pop("taxonomy"), args.pop("patterns"), args.pop("epsilon"),
-                 args.pop("w"), **args)
+        sanitize(
+            args.pop("sequences"),
+            args.pop("taxonomy"),
+            args.pop("patterns"),
+            args.pop("epsilon"),
+            args.pop("w"),
+            **args,
+        )
 
 
 @pytest.mark.parametrize(
     ("call", "exc", "match"),
     [
-        (lambda: count_patterns([S], TOY, [("Beer", "Chips", "Wine")], 1), ValueError, "longer than the window"),
-        (lambda: count_patterns([S], TOY, P, 2, generalization=[7, 6, 7, 7, 9, 9]), ValueError,
-         "maps leaf 'Wine' to node 7"),
-        (lambda: count_patterns([S], TOY, P, 2, generalization=[0, 1]), ValueError, "must be an int array of shape"),
+        (
+            lambda: count_patterns([S], TOY, [("Beer", "Chips", "Wine")], 1),
+            ValueError,
+            "longer than the window",
+        ),
+        (
+            lambda: count_patterns([S], TOY, P, 2, generalization=[7, 6, 7, 7, 9, 9]),
+            ValueError,
+            "maps leaf 'Wine' to node 7",
+        ),
+        (
+            lambda: count_patterns([S], TOY, P, 2, generalization=[0, 1]),
+            ValueError,
+            "must be an int array of shape",
+        ),
         (lambda: total_embeddings(-1, 2, 2), ValueError, "'n' parameter"),
         (lambda: total_embeddings(3, 2, 0), ValueError, "'m' parameter"),
         (lambda: cost_table(TOY, "exponential", base=1.0), ValueError, "'base' parameter"),

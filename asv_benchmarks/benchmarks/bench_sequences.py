@@ -26,8 +26,8 @@ def _data(n_users: int):  # type: ignore[no-untyped-def]
 class Counting:
     """Windowed counting of 4 patterns per user (m = 2, w = 10) over 1,000 users x 10,000 events."""
 
-    params = ([1, 2],)
-    param_names = ["n_threads"]
+    params = [[1, 2]]  # noqa: RUF012 (asv reads class attributes)
+    param_names = ["n_threads"]  # noqa: RUF012
     timeout = 120
 
     def setup_cache(self):  # type: ignore[no-untyped-def]
@@ -51,7 +51,9 @@ class Counting:
     def time_kernel_count_patterns(self, cache, n_threads):  # type: ignore[no-untyped-def]
         from anoncore import _core
 
-        _core.sequence.count_patterns(self.offsets, self.flat, self.gmap, self.pats, self.tax.n_nodes, W, n_threads)
+        _core.sequence.count_patterns(
+            self.offsets, self.flat, self.gmap, self.pats, self.tax.n_nodes, W, n_threads
+        )
 
     def time_kernel_pair_table(self, cache, n_threads):  # type: ignore[no-untyped-def]
         from anoncore import _core
@@ -81,8 +83,8 @@ class Counting:
 class Sanitize:
     """Top-Down and Bottom-Up over the same data (relative epsilon 0.5, linear cost)."""
 
-    params = (["top_down", "bottom_up"], [100, 1000])
-    param_names = ["method", "n_users"]
+    params = [["top_down", "bottom_up"], [100, 1000]]  # noqa: RUF012
+    param_names = ["method", "n_users"]  # noqa: RUF012
     timeout = 300
 
     def setup_cache(self):  # type: ignore[no-untyped-def]

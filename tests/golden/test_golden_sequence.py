@@ -15,8 +15,8 @@ import pytest
 
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.sequence import (
-    count_patterns,
     cost_table,
+    count_patterns,
     lcgp,
     mutual_information,
     pattern_entropy,
@@ -34,9 +34,41 @@ TOY = Hierarchy.from_nested(
 ID = {lab: i for i, lab in enumerate(TOY.labels)}
 ALC, SNK, DAI, ALL = ID["Alcohol"], ID["Snack"], ID["Dairy"], ID["All"]
 
-S_A = "Beer Chips Wine Cheese Beer Chips Milk Cookies Beer Chips Cookies Milk Wine Cheese Milk Chips".split()
+S_A = [
+    "Beer",
+    "Chips",
+    "Wine",
+    "Cheese",
+    "Beer",
+    "Chips",
+    "Milk",
+    "Cookies",
+    "Beer",
+    "Chips",
+    "Cookies",
+    "Milk",
+    "Wine",
+    "Cheese",
+    "Milk",
+    "Chips",
+]
 P_A = [("Beer", "Chips"), ("Wine", "Cheese")]
-S_B = "Cookies Cheese Cookies Milk Beer Chips Beer Beer Chips Milk Cookies Milk Wine Milk".split()
+S_B = [
+    "Cookies",
+    "Cheese",
+    "Cookies",
+    "Milk",
+    "Beer",
+    "Chips",
+    "Beer",
+    "Beer",
+    "Chips",
+    "Milk",
+    "Cookies",
+    "Milk",
+    "Wine",
+    "Milk",
+]
 P_B = [("Beer", "Chips"), ("Chips", "Beer"), ("Beer", "Beer")]
 
 
@@ -92,19 +124,19 @@ def test_example2_user_cost_table_is_accepted() -> None:
 def test_example3_refinement_of_cookies_from_all() -> None:
     # Example 3: from all -> All, refining Cookies gives Cookies, Chips -> Snack.
     r = sanitize_sequence(S_B, TOY, P_B, 0.5, 2, sigma_s_shortcut=False)
-    ev = [e for e in r.trace if e.iteration == 1 and e.node_to == SNK][0]
+    ev = next(e for e in r.trace if e.iteration == 1 and e.node_to == SNK)
     assert (ev.node_from, ev.node_to, ev.moved) == (ALL, SNK, (ID["Cookies"], ID["Chips"]))
 
 
 def test_example4_lcgp_intermediate_states() -> None:
     t = as_tax(TOY, "test")
     # (a) p1 = (Beer, Chips), p2 = (Milk, Cookies)
-    pat, h, states = lcgp_passes([ID["Beer"], ID["Chips"]], [ID["Milk"], ID["Cookies"]], t)
+    pat, _, states = lcgp_passes([ID["Beer"], ID["Chips"]], [ID["Milk"], ID["Cookies"]], t)
     assert states[0] == {ID["Beer"]: ALL, ID["Chips"]: SNK, ID["Milk"]: ALL, ID["Cookies"]: SNK}
     assert states[1] == states[0]
     assert pat == (ALL, SNK)
     # (b) p1 = (Beer, Chips), p3 = (Wine, Beer)
-    pat, h, states = lcgp_passes([ID["Beer"], ID["Chips"]], [ID["Wine"], ID["Beer"]], t)
+    pat, _h, states = lcgp_passes([ID["Beer"], ID["Chips"]], [ID["Wine"], ID["Beer"]], t)
     assert states[0] == {ID["Beer"]: ALL, ID["Chips"]: ALL, ID["Wine"]: ALC}
     assert states[1] == {ID["Beer"]: ALL, ID["Chips"]: ALL, ID["Wine"]: ALL}
     assert pat == (ALL, ALL)
@@ -131,8 +163,9 @@ def test_example_a_counts_entropy_and_map_table() -> None:
         assert mutual_information(S_A, TOY, P_A, 2, h) == pytest.approx(mi, abs=1e-6)
         assert float(sum(f[a] * lin[a, h[a]] for a in range(6))) == ul
     # images of the OPT map at 0.9: (All, Chips) 5 and (Wine, All) 3
-    assert count_patterns([S_A], TOY, [(ALL, ID["Chips"]), (ID["Wine"], ALL)], 2,
-                          generalization=gmap(Beer="All", Cheese="All")).tolist() == [[5, 3]]
+    assert count_patterns(
+        [S_A], TOY, [(ALL, ID["Chips"]), (ID["Wine"], ALL)], 2, generalization=gmap(Beer="All", Cheese="All")
+    ).tolist() == [[5, 3]]
 
 
 @pytest.mark.parametrize(
@@ -140,7 +173,13 @@ def test_example_a_counts_entropy_and_map_table() -> None:
     [
         (0.9, (8.5, 0.437251), (5.0, 0.535690), (8.5, 0.437251), 5.0),
         (0.5, (11.0, 0.219486), (13.0, 0.288657), (11.0, 0.219486), 11.0),
-        (0.2, (16.0, 0.0), (16.0, 0.0), (13.0, 0.118630), 13.0),  # BU row depends on R-BU3 (implementation-defined)
+        (
+            0.2,
+            (16.0, 0.0),
+            (16.0, 0.0),
+            (13.0, 0.118630),
+            13.0,
+        ),  # BU row depends on R-BU3 (implementation-defined)
     ],
 )
 def test_example_a_results(eps: float, td_on: tuple, td_off: tuple, bu: tuple, opt: float) -> None:
@@ -162,7 +201,11 @@ def test_example_a_td_without_shortcut_final_map_at_09() -> None:
 def test_example_a_td_trace_shortcut_off_eps_09() -> None:
     # spec §3.2 trace (literal last-wins tie rule): accepted UL/Ĩ per step, and pass 5's prunes.
     r = sanitize_sequence(S_A, TOY, P_A, 0.9, 2, sigma_s_shortcut=False, tie="last")
-    acc = [(e.action, e.node_to, e.utility_loss, round(e.mi, 6)) for e in r.trace if e.action in ("start", "accepted")]
+    acc = [
+        (e.action, e.node_to, e.utility_loss, round(e.mi, 6))
+        for e in r.trace
+        if e.action in ("start", "accepted")
+    ]
     assert acc == [
         ("start", -1, 16.0, 0.0),
         ("accepted", SNK, 13.0, 0.288657),
@@ -173,8 +216,12 @@ def test_example_a_td_trace_shortcut_off_eps_09() -> None:
     ]
     last = [(e.node_to, e.action, e.utility_loss, round(e.mi, 6)) for e in r.trace if e.iteration == 5]
     assert (ID["Cookies"], "feasible", 5.0, 0.535690) in last
-    for leaf, ul, mi in (("Beer", 4.5, 0.564314), ("Milk", 4.5, 0.604656), ("Wine", 5.0, 0.564314),
-                         ("Cheese", 5.0, 0.604656)):
+    for leaf, ul, mi in (
+        ("Beer", 4.5, 0.564314),
+        ("Milk", 4.5, 0.604656),
+        ("Wine", 5.0, 0.564314),
+        ("Cheese", 5.0, 0.604656),
+    ):
         assert (ID[leaf], "infeasible", ul, mi) in last
     assert max(e.iteration for e in r.trace) == 5
     # under first-wins the pass-2 choice differs (Alcohol before Dairy) but the final map is the same
@@ -203,8 +250,17 @@ def test_example_b_counts_and_entropy() -> None:
 
 def test_example_b_top_down_trace() -> None:
     r = sanitize_sequence(S_B, TOY, P_B, 0.5, 2, tie="last")  # shortcut on: Σ_S -> All is not private
-    got = [(e.iteration, e.action, e.node_from, e.node_to, e.utility_loss,
-            None if math.isnan(e.mi) else round(e.mi, 6)) for e in r.trace]
+    got = [
+        (
+            e.iteration,
+            e.action,
+            e.node_from,
+            e.node_to,
+            e.utility_loss,
+            None if math.isnan(e.mi) else round(e.mi, 6),
+        )
+        for e in r.trace
+    ]
     M, B, C, W, Ch = ID["Milk"], ID["Beer"], ID["Cookies"], ID["Wine"], ID["Cheese"]
     assert got == [
         (0, "start", -1, -1, 14.0, 0.0),

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from anoncore.sequence._problem import UserProblem, mi_tolerance
 from anoncore.sequence.lcgp import lcgp_union_find
 
-__all__ = ["TraceEvent", "top_down", "bottom_up", "brute_force"]
+__all__ = ["TraceEvent", "bottom_up", "brute_force", "top_down"]
 
 IntArray = npt.NDArray[np.int32]
 
@@ -118,12 +118,16 @@ def top_down(
             break
         h = best
         cur_ul = prob.ul(h)  # recomputed from scratch each pass (no drift)
-        trace.append(TraceEvent(it, "accepted", best_ev.node_from, best_ev.node_to, best_ev.moved, cur_ul, best_ev.mi))
+        trace.append(
+            TraceEvent(it, "accepted", best_ev.node_from, best_ev.node_to, best_ev.moved, cur_ul, best_ev.mi)
+        )
         active = [a for a in active if int(h[a]) != a]
     return h, trace
 
 
-def _greedy_complete(prob: UserProblem, h: IntArray, eps: float, trace: list[TraceEvent], it: int) -> IntArray:
+def _greedy_complete(
+    prob: UserProblem, h: IntArray, eps: float, trace: list[TraceEvent], it: int
+) -> IntArray:
     """R-BU3 (spec §6 B5): move whole image classes to proper ancestors until Ĩ ≤ ε."""
     tax = prob.tax
     tol = mi_tolerance(eps)
@@ -163,7 +167,9 @@ def _greedy_complete(prob: UserProblem, h: IntArray, eps: float, trace: list[Tra
             _, g, u, v, val = best_dul
             ul = prob.ul(g)
         else:  # pragma: no cover - all-root has Ĩ = 0, so some class is below the root
-            raise RuntimeError("anoncore internal error: greedy completion found no move (please report this bug)")
+            raise RuntimeError(
+                "anoncore internal error: greedy completion found no move (please report this bug)"
+            )
         moved = tuple(np.flatnonzero(h == u).tolist())
         h = g
         cur_mi, cur_ul = val, ul

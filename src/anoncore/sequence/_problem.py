@@ -52,9 +52,7 @@ class UserProblem:
         self.N = int(_core.sequence.total_embeddings(n, self.w, self.m))
         self._offsets = np.array([0, n], dtype=np.int64)
         self.unigram = (
-            unigram
-            if unigram is not None
-            else np.bincount(self.seq, minlength=tax.n_leaves).astype(np.int64)
+            unigram if unigram is not None else np.bincount(self.seq, minlength=tax.n_leaves).astype(np.int64)
         )
         self.occurring = np.flatnonzero(self.unigram > 0).astype(np.int32)
         self._cost_occ = cost[self.occurring]  # (n_occ, n_nodes)
@@ -85,11 +83,18 @@ class UserProblem:
                 c = h[b0:b1] == b
                 out[k] = int(self.pair[a0:a1, b0:b1][r][:, c].sum())
             return out
-        return np.asarray(
+        res: npt.NDArray[np.int64] = np.asarray(
             _core.sequence.count_patterns(
-                self._offsets, self.seq, h, np.ascontiguousarray(nodes, dtype=np.int32), self.tax.n_nodes, self.w, 1
+                self._offsets,
+                self.seq,
+                h,
+                np.ascontiguousarray(nodes, dtype=np.int32),
+                self.tax.n_nodes,
+                self.w,
+                1,
             )
         )[0]
+        return res
 
     def image_counts(self, h: IntArray) -> npt.NDArray[np.int64]:
         """f_Ŝ(h(p)) for each sensitive pattern (one evaluation per distinct image h(p), memoised by the tuple of
@@ -102,7 +107,7 @@ class UserProblem:
         for img in images:
             if img in found or img in todo:
                 continue
-            key = tuple((v, h[int(ls[v]) : int(ls[v] + lc[v])].tobytes()) for v in img)
+            key: tuple[object, ...] = tuple((v, h[int(ls[v]) : int(ls[v] + lc[v])].tobytes()) for v in img)
             hit = self._memo.get(key)
             if hit is None:
                 todo.append(img)

@@ -17,7 +17,7 @@ from anoncore.data.hierarchy import Hierarchy
 
 __all__ = ["Tax", "as_tax", "tax_from_parent"]
 
-_CACHE: dict[int, tuple[Hierarchy, "Tax"]] = {}  # Hierarchy objects are immutable
+_CACHE: dict[int, tuple[Hierarchy, Tax]] = {}  # Hierarchy objects are immutable
 
 IntArray = npt.NDArray[np.int32]
 
@@ -45,8 +45,10 @@ class Tax:
     def is_ancestor_or_self(self, u: int, x: int) -> bool:
         """True when node u is x or an ancestor of x (Euler-interval containment)."""
         su, sx = int(self.leaf_start[u]), int(self.leaf_start[x])
-        return su <= sx and sx + int(self.leaf_count[x]) <= su + int(self.leaf_count[u]) and (
-            int(self.depth[u]) <= int(self.depth[x])
+        return (
+            su <= sx
+            and sx + int(self.leaf_count[x]) <= su + int(self.leaf_count[u])
+            and (int(self.depth[u]) <= int(self.depth[x]))
         )
 
     def lca(self, u: int, v: int) -> int:

@@ -14,9 +14,9 @@ from anoncore.sequence._taxonomy import Tax
 __all__ = [
     "check_int",
     "check_real",
+    "encode_patterns",
     "encode_sequence",
     "encode_sequences",
-    "encode_patterns",
     "resolve_threads",
 ]
 
@@ -29,7 +29,9 @@ def check_int(value: Any, name: str, caller: str, low: int, high: float = float(
     v = int(value)
     if v < low or v > high:
         hi = "inf" if high == float("inf") else str(int(high))
-        raise ValueError(f"The '{name}' parameter of {caller} must be an int in the range [{low}, {hi}]. Got {v} instead.")
+        raise ValueError(
+            f"The '{name}' parameter of {caller} must be an int in the range [{low}, {hi}]. Got {v} instead."
+        )
     return v
 
 
@@ -61,7 +63,9 @@ def _encode_symbol(x: Any, tax: Tax, index: dict[str, int], what: str, caller: s
                 f"(leaf codes are 0..{tax.n_leaves - 1})."
             )
         return c
-    raise TypeError(f"The symbols in {what} of {caller} must be leaf labels (str) or leaf codes (int). Got {type(x).__name__}.")
+    raise TypeError(
+        f"The symbols in {what} of {caller} must be leaf labels (str) or leaf codes (int). Got {type(x).__name__}."
+    )
 
 
 def encode_sequence(seq: Any, tax: Tax, caller: str, what: str = "the sequence") -> npt.NDArray[np.int32]:
@@ -73,7 +77,9 @@ def encode_sequence(seq: Any, tax: Tax, caller: str, what: str = "the sequence")
     arr = np.asarray(seq) if isinstance(seq, np.ndarray) else None
     if arr is not None and arr.dtype.kind in "iu":
         if arr.ndim != 1:
-            raise ValueError(f"Each sequence passed to {caller} must be 1-D. Got an array of shape {arr.shape}.")
+            raise ValueError(
+                f"Each sequence passed to {caller} must be 1-D. Got an array of shape {arr.shape}."
+            )
         if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= tax.n_leaves):
             bad = arr[(arr < 0) | (arr >= tax.n_leaves)][0]
             raise ValueError(
@@ -82,10 +88,14 @@ def encode_sequence(seq: Any, tax: Tax, caller: str, what: str = "the sequence")
             )
         return np.ascontiguousarray(arr, dtype=np.int32)
     index = tax.label_index()
-    return np.fromiter((_encode_symbol(x, tax, index, what, caller) for x in seq), dtype=np.int32, count=len(seq))
+    return np.fromiter(
+        (_encode_symbol(x, tax, index, what, caller) for x in seq), dtype=np.int32, count=len(seq)
+    )
 
 
-def encode_sequences(sequences: Any, tax: Tax, caller: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+def encode_sequences(
+    sequences: Any, tax: Tax, caller: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
     """Ragged batch (offsets int64, flat int32 symbols)."""
     if isinstance(sequences, (str, bytes)) or not isinstance(sequences, (Sequence, np.ndarray)):
         raise TypeError(
@@ -121,12 +131,20 @@ def encode_patterns(
         for x in p:
             if isinstance(x, str):
                 if x not in index:
-                    raise ValueError(f"The symbol {x!r} in pattern {tuple(p)!r} of {caller} is not a leaf of the taxonomy.")
+                    raise ValueError(
+                        f"The symbol {x!r} in pattern {tuple(p)!r} of {caller} is not a leaf of the taxonomy."
+                    )
                 row.append(index[x])
-            elif isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, bool) and 0 <= int(x) < limit:
+            elif (
+                isinstance(x, (numbers.Integral, np.integer))
+                and not isinstance(x, bool)
+                and 0 <= int(x) < limit
+            ):
                 row.append(int(x))
             else:
-                raise ValueError(f"The symbol {x!r} in pattern {tuple(p)!r} of {caller} is not a leaf of the taxonomy.")
+                raise ValueError(
+                    f"The symbol {x!r} in pattern {tuple(p)!r} of {caller} is not a leaf of the taxonomy."
+                )
         rows.append(tuple(row))
     m = len(rows[0])
     if m == 0 or any(len(r) != m for r in rows):

@@ -6,7 +6,6 @@ Sanitization", WSDM 2016, pp. 337–346, doi:10.1145/2835776.2835828.
 
 from __future__ import annotations
 
-import math
 import numbers
 import time
 from collections.abc import Sequence
@@ -182,7 +181,12 @@ def _problem(
 
 
 def pattern_entropy(
-    sequence: Sequence[Any], taxonomy: Any, patterns: Sequence[Sequence[Any]], w: int, *, log_base: float = 2.0
+    sequence: Sequence[Any],
+    taxonomy: Any,
+    patterns: Sequence[Sequence[Any]],
+    w: int,
+    *,
+    log_base: float = 2.0,
 ) -> float:
     """Entropy H̃(𝒫) = Σ_p P̃[p] log(1/P̃[p]) with P̃[p] = f_S(p) / N_m(n, w).
 
@@ -272,7 +276,9 @@ def _check_method_opts(method: Any, tie: Any, caller: str) -> None:
             f"Got {method!r} instead."
         )
     if tie not in ("last", "first"):
-        raise ValueError(f"The 'tie' parameter of {caller} must be a str among {{'first', 'last'}}. Got {tie!r} instead.")
+        raise ValueError(
+            f"The 'tie' parameter of {caller} must be a str among {{'first', 'last'}}. Got {tie!r} instead."
+        )
 
 
 def _run(
@@ -412,7 +418,12 @@ def _candidate_patterns(
 
 
 def _sample(
-    cand: npt.NDArray[np.int32], counts: npt.NDArray[np.int64], k: int, f_min: int, gen: np.random.Generator, user: int
+    cand: npt.NDArray[np.int32],
+    counts: npt.NDArray[np.int64],
+    k: int,
+    f_min: int,
+    gen: np.random.Generator,
+    user: int,
 ) -> npt.NDArray[np.int32]:
     ok = np.flatnonzero(counts >= f_min)
     if ok.shape[0] == 0:
@@ -617,7 +628,7 @@ def sanitize(
     # Sensitive patterns per user.
     per_user: list[npt.NDArray[np.int32]] | None = None
     if isinstance(patterns, (numbers.Integral, np.integer)) and not isinstance(patterns, bool):
-        k = check_int(patterns, "patterns", caller, 1)
+        check_int(patterns, "patterns", caller, 1)
         m = check_int(m, "m", caller, 1)
         f_min = check_int(f_min, "f_min", caller, 1)
         _check_m_w(m, w, caller)
@@ -666,9 +677,19 @@ def sanitize(
             else:
                 pats = per_user[u]
             prob = UserProblem(
-                seq, pats, tax, w, table, base, pair=pair if use_table else None, unigram=unigrams[u], use_table=use_table
+                seq,
+                pats,
+                tax,
+                w,
+                table,
+                base,
+                pair=pair if use_table else None,
+                unigram=unigrams[u],
+                use_table=use_table,
             )
-            users.append(_run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie))
+            users.append(
+                _run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie)
+            )
     return SequenceSanitization(
         users=tuple(users),
         method=method,

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from anoncore.sequence._taxonomy import Tax, as_tax
 
-__all__ = ["cost_table", "validate_cost_table", "utility_loss", "COST_FAMILIES"]
+__all__ = ["COST_FAMILIES", "cost_table", "utility_loss", "validate_cost_table"]
 
 COST_FAMILIES = ("linear", "exponential", "iloss")
 
@@ -127,13 +127,13 @@ def cost_table(taxonomy: Any, family: str = "linear", *, base: float = 2.0) -> n
     """
     tax = as_tax(taxonomy, "cost_table")
     if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 1.0:
-        raise ValueError(f"The 'base' parameter of cost_table must be a float in the range (1, inf). Got {base!r} instead.")
+        raise ValueError(
+            f"The 'base' parameter of cost_table must be a float in the range (1, inf). Got {base!r} instead."
+        )
     return resolve_cost(family, tax, "cost_table", float(base))
 
 
-def utility_loss(
-    sequence: Any, sanitized: Any, taxonomy: Any, cost: Any = "linear"
-) -> float:
+def utility_loss(sequence: Any, sanitized: Any, taxonomy: Any, cost: Any = "linear") -> float:
     """UL(S, Ŝ) = Σ_i c(S[i], Ŝ[i]) (Definition 4).
 
     Parameters
@@ -163,5 +163,7 @@ def utility_loss(
     s = np.asarray(sequence, dtype=np.int64)
     g = np.asarray(sanitized, dtype=np.int64)
     if s.shape != g.shape or s.ndim != 1:
-        raise ValueError("The 'sequence' and 'sanitized' parameters of utility_loss must be 1-D of equal length.")
+        raise ValueError(
+            "The 'sequence' and 'sanitized' parameters of utility_loss must be 1-D of equal length."
+        )
     return float(table[s, g].sum())

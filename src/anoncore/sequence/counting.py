@@ -20,7 +20,7 @@ from anoncore.sequence._validation import (
     resolve_threads,
 )
 
-__all__ = ["count_patterns", "total_embeddings", "pair_table"]
+__all__ = ["count_patterns", "pair_table", "total_embeddings"]
 
 
 def total_embeddings(n: int, w: int, m: int) -> int:

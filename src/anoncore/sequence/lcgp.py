@@ -55,7 +55,9 @@ def lcgp_union_find(p1: Sequence[int], p2: Sequence[int], tax: Tax) -> tuple[tup
     return tuple(h[int(a)] for a in p1), h
 
 
-def lcgp(p1: Sequence[Any], p2: Sequence[Any], taxonomy: Any, *, method: str = "union_find") -> tuple[Any, ...]:
+def lcgp(
+    p1: Sequence[Any], p2: Sequence[Any], taxonomy: Any, *, method: str = "union_find"
+) -> tuple[Any, ...]:
     """Least common generalized pattern of two (generalized) patterns of equal length.
 
     Parameters
@@ -87,7 +89,9 @@ def lcgp(p1: Sequence[Any], p2: Sequence[Any], taxonomy: Any, *, method: str = "
     """
     tax = as_tax(taxonomy, "lcgp")
     if method not in ("union_find", "passes"):
-        raise ValueError(f"The 'method' parameter of lcgp must be a str among {{'passes', 'union_find'}}. Got {method!r} instead.")
+        raise ValueError(
+            f"The 'method' parameter of lcgp must be a str among {{'passes', 'union_find'}}. Got {method!r} instead."
+        )
     index = {lab: i for i, lab in enumerate(tax.labels)}
     as_labels = any(isinstance(x, str) for x in list(p1) + list(p2))
 
@@ -106,6 +110,8 @@ def lcgp(p1: Sequence[Any], p2: Sequence[Any], taxonomy: Any, *, method: str = "
 
     a, b = enc(p1), enc(p2)
     if len(a) != len(b) or not a:
-        raise ValueError(f"The patterns passed to lcgp must have the same length >= 1. Got {len(a)} and {len(b)}.")
+        raise ValueError(
+            f"The patterns passed to lcgp must have the same length >= 1. Got {len(a)} and {len(b)}."
+        )
     res = lcgp_union_find(a, b, tax)[0] if method == "union_find" else lcgp_passes(a, b, tax)[0]
     return tuple(tax.labels[x] for x in res) if as_labels else res

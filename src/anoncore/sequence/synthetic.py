@@ -16,7 +16,14 @@ import numpy.typing as npt
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.sequence._validation import check_int
 
-__all__ = ["MSNBC_CATEGORIES", "msnbc_taxonomy", "location_taxonomy", "msnbc_like", "location_like", "markov_sequences"]
+__all__ = [
+    "MSNBC_CATEGORIES",
+    "location_like",
+    "location_taxonomy",
+    "markov_sequences",
+    "msnbc_like",
+    "msnbc_taxonomy",
+]
 
 MSNBC_CATEGORIES = (
     "frontpage", "news", "tech", "local", "opinion", "on-air", "misc", "weather", "msn-news",
@@ -103,7 +110,9 @@ def markov_sequences(
     length = check_int(length, "length", caller, 0)
     n_symbols = check_int(n_symbols, "n_symbols", caller, 1)
     if not 0.0 <= float(stay) < 1.0:
-        raise ValueError(f"The 'stay' parameter of {caller} must be a float in the range [0, 1). Got {stay!r} instead.")
+        raise ValueError(
+            f"The 'stay' parameter of {caller} must be a float in the range [0, 1). Got {stay!r} instead."
+        )
     gen = np.random.default_rng(rng)
     ranks = np.arange(1, n_symbols + 1, dtype=np.float64) ** (-float(zipf))
     out = []
@@ -139,7 +148,12 @@ def msnbc_like(
 
 
 def location_like(
-    n_users: int, length: int, *, n_areas: int = 69, bin_size: int = 10, rng: int | np.random.Generator | None = None
+    n_users: int,
+    length: int,
+    *,
+    n_areas: int = 69,
+    bin_size: int = 10,
+    rng: int | np.random.Generator | None = None,
 ) -> tuple[list[npt.NDArray[np.int32]], Hierarchy]:
     """Reality-Mining-shaped data: 69 areas binned 10 to a group (3 levels), location-like stickiness.
 
