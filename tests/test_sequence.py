@@ -241,6 +241,7 @@ def test_heuristics_feasible_and_not_better_than_optimum(data: st.DataObject) ->
         {"method": "top_down"},
         {"method": "top_down", "sigma_s_shortcut": False},
         {"method": "bottom_up"},
+        {"method": "bottom_up", "distance": "delta_ul"},
     ):
         r = sanitize_sequence(seq, tax, pats, eps, w, cost=family, **kw)
         assert oracle.mutual_information(seq, pats, w, r.generalization.tolist()) <= tol
@@ -373,6 +374,7 @@ def _bad_cost(kind: str) -> np.ndarray:
         ({"w": 2.0}, TypeError, "'w' parameter"),
         ({"method": "greedy"}, ValueError, "'method' parameter"),
         ({"tie": "random"}, ValueError, "'tie' parameter"),
+        ({"distance": "euclid"}, ValueError, "'distance' parameter"),
         ({"cost": "quadratic"}, ValueError, "'cost' parameter"),
         ({"cost": _bad_cost("leaf_nonzero")}, ValueError, r"Definition 3: c\('Wine', 'Wine'\) must be 0"),
         (

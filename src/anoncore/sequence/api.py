@@ -289,6 +289,7 @@ def _run(
     sigma_s_shortcut: bool,
     prune: bool,
     tie: str,
+    distance: str = "dg",
 ) -> UserSanitization:
     t0 = time.perf_counter()
     H = prob.entropy()
@@ -297,7 +298,7 @@ def _run(
     if method == "top_down":
         h, trace = top_down(prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie)
     elif method == "bottom_up":
-        h, trace = bottom_up(prob, eps)
+        h, trace = bottom_up(prob, eps, distance=distance)
     else:
         h, _ = brute_force(prob, eps)
     mi = prob.mi(h)
@@ -338,6 +339,7 @@ def sanitize_sequence(
     sigma_s_shortcut: bool = True,
     prune: bool = True,
     tie: str = "last",
+    distance: str = "dg",
 ) -> UserSanitization:
     """Sanitize one sequence: find a global map h with Ĩ(h) ≤ ε and small utility loss.
 
@@ -367,6 +369,9 @@ def sanitize_sequence(
         Top-Down: Corollary 1 pruning (exact; output identical either way).
     tie : {'last', 'first'}, default='last'
         Top-Down tie rule for equal-UL feasible candidates in a pass (paper literal: last evaluated wins).
+    distance : {'dg', 'delta_ul'}, default='dg'
+        Bottom-Up pair distance: the paper's d_g (Eq. 5, absolute costs of the two clusters' symbols) or the
+        marginal utility-loss increase of the global map.
 
     Returns
     -------
@@ -389,9 +394,13 @@ def sanitize_sequence(
     """
     caller = "sanitize_sequence"
     _check_method_opts(method, tie, caller)
+    if distance not in ("dg", "delta_ul"):
+        raise ValueError(
+            f"The 'distance' parameter of {caller} must be a str among {{'delta_ul', 'dg'}}. Got {distance!r} instead."
+        )
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     prob = _problem(sequence, taxonomy, patterns, w, cost, log_base, caller)
-    return _run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie)
+    return _run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance)
 
 
 def _candidate_patterns(
@@ -532,6 +541,7 @@ def sanitize(
     sigma_s_shortcut: bool = True,
     prune: bool = True,
     tie: str = "last",
+    distance: str = "dg",
     counting: str = "table",
     n_threads: int | None = None,
 ) -> SequenceSanitization:
@@ -568,8 +578,8 @@ def sanitize(
         Pattern length when sampling.
     f_min : int, default=10
         Minimum frequency when sampling.
-    sigma_s_shortcut, prune, tie
-        Top-Down options, see :func:`sanitize_sequence`.
+    sigma_s_shortcut, prune, tie, distance
+        Algorithm options, see :func:`sanitize_sequence`.
     counting : {'table', 'scan'}, default='table'
         How f_Ŝ(h(p)) is evaluated. ``table``: from the dense windowed pair table built once per user (m = 2;
         evaluation independent of n). ``scan``: recount over the sequence with the C++ kernel for every distinct
@@ -614,6 +624,10 @@ def sanitize(
     t0 = time.perf_counter()
     tax: Tax = as_tax(taxonomy, caller)
     _check_method_opts(method, tie, caller)
+    if distance not in ("dg", "delta_ul"):
+        raise ValueError(
+            f"The 'distance' parameter of {caller} must be a str among {{'delta_ul', 'dg'}}. Got {distance!r} instead."
+        )
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     w, base = _check_common(w, log_base, caller)
     nt = resolve_threads(n_threads, caller)
@@ -688,7 +702,9 @@ def sanitize(
                 use_table=use_table,
             )
             users.append(
-                _run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie)
+                _run(
+                    prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance
+                )
             )
     return SequenceSanitization(
         users=tuple(users),
