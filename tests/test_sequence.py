@@ -471,3 +471,14 @@ def test_sanitize_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None
 def test_helpers_reject_bad_input(call, exc: type, match: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_docs_page_example_runs() -> None:
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "sequence.md"
+    res = doctest.testfile(
+        str(page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
+    assert res.attempted > 0 and res.failed == 0
