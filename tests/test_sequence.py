@@ -300,13 +300,13 @@ def test_small_epsilon_sanitizes_every_pattern(data: st.DataObject) -> None:
 def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
     rng = np.random.default_rng(7)
     seqs = [rng.integers(0, 6, 60) for _ in range(5)]
-    res = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2)
-    again = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2)
+    res = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, trace=True)
+    again = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, trace=True)
     assert res == again
     for u, s in enumerate(seqs):
         single = sanitize_sequence(s, TOY, res.users[u].patterns.tolist(), 0.5, 3)
         assert single == res.users[u]
-    scan = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, counting="scan")
+    scan = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, counting="scan", trace=True)
     assert scan == res
     assert sanitize(seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2, counting="scan") == sanitize(
         seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2
@@ -325,6 +325,55 @@ def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
             )
             <= per.users[u].epsilon + 1e-9
         )
+
+
+@settings(deadline=None, derandomize=True, max_examples=80)
+@given(data=st.data())
+def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None:
+    tax = data.draw(taxonomies(max_leaves=6))
+    L = tax.n_leaves
+    n_users = data.draw(st.integers(1, 4))
+    m = data.draw(st.integers(1, 3))
+    w = data.draw(st.integers(m - 1, 5))
+    seqs = [data.draw(st.lists(st.integers(0, L - 1), max_size=14)) for _ in range(n_users)]
+    pats = [
+        data.draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=1, max_size=3))
+        for _ in range(n_users)
+    ]
+    kw = {
+        "relative": data.draw(st.booleans()),
+        "cost": data.draw(st.sampled_from(["linear", "exponential", "iloss"])),
+        "sigma_s_shortcut": data.draw(st.booleans()),
+        "prune": data.draw(st.booleans()),
+        "tie": data.draw(st.sampled_from(["last", "first"])),
+        "counting": data.draw(st.sampled_from(["table", "scan"])),
+        "log_base": data.draw(st.sampled_from([2.0, math.e, 10.0])),
+    }
+    eps = data.draw(st.floats(0.0, 1.0))
+    fast = sanitize(seqs, tax, pats, eps, w, n_threads=data.draw(st.sampled_from([1, 2])), **kw)
+    ref = sanitize(seqs, tax, pats, eps, w, trace=True, **kw)
+    for a, b in zip(fast.users, ref.users):
+        assert a.trace == ()
+        assert np.array_equal(a.generalization, b.generalization)
+        assert np.array_equal(a.sanitized, b.sanitized)
+        assert (a.mi, a.entropy, a.epsilon, a.utility_loss, a.n_embeddings) == (
+            b.mi,
+            b.entropy,
+            b.epsilon,
+            b.utility_loss,
+            b.n_embeddings,
+        )
+        assert np.array_equal(a.pattern_counts, b.pattern_counts)
+
+
+def test_cpp_top_down_thread_invariant() -> None:
+    from anoncore.sequence.synthetic import location_like
+
+    seqs, tax = location_like(40, 400, rng=3)
+    one = sanitize(seqs, tax, 4, 0.4, 10, rng=5, f_min=3, n_threads=1)
+    four = sanitize(seqs, tax, 4, 0.4, 10, rng=5, f_min=3, n_threads=4)
+    assert one == four
+    assert all(u.mi <= u.epsilon + 1e-12 for u in one.users)
 
 
 def test_problem_memoises_generalized_patterns() -> None:

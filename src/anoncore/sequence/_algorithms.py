@@ -92,7 +92,11 @@ def top_down(
             if hit is None:
                 lo = leaf_start[v]
                 moved = tuple(x for x in range(lo, lo + leaf_count[v]) if hl[x] == u)
-                ul = cur_ul + sum(f[x] * (cost[x][v] - cost[x][u]) for x in moved if f[x])
+                delta = 0.0  # sequential sum (mirrored by the C++ kernel)
+                for x in moved:
+                    if f[x]:
+                        delta += f[x] * (cost[x][v] - cost[x][u])
+                ul = cur_ul + delta
                 val = math.nan
             else:
                 moved, ul, val = hit

@@ -56,7 +56,8 @@ class UserProblem:
         )
         self.occurring = np.flatnonzero(self.unigram > 0).astype(np.int32)
         self._cost_occ = cost[self.occurring]  # (n_occ, n_nodes)
-        self._f_occ = self.unigram[self.occurring].astype(np.float64)
+        self._f_occ_list = [float(x) for x in self.unigram[self.occurring].tolist()]
+        self._cost_occ_list = self._cost_occ.tolist()
         self.pair = pair if use_table else None
         if self.m == 2 and use_table and self.pair is None:
             self.pair = np.asarray(
@@ -144,10 +145,11 @@ class UserProblem:
 
     def ul(self, h: IntArray) -> float:
         """UL(h) = Σ_a f_S(a) c(a, h(a)) over occurring symbols (Definition 4, global form)."""
-        if self.occurring.shape[0] == 0:
-            return 0.0
-        c = self._cost_occ[np.arange(self.occurring.shape[0]), h[self.occurring]]
-        return float(np.dot(self._f_occ, c))
+        # sequential sum in leaf order (the C++ Top-Down kernel sums identically)
+        acc = 0.0
+        for fo, row, x in zip(self._f_occ_list, self._cost_occ_list, h[self.occurring].tolist()):
+            acc += fo * row[x]
+        return acc
 
     def identity(self) -> IntArray:
         return np.arange(self.tax.n_leaves, dtype=np.int32)

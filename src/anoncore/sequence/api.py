@@ -6,6 +6,7 @@ Sanitization", WSDM 2016, pp. 337–346, doi:10.1145/2835776.2835828.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import time
 from collections.abc import Sequence
@@ -510,6 +511,89 @@ def sample_sensitive_patterns(
     return out
 
 
+def _sample_all(
+    offsets: npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    L: int,
+    m: int,
+    w: int,
+    k: int,
+    f_min: int,
+    gen: np.random.Generator,
+    nt: int,
+) -> list[npt.NDArray[np.int32]]:
+    """Sample k sensitive patterns per user (pair tables built in batches for m = 2)."""
+    n_users = offsets.shape[0] - 1
+    out: list[npt.NDArray[np.int32]] = []
+    block = max(1, int(32_000_000 // max(1, 8 * L * L)))
+    for b0 in range(0, n_users, block):
+        b1 = min(n_users, b0 + block)
+        pairs = None
+        if m == 2:
+            sub_off = np.ascontiguousarray(offsets[b0 : b1 + 1] - offsets[b0])
+            sub = np.ascontiguousarray(flat[offsets[b0] : offsets[b1]])
+            pairs = np.asarray(_core.sequence.pair_table(sub_off, sub, L, w, nt))
+        for u in range(b0, b1):
+            seq = flat[offsets[u] : offsets[u + 1]]
+            cand, counts = _candidate_patterns(seq, pairs[u - b0] if pairs is not None else None, m, w, L)
+            out.append(_sample(cand, counts, k, f_min, gen, u))
+    return out
+
+
+def _top_down_batch(
+    offsets: npt.NDArray[np.int64],
+    flat: npt.NDArray[np.int32],
+    tax: Tax,
+    table: npt.NDArray[np.float64],
+    per_user: list[npt.NDArray[np.int32]],
+    epsilon: float,
+    relative: bool,
+    base: float,
+    w: int,
+    nt: int,
+    shortcut: bool,
+    prune: bool,
+    tie: str,
+    use_table: bool,
+) -> list[UserSanitization]:
+    """Top-Down for every user in one GIL-free C++ call (no traces); same maps as the Python reference."""
+    t0 = time.perf_counter()
+    n_users = offsets.shape[0] - 1
+    poff = np.zeros(n_users + 1, dtype=np.int64)
+    poff[1:] = np.cumsum([p.shape[0] for p in per_user])
+    pats = np.ascontiguousarray(np.concatenate(per_user, axis=0), dtype=np.int32)
+    m = pats.shape[1]
+    gen, mi, ent, eps, ul, evals, fs = _core.sequence.top_down_batch(
+        offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
+        np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base, shortcut, prune,
+        tie == "last", use_table, w, nt,
+    )  # fmt: skip
+    per_user_seconds = (time.perf_counter() - t0) / max(1, n_users)
+    out = []
+    for u in range(n_users):
+        seq = flat[offsets[u] : offsets[u + 1]]
+        h = np.array(gen[u], dtype=np.int32)
+        n = int(seq.shape[0])
+        out.append(
+            UserSanitization(
+                generalization=_readonly(h),
+                sanitized=_readonly(h[seq]),
+                mi=float(mi[u]),
+                entropy=float(ent[u]),
+                epsilon=float(eps[u]),
+                utility_loss=float(ul[u]),
+                normalized_utility_loss=float(ul[u]) / n if n else 0.0,
+                patterns=_readonly(per_user[u]),
+                pattern_counts=_readonly(np.array(fs[poff[u] : poff[u + 1]], dtype=np.int64)),
+                n_embeddings=int(_core.sequence.total_embeddings(n, w, m)),
+                method="top_down",
+                trace=(),
+                stats={"seconds": per_user_seconds, "mi_evaluations": float(evals[u])},
+            )
+        )
+    return out
+
+
 def _is_pattern_list(x: Any) -> bool:
     """True if x looks like a list of patterns (a pattern = sequence of scalar symbols)."""
     if isinstance(x, np.ndarray):
@@ -543,6 +627,7 @@ def sanitize(
     tie: str = "last",
     distance: str = "dg",
     counting: str = "table",
+    trace: bool = False,
     n_threads: int | None = None,
 ) -> SequenceSanitization:
     """Sanitize many users' event sequences with mutual-information privacy (g-MULG heuristics).
@@ -584,6 +669,9 @@ def sanitize(
         How f_Ŝ(h(p)) is evaluated. ``table``: from the dense windowed pair table built once per user (m = 2;
         evaluation independent of n). ``scan``: recount over the sequence with the C++ kernel for every distinct
         generalized pattern (the paper's per-candidate mining; O(n) per evaluation for m = 2). Same output.
+    trace : bool, default=False
+        Record algorithm traces. Without traces, Top-Down runs for all users in one GIL-free C++ call
+        (parallel over users); with traces it runs the Python reference (identical maps).
     n_threads : int, default=None
         Threads for the counting kernels.
 
@@ -666,10 +754,21 @@ def sanitize(
             f"The 'patterns' parameter of {caller} must be an int or a list of patterns. Got {type(patterns).__name__} instead."
         )
     _check_m_w(pm, w, caller)
-    unigrams = np.asarray(_core.sequence.unigram_counts(offsets, flat, tax.n_leaves, nt))
     gen = np.random.default_rng(rng) if per_user is None else None
-    users: list[UserSanitization] = []
     L = tax.n_leaves
+    if method == "top_down" and not trace:
+        if per_user is None:
+            assert gen is not None
+            per_user = _sample_all(offsets, flat, L, pm, w, int(patterns), f_min, gen, nt)
+        td_users = _top_down_batch(
+            offsets, flat, tax, table, per_user, epsilon, bool(relative), base, w, nt,
+            bool(sigma_s_shortcut), bool(prune), tie, use_table,
+        )  # fmt: skip
+        return SequenceSanitization(
+            users=tuple(td_users), method=method, stats={"seconds": time.perf_counter() - t0}
+        )
+    unigrams = np.asarray(_core.sequence.unigram_counts(offsets, flat, L, nt))
+    users: list[UserSanitization] = []
     block = max(1, int(32_000_000 // max(1, 8 * L * L)))  # users per pair-table batch (<= ~32 MB)
     t_count = 0.0
     for b0 in range(0, n_users, block):
@@ -701,11 +800,12 @@ def sanitize(
                 unigram=unigrams[u],
                 use_table=use_table,
             )
-            users.append(
-                _run(
-                    prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance
-                )
+            r = _run(
+                prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance
             )
+            if not trace:
+                r = dataclasses.replace(r, trace=())
+            users.append(r)
     return SequenceSanitization(
         users=tuple(users),
         method=method,
