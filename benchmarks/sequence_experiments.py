@@ -29,7 +29,13 @@ from anoncore.sequence.synthetic import location_like, msnbc_like
 DEFAULTS: dict[str, Any] = {
     "eps": 0.5, "w": 10, "m": 2, "n_patterns": 4, "cost": "linear", "f_min": 10, "counting": "table",
 }  # fmt: skip
-METHODS = ("top_down", "bottom_up")
+# (label, method, trace): the Python reference implementations (traced) of both algorithms, which compare the
+# algorithms on equal footing, and the C++ Top-Down batch kernel (untraced, identical maps).
+METHODS = (
+    ("top_down", "top_down", True),
+    ("bottom_up", "bottom_up", True),
+    ("top_down_cpp", "top_down", False),
+)
 
 
 def run_point(
@@ -40,15 +46,24 @@ def run_point(
         seqs, tax, p["n_patterns"], p["w"], m=p["m"], f_min=p["f_min"], rng=1000 + run
     )
     pats_l = [x.tolist() for x in pats]
-    for method in METHODS:
+    for label, method, trace in METHODS:
         t0 = time.perf_counter()
         res = sanitize(
-            seqs, tax, pats_l, p["eps"], p["w"], method=method, cost=p["cost"], counting=p["counting"]
+            seqs,
+            tax,
+            pats_l,
+            p["eps"],
+            p["w"],
+            method=method,
+            cost=p["cost"],
+            counting=p["counting"],
+            trace=trace,
+            n_threads=1,
         )
         dt = time.perf_counter() - t0
         yield {
             "dataset": dataset,
-            "method": method,
+            "method": label,
             "run": run,
             **{k: p[k] for k in ("eps", "w", "m", "n_patterns", "cost", "counting")},
             "length": int(np.mean([len(s) for s in seqs])),
@@ -123,7 +138,7 @@ def plot(rows: list[dict[str, Any]], out: str) -> None:
         sub = [r for r in rows if r["sweep"] == sweep]
         fig, axes = plt.subplots(2, 2, figsize=(10, 7))
         for col, ds in enumerate(("msnbc-like", "location-like")):
-            for method in METHODS:
+            for method, _, _ in METHODS:
                 costs = sorted({r["cost"] for r in sub}) if sweep == "eps" else ["linear"]
                 for cost in costs:
                     pts = [
@@ -132,10 +147,9 @@ def plot(rows: list[dict[str, Any]], out: str) -> None:
                     xs = sorted({r[key] for r in pts})
                     ul = [np.mean([r["ul_per_event"] for r in pts if r[key] == x]) for x in xs]
                     tm = [np.mean([r["seconds_per_user"] for r in pts if r[key] == x]) * 1e3 for x in xs]
-                    label = f"{'TD' if method == 'top_down' else 'BU'}" + (
-                        f" {cost}" if sweep == "eps" else ""
-                    )
-                    style = "-o" if method == "top_down" else "--s"
+                    short = {"top_down": "TD", "bottom_up": "BU", "top_down_cpp": "TD c++"}[method]
+                    label = short + (f" {cost}" if sweep == "eps" else "")
+                    style = {"top_down": "-o", "bottom_up": "--s", "top_down_cpp": ":^"}[method]
                     axes[0, col].plot(xs, ul, style, label=label)
                     axes[1, col].plot(xs, tm, style, label=label)
             axes[0, col].set_title(f"{ds}: utility loss / event")
