@@ -132,7 +132,12 @@ def top_down(
 def _greedy_complete(
     prob: UserProblem, h: IntArray, eps: float, trace: list[TraceEvent], it: int
 ) -> IntArray:
-    """R-BU3 (spec §6 B5): move whole image classes to proper ancestors until Ĩ ≤ ε."""
+    """R-BU3 (spec §6 B5): move whole image classes to proper ancestors until Ĩ ≤ ε.
+
+    Candidates (u -> v) are enumerated by class u ascending, then v from the parent upwards; the feasible one with
+    least UL wins (first in that order on ties). Ĩ is evaluated in increasing (UL, order) so the search stops at the
+    first feasible candidate; only when none is feasible are all evaluated for the ΔĨ/ΔUL and least-ΔUL rules.
+    """
     tax = prob.tax
     tol = mi_tolerance(eps)
     cur_mi = prob.mi(h)
@@ -140,44 +145,43 @@ def _greedy_complete(
     while cur_mi > tol:
         it += 1
         classes = sorted({int(x) for x in h[prob.occurring]} - {tax.root})
-        feas: tuple[float, IntArray, int, int, float] | None = None
-        best_ratio: tuple[float, IntArray, int, int, float, float] | None = None
-        best_dul: tuple[float, IntArray, int, int, float] | None = None
+        cands: list[tuple[int, int, IntArray, float]] = []
         for u in classes:
             v = int(tax.parent[u])
             while v != -1:
                 g = h.copy()
                 g[h == u] = v
-                ul = prob.ul(g)
-                val = prob.mi(g)
-                if val <= tol:
-                    if feas is None or ul < feas[0]:
-                        feas = (ul, g, u, v, val)
-                else:
-                    d_mi = cur_mi - val
-                    d_ul = ul - cur_ul
-                    if d_mi > 0:
-                        ratio = math.inf if d_ul <= 0 else d_mi / d_ul
-                        if best_ratio is None or ratio > best_ratio[0]:
-                            best_ratio = (ratio, g, u, v, val, ul)
-                    if best_dul is None or d_ul < best_dul[0]:
-                        best_dul = (d_ul, g, u, v, val)
+                cands.append((u, v, g, prob.ul(g)))
                 v = int(tax.parent[v])
-        if feas is not None:
-            ul, g, u, v, val = feas
-        elif best_ratio is not None:
-            _, g, u, v, val, ul = best_ratio
-        elif best_dul is not None:
-            _, g, u, v, val = best_dul
-            ul = prob.ul(g)
-        else:  # pragma: no cover - all-root has Ĩ = 0, so some class is below the root
+        if not cands:  # pragma: no cover - all-root has Ĩ = 0, so some class is below the root
             raise RuntimeError(
                 "anoncore internal error: greedy completion found no move (please report this bug)"
             )
+        mis: list[float] = [math.nan] * len(cands)
+        chosen = -1
+        for i in sorted(range(len(cands)), key=lambda i: (cands[i][3], i)):
+            mis[i] = prob.mi(cands[i][2])
+            if mis[i] <= tol:
+                chosen = i
+                break
+        if chosen < 0:
+            best_ratio, best_dul = -1, -1
+            r_val, d_val = -math.inf, math.inf
+            for i, (_, _, _, ul) in enumerate(cands):
+                d_mi = cur_mi - mis[i]
+                d_ul = ul - cur_ul
+                if d_mi > 0:
+                    ratio = math.inf if d_ul <= 0 else d_mi / d_ul
+                    if best_ratio < 0 or ratio > r_val:
+                        best_ratio, r_val = i, ratio
+                if best_dul < 0 or d_ul < d_val:
+                    best_dul, d_val = i, d_ul
+            chosen = best_ratio if best_ratio >= 0 else best_dul
+        u, v, g, ul = cands[chosen]
         moved = tuple(np.flatnonzero(h == u).tolist())
         h = g
-        cur_mi, cur_ul = val, ul
-        trace.append(TraceEvent(it, "complete", u, v, moved, ul, val))
+        cur_mi, cur_ul = mis[chosen], ul
+        trace.append(TraceEvent(it, "complete", u, v, moved, ul, cur_mi))
     return h
 
 

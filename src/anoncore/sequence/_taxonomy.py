@@ -33,6 +33,7 @@ class Tax:
     leaf_count: IntArray = field(repr=False)
     labels: tuple[str, ...] = field(repr=False)
     paths: tuple[tuple[int, ...], ...] = field(repr=False)  # root-to-leaf path of each leaf
+    leaf_index: dict[str, int] = field(repr=False, default_factory=dict)  # leaf label -> code
 
     @property
     def n_nodes(self) -> int:
@@ -67,7 +68,7 @@ class Tax:
         return self.paths[leaf][int(self.depth[u]) + 1]
 
     def label_index(self) -> dict[str, int]:
-        return {lab: i for i, lab in enumerate(self.labels[: self.n_leaves])}
+        return self.leaf_index
 
 
 def tax_from_parent(parent: Sequence[int] | npt.ArrayLike, labels: Sequence[str] | None = None) -> Tax:
@@ -118,6 +119,7 @@ def tax_from_parent(parent: Sequence[int] | npt.ArrayLike, labels: Sequence[str]
         leaf_count=leaf_count,
         labels=labs,
         paths=tuple(paths),
+        leaf_index={lab: i for i, lab in enumerate(labs[:n_leaves])},
     )
 
 
