@@ -120,7 +120,7 @@ class UserSanitization:
         return [tax.labels[int(x)] for x in self.sanitized]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SequenceSanitization:
     """Batch result of :func:`sanitize`: one :class:`UserSanitization` per input sequence."""
 
@@ -134,6 +134,14 @@ class SequenceSanitization:
         return self.method == other.method and self.users == other.users
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        ul = self.normalized_utility_loss
+        mean = float(ul.mean()) if ul.size else 0.0
+        return (
+            f"SequenceSanitization(method={self.method!r}, n_users={len(self.users)}, "
+            f"mean_normalized_utility_loss={mean:.6g})"
+        )
 
     @property
     def utility_loss(self) -> npt.NDArray[np.float64]:
