@@ -110,10 +110,12 @@ void bind_sequence(py::module_ m) {
         params.tie_last = tie_last;
         params.use_pair_table = use_pair_table;
         params.w = w;
+        Status status;
         {
           py::gil_scoped_release nogil;
-          sequence::top_down_batch(off, sy, tax, cv, poff, pt, params, n_threads, out);
+          status = sequence::top_down_batch(off, sy, tax, cv, poff, pt, params, n_threads, out, python_interrupt_hook());
         }
+        raise_for_status(status);
         return py::make_tuple(gen, mi, ent, eps, ul, evals, fs);
       },
       py::arg("offsets").noconvert(), py::arg("symbols").noconvert(), py::arg("parent").noconvert(),

@@ -1,6 +1,7 @@
 #include "anoncore/sequence/top_down.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -241,14 +242,20 @@ double run_top_down(UserState& st, int32_t* h, std::vector<int32_t>& g, std::vec
 
 }  // namespace
 
-void top_down_batch(Span<int64_t> offsets, Span<int32_t> symbols, const TaxonomyView& tax, Matrix<double> cost,
-                    Span<int64_t> pattern_offsets, Matrix<int32_t> patterns, const TopDownParams& params,
-                    int n_threads, const TopDownOutputs& out) {
+Status top_down_batch(Span<int64_t> offsets, Span<int32_t> symbols, const TaxonomyView& tax, Matrix<double> cost,
+                      Span<int64_t> pattern_offsets, Matrix<int32_t> patterns, const TopDownParams& params,
+                      int n_threads, const TopDownOutputs& out, const InterruptHook& hook) {
   const int64_t n_users = offsets.size - 1;
-  if (n_users <= 0) return;
+  if (n_users <= 0) return Status::Ok;
+  std::atomic<bool> stop{false};
   const int64_t L = tax.n_leaves;
   const int64_t n_nodes = tax.parent.size;
   parallel_chunks(n_users, kUserChunk, n_threads, [&](int64_t, int64_t ub, int64_t ue) {
+    if (stop.load(std::memory_order_relaxed)) return;
+    if (interrupted(hook)) {
+      stop.store(true, std::memory_order_relaxed);
+      return;
+    }
     UserState st(tax, cost, params, patterns.cols);
     std::vector<int32_t> g(static_cast<size_t>(L)), active, moved;
     std::vector<char> removed(static_cast<size_t>(L));
@@ -268,6 +275,7 @@ void top_down_batch(Span<int64_t> offsets, Span<int32_t> symbols, const Taxonomy
       for (int64_t k = 0; k < st.n_pat_; ++k) out.pattern_counts[pattern_offsets[u] + k] = st.fs_[static_cast<size_t>(k)];
     }
   });
+  return stop.load() ? Status::Interrupted : Status::Ok;
 }
 
 }  // namespace anoncore::sequence

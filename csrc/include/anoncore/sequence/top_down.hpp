@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "anoncore/core/status.hpp"
 #include "anoncore/core/views.hpp"
 
 namespace anoncore::sequence {
@@ -44,8 +45,10 @@ struct TopDownOutputs {
 /// (n_leaves, n_nodes) (Definition 3, validated by the caller). Parallel over users; each user is independent and
 /// written by one chunk, so results do not depend on n_threads. Worst case O(|Σ|² · eval) per user, where an
 /// evaluation costs O(|𝒫| · |L(u)|·|L(v)|) with the pair table and O(|𝒫| · n·w·m) with the DP.
-void top_down_batch(Span<int64_t> offsets, Span<int32_t> symbols, const TaxonomyView& tax, Matrix<double> cost,
-                    Span<int64_t> pattern_offsets, Matrix<int32_t> patterns, const TopDownParams& params,
-                    int n_threads, const TopDownOutputs& out);
+/// The interrupt hook is polled once per chunk of users; returns Status::Interrupted if it fired (outputs are
+/// then partial), else Status::Ok.
+Status top_down_batch(Span<int64_t> offsets, Span<int32_t> symbols, const TaxonomyView& tax, Matrix<double> cost,
+                      Span<int64_t> pattern_offsets, Matrix<int32_t> patterns, const TopDownParams& params,
+                      int n_threads, const TopDownOutputs& out, const InterruptHook& hook = {});
 
 }  // namespace anoncore::sequence
