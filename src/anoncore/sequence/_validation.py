@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from anoncore import _core
 from anoncore.sequence._taxonomy import Tax
 
 __all__ = [
@@ -157,6 +159,14 @@ def encode_patterns(
 
 
 def resolve_threads(n_threads: Any, caller: str) -> int:
+    """None -> 0 (all cores); warns when threads are requested without OpenMP (STYLE.md §2.5)."""
     if n_threads is None:
         return 0
-    return check_int(n_threads, "n_threads", caller, 1)
+    nt = check_int(n_threads, "n_threads", caller, 1)
+    if nt > 1 and not getattr(_core, "has_openmp", True):
+        warnings.warn(
+            f"{caller}: n_threads={nt} requested but anoncore was built without OpenMP; running serially.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return nt
