@@ -1,0 +1,533 @@
+"""Property and validation tests for anoncore.sequence (spec sequence-sanitization.md §7)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import sequence as oracle
+
+import anoncore
+from anoncore.data.hierarchy import Hierarchy
+from anoncore.sequence import (
+    cost_table,
+    count_patterns,
+    lcgp,
+    mutual_information,
+    pair_table,
+    pattern_entropy,
+    sample_sensitive_patterns,
+    sanitize,
+    sanitize_sequence,
+    total_embeddings,
+    utility_loss,
+)
+from anoncore.sequence._problem import UserProblem
+from anoncore.sequence._taxonomy import as_tax
+from anoncore.sequence.lcgp import lcgp_passes, lcgp_union_find
+
+SETTINGS = settings(deadline=None, derandomize=True, max_examples=60)
+
+TOY = Hierarchy.from_nested(
+    {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
+)
+
+
+# ---------------------------------------------------------------------------------------------- strategies
+@st.composite
+def taxonomies(draw: st.DrawFn, max_leaves: int = 5) -> Hierarchy:
+    """Random trees of height <= 3: leaves under the root or under one of up to 3 categories (nested)."""
+    n_leaves = draw(st.integers(2, max_leaves))
+    n_cat = draw(st.integers(0, 3))
+    parents: dict[str, str] = {}
+    for c in range(n_cat):
+        parents[f"c{c}"] = draw(st.sampled_from(["root"] + [f"c{j}" for j in range(c)]))
+    for a in range(n_leaves):
+        parents[f"x{a}"] = draw(st.sampled_from(["root"] + [f"c{j}" for j in range(n_cat)]))
+    return Hierarchy.from_parent_map(parents)
+
+
+@st.composite
+def instances(
+    draw: st.DrawFn, max_n: int = 8, max_m: int = 2
+) -> tuple[Hierarchy, list[int], list[tuple[int, ...]], int]:
+    tax = draw(taxonomies())
+    L = tax.n_leaves
+    n = draw(st.integers(0, max_n))
+    seq = draw(st.lists(st.integers(0, L - 1), min_size=n, max_size=n))
+    m = draw(st.integers(1, max_m))
+    w = draw(st.integers(m - 1, 5))
+    k = draw(st.integers(1, 3))
+    pats = draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=k, max_size=k))
+    return tax, seq, pats, w
+
+
+def random_map(tax: Hierarchy, draw: st.DrawFn) -> list[int]:
+    t = as_tax(tax, "test")
+    return [draw(st.sampled_from(t.paths[a])) for a in range(tax.n_leaves)]
+
+
+def parent_list(tax: Hierarchy) -> list[int]:
+    return [int(x) for x in tax.parent]
+
+
+def cost_lists(tax: Hierarchy, family: str = "linear") -> list[list[float]]:
+    return cost_table(tax, family).tolist()
+
+
+# ---------------------------------------------------------------------------------------------- counting
+@SETTINGS
+@given(data=st.data())
+def test_count_equals_enumeration_of_index_tuples(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=10, max_m=4))
+    h = random_map(tax, data.draw)
+    img = [tuple(h[x] for x in p) for p in pats]
+    got = count_patterns([seq], tax, pats + img, w, generalization=h)[0]
+    gen = [h[x] for x in seq]
+    want = [
+        oracle.count_embeddings(gen, [h[x] for x in p], w) if False else oracle.count_embeddings(gen, p, w)
+        for p in pats
+    ]
+    want += [oracle.count_embeddings(gen, q, w) for q in img]
+    assert got.tolist() == want
+
+
+@SETTINGS
+@given(data=st.data())
+def test_counts_over_all_patterns_sum_to_total(data: st.DataObject) -> None:
+    tax, seq, _, w = data.draw(instances(max_n=9))
+    m = data.draw(st.integers(1, min(3, w + 1)))
+    L = tax.n_leaves
+    allq = list(itertools.product(range(L), repeat=m))
+    got = count_patterns([seq], tax, allq, w)[0]
+    N = total_embeddings(len(seq), w, m)
+    assert int(got.sum()) == N == oracle.total_tuples(len(seq), w, m)
+
+
+@SETTINGS
+@given(st.integers(0, 40), st.integers(0, 12), st.integers(1, 5))
+def test_total_embeddings_matches_enumeration(n: int, w: int, m: int) -> None:
+    if math.comb(n, m) > 20000:
+        return
+    assert total_embeddings(n, w, m) == oracle.total_tuples(n, w, m)
+
+
+def test_batch_counting_is_per_user_and_thread_invariant() -> None:
+    rng = np.random.default_rng(3)
+    seqs = [rng.integers(0, 6, rng.integers(0, 200)).astype(np.int32) for _ in range(37)]
+    pats = [(0, 1), (2, 2), (9, 9), (6, 7)]
+    h = np.array([6, 6, 7, 7, 4, 9], dtype=np.int32)
+    c1 = count_patterns(seqs, TOY, pats, 4, generalization=h, n_threads=1)
+    c4 = count_patterns(seqs, TOY, pats, 4, generalization=h, n_threads=4)
+    np.testing.assert_array_equal(c1, c4)
+    for u in (0, 5, 36):
+        gen = h[seqs[u]].tolist()
+        assert c1[u].tolist() == [oracle.count_embeddings(gen, p, 4) for p in pats]
+    # the dense pair table agrees with direct counting
+    T = pair_table(seqs, TOY, 4)
+    direct = count_patterns(seqs, TOY, [(a, b) for a in range(6) for b in range(6)], 4)
+    np.testing.assert_array_equal(T.reshape(len(seqs), -1), direct)
+
+
+# ---------------------------------------------------------------------------------------------- privacy measure
+@SETTINGS
+@given(data=st.data())
+def test_mutual_information_matches_oracle_and_bounds(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=8))
+    h = random_map(tax, data.draw)
+    mi = mutual_information(seq, tax, pats, w, h)
+    H = pattern_entropy(seq, tax, pats, w)
+    np.testing.assert_allclose(mi, oracle.mutual_information(seq, pats, w, h), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(H, oracle.entropy(seq, pats, w), rtol=1e-12, atol=1e-15)
+    assert -1e-12 <= mi <= H + 1e-12
+    assert mutual_information(seq, tax, pats, w, list(range(tax.n_leaves))) == pytest.approx(H, abs=1e-12)
+    assert mutual_information(seq, tax, pats, w, [tax.root] * tax.n_leaves) == pytest.approx(0.0, abs=1e-12)
+    # the ratio Ĩ/H̃ does not depend on the log base
+    if H > 0:
+        r_e = mutual_information(seq, tax, pats, w, h, log_base=math.e) / pattern_entropy(
+            seq, tax, pats, w, log_base=math.e
+        )
+        assert r_e == pytest.approx(mi / H, rel=1e-9)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_lemma1_monotone_under_subtree_refinement(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=8))
+    t = as_tax(tax, "test")
+    h = [t.root] * tax.n_leaves
+    prev = mutual_information(seq, tax, pats, w, h)
+    for _ in range(8):
+        cand = [a for a in range(tax.n_leaves) if h[a] != a]
+        if not cand:
+            break
+        a = data.draw(st.sampled_from(cand))
+        u = h[a]
+        v = t.child_toward(u, a)
+        for x in range(int(t.leaf_start[v]), int(t.leaf_start[v] + t.leaf_count[v])):
+            if h[x] == u:
+                h[x] = v
+        cur = mutual_information(seq, tax, pats, w, h)
+        assert cur >= prev - 1e-12
+        prev = cur
+
+
+# ---------------------------------------------------------------------------------------------- costs
+@SETTINGS
+@given(taxonomies(max_leaves=6), st.sampled_from(["linear", "exponential", "iloss"]))
+def test_cost_families_satisfy_definition3(tax: Hierarchy, family: str) -> None:
+    table = cost_table(tax, family)
+    t = as_tax(tax, "test")
+    for a in range(tax.n_leaves):
+        path = list(t.paths[a])
+        vals = table[a, path]
+        assert vals[-1] == 0.0 and np.all(vals[:-1] > 0) and np.all(np.diff(vals) <= 0)
+        if family != "iloss":
+            assert vals[0] == pytest.approx(1.0)
+        off = np.setdiff1d(np.arange(tax.n_nodes), path)
+        assert np.all(np.isinf(table[a, off]))
+
+
+def test_utility_loss_from_sanitized_sequence_equals_unigram_form() -> None:
+    s = ["Beer", "Chips", "Wine", "Cheese", "Beer", "Chips", "Milk", "Cookies"]
+    r = sanitize_sequence(s, TOY, [("Beer", "Chips")], 0.3, 3, cost="iloss")
+    codes = [TOY.leaf_code(x) for x in s]
+    assert utility_loss(codes, r.sanitized, TOY, "iloss") == pytest.approx(r.utility_loss)
+    assert np.array_equal(r.sanitized, r.generalization[codes])
+
+
+# ---------------------------------------------------------------------------------------------- LCGP
+@SETTINGS
+@given(data=st.data())
+def test_lcgp_passes_equals_union_find_and_brute_force(data: st.DataObject) -> None:
+    tax = data.draw(taxonomies(max_leaves=5))
+    t = as_tax(tax, "test")
+    m = data.draw(st.integers(1, 4))
+    p1 = data.draw(st.lists(st.integers(0, tax.n_leaves - 1), min_size=m, max_size=m))
+    p2 = data.draw(st.lists(st.integers(0, tax.n_leaves - 1), min_size=m, max_size=m))
+    g1, h1, _ = lcgp_passes(p1, p2, t)
+    g2, h2 = lcgp_union_find(p1, p2, t)
+    assert g1 == g2 and h1 == h2
+    # Theorem 2 with random Definition-3 costs: scale a family by random positive per-(leaf, level) increments
+    cost = [[math.inf] * tax.n_nodes for _ in range(tax.n_leaves)]
+    for a in range(tax.n_leaves):
+        acc = 0.0
+        for v in reversed(t.paths[a]):
+            cost[a][v] = acc
+            acc += data.draw(st.floats(0.1, 3.0))
+    freq = [data.draw(st.integers(1, 5)) for _ in range(tax.n_leaves)]
+    got = sum(cost[a][h2[a]] * freq[a] for a in set(p1) | set(p2))
+    assert got == pytest.approx(oracle.lcgp_min_cost(p1, p2, parent_list(tax), cost, freq))
+
+
+# ---------------------------------------------------------------------------------------------- algorithms
+@settings(deadline=None, derandomize=True, max_examples=40)
+@given(data=st.data())
+def test_heuristics_feasible_and_not_better_than_optimum(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=8))
+    pats = [p[:2] if len(p) >= 2 else p for p in pats]
+    eps = data.draw(st.sampled_from([0.0, 0.2, 0.5, 0.9]))
+    family = data.draw(st.sampled_from(["linear", "iloss", "exponential"]))
+    H = oracle.entropy(seq, pats, w)
+    opt = oracle.optimum(seq, pats, w, eps * H, parent_list(tax), tax.n_leaves, cost_lists(tax, family))
+    bf = sanitize_sequence(seq, tax, pats, eps, w, method="brute_force", cost=family)
+    assert bf.utility_loss == pytest.approx(opt)
+    tol = eps * H + 1e-9
+    for kw in (
+        {"method": "top_down"},
+        {"method": "top_down", "sigma_s_shortcut": False},
+        {"method": "bottom_up"},
+        {"method": "bottom_up", "distance": "delta_ul"},
+    ):
+        r = sanitize_sequence(seq, tax, pats, eps, w, cost=family, **kw)
+        assert oracle.mutual_information(seq, pats, w, r.generalization.tolist()) <= tol
+        assert r.utility_loss >= opt - 1e-9
+        t = as_tax(tax, "test")
+        assert all(t.is_ancestor_or_self(int(r.generalization[a]), a) for a in range(tax.n_leaves))
+        assert r.sanitized.tolist() == [int(r.generalization[x]) for x in seq]
+
+
+@settings(deadline=None, derandomize=True, max_examples=80)
+@given(data=st.data())
+def test_top_down_pruning_is_exact(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=10))
+    eps = data.draw(st.floats(0.0, 1.0))
+    shortcut = data.draw(st.booleans())
+    tie = data.draw(st.sampled_from(["last", "first"]))
+    a = sanitize_sequence(seq, tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, prune=True)
+    b = sanitize_sequence(seq, tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, prune=False)
+    assert np.array_equal(a.generalization, b.generalization)
+    # accepted steps: Ĩ non-decreasing, UL non-increasing
+    acc = [e for e in a.trace if e.action in ("start", "accepted")]
+    for x, y in itertools.pairwise(acc):
+        assert y.mi >= x.mi - 1e-12 and y.utility_loss <= x.utility_loss + 1e-12
+
+
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(data=st.data())
+def test_bottom_up_invariants(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=10))
+    eps = data.draw(st.floats(0.0, 1.0))
+    r = sanitize_sequence(seq, tax, pats, eps, w, method="bottom_up")
+    mis = [e.mi for e in r.trace]
+    uls = [e.utility_loss for e in r.trace]
+    assert all(y <= x + 1e-12 for x, y in itertools.pairwise(mis))
+    assert all(y >= x - 1e-12 for x, y in itertools.pairwise(uls))
+    assert r.mi <= r.epsilon + 1e-9
+
+
+@SETTINGS
+@given(data=st.data())
+def test_small_epsilon_sanitizes_every_pattern(data: st.DataObject) -> None:
+    tax, seq, pats, w = data.draw(instances(max_n=10))
+    N = oracle.total_tuples(len(seq), w, len(pats[0]))
+    terms = [oracle.count_embeddings(seq, p, w) / N for p in pats] if N else []
+    terms = [q * math.log2(1 / q) for q in terms if q > 0]
+    if not terms or min(terms) <= 1e-9:
+        return
+    eps = 0.5 * min(terms)
+    for method in ("top_down", "bottom_up"):
+        r = sanitize_sequence(seq, tax, pats, eps, w, method=method, relative=False)
+        for p in pats:
+            if oracle.count_embeddings(seq, p, w) > 0:
+                assert tuple(int(r.generalization[x]) for x in p) != tuple(p)
+
+
+def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
+    rng = np.random.default_rng(7)
+    seqs = [rng.integers(0, 6, 60) for _ in range(5)]
+    res = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, trace=True)
+    again = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, trace=True)
+    assert res == again
+    for u, s in enumerate(seqs):
+        single = sanitize_sequence(s, TOY, res.users[u].patterns.tolist(), 0.5, 3)
+        assert single == res.users[u]
+    scan = sanitize(seqs, TOY, 2, 0.5, 3, rng=11, f_min=2, counting="scan", trace=True)
+    assert scan == res
+    assert sanitize(seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2, counting="scan") == sanitize(
+        seqs, TOY, 2, 0.5, 3, method="bottom_up", rng=11, f_min=2
+    )
+    sampled = sample_sensitive_patterns(seqs, TOY, 2, 3, f_min=2, rng=11)
+    assert [p.tolist() for p in sampled] == [u.patterns.tolist() for u in res.users]
+    for p, s in zip(sampled, seqs):
+        for q in p:
+            assert oracle.count_embeddings(s.tolist(), q.tolist(), 3) >= 2
+    # per-user pattern lists and m = 3 use the DP path
+    per = sanitize(seqs, TOY, [[(0, 1, 2)], [(1, 1, 1)], [(2, 3, 4)], [(0, 0, 0)], [(5, 4, 3)]], 0.3, 4)
+    for u, s in enumerate(seqs):
+        assert (
+            oracle.mutual_information(
+                s.tolist(), per.users[u].patterns.tolist(), 4, per.users[u].generalization.tolist()
+            )
+            <= per.users[u].epsilon + 1e-9
+        )
+
+
+@settings(deadline=None, derandomize=True, max_examples=80)
+@given(data=st.data())
+def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None:
+    tax = data.draw(taxonomies(max_leaves=6))
+    L = tax.n_leaves
+    n_users = data.draw(st.integers(1, 4))
+    m = data.draw(st.integers(1, 3))
+    w = data.draw(st.integers(m - 1, 5))
+    seqs = [data.draw(st.lists(st.integers(0, L - 1), max_size=14)) for _ in range(n_users)]
+    pats = [
+        data.draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=1, max_size=3))
+        for _ in range(n_users)
+    ]
+    kw = {
+        "relative": data.draw(st.booleans()),
+        "cost": data.draw(st.sampled_from(["linear", "exponential", "iloss"])),
+        "sigma_s_shortcut": data.draw(st.booleans()),
+        "prune": data.draw(st.booleans()),
+        "tie": data.draw(st.sampled_from(["last", "first"])),
+        "counting": data.draw(st.sampled_from(["table", "scan"])),
+        "log_base": data.draw(st.sampled_from([2.0, math.e, 10.0])),
+    }
+    eps = data.draw(st.floats(0.0, 1.0))
+    fast = sanitize(seqs, tax, pats, eps, w, n_threads=data.draw(st.sampled_from([1, 2])), **kw)
+    ref = sanitize(seqs, tax, pats, eps, w, trace=True, **kw)
+    for a, b in zip(fast.users, ref.users):
+        assert a.trace == ()
+        assert np.array_equal(a.generalization, b.generalization)
+        assert np.array_equal(a.sanitized, b.sanitized)
+        assert (a.mi, a.entropy, a.epsilon, a.utility_loss, a.n_embeddings) == (
+            b.mi,
+            b.entropy,
+            b.epsilon,
+            b.utility_loss,
+            b.n_embeddings,
+        )
+        assert np.array_equal(a.pattern_counts, b.pattern_counts)
+
+
+def test_cpp_top_down_thread_invariant() -> None:
+    from anoncore.sequence.synthetic import location_like
+
+    seqs, tax = location_like(40, 400, rng=3)
+    one = sanitize(seqs, tax, 4, 0.4, 10, rng=5, f_min=3, n_threads=1)
+    four = sanitize(seqs, tax, 4, 0.4, 10, rng=5, f_min=3, n_threads=4)
+    assert one == four
+    assert all(u.mi <= u.epsilon + 1e-12 for u in one.users)
+
+
+def test_problem_memoises_generalized_patterns() -> None:
+    t = as_tax(TOY, "test")
+    seq = np.array([0, 1, 2, 3, 0, 1, 2, 3, 4, 5], dtype=np.int32)
+    prob = UserProblem(seq, np.array([[0, 1, 2]], np.int32), t, 3, cost_table(TOY))
+    h = np.full(6, t.root, dtype=np.int32)
+    prob.mi(h)
+    prob.mi(h.copy())
+    assert prob.n_count_calls == 1
+
+
+# ---------------------------------------------------------------------------------------------- bad input
+S = ["Beer", "Chips", "Wine"]
+P = [("Beer", "Chips")]
+
+
+def _bad_cost(kind: str) -> np.ndarray:
+    table = cost_table(TOY, "linear")
+    if kind == "leaf_nonzero":
+        table[0, 0] = 0.1
+    elif kind == "increasing":
+        table[1, 6] = 1.5  # Beer -> Alcohol costs more than Beer -> All
+    elif kind == "zero_ancestor":
+        table[2, 7] = 0.0
+    elif kind == "off_path":
+        table[0, 7] = 0.3  # Wine -> Snack
+    return table
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"sequence": ["Beer", "Vodka"]}, ValueError, "'Vodka'.*not a leaf of the taxonomy"),
+        ({"sequence": [0, 17]}, ValueError, "symbol 17.*not a leaf"),
+        ({"patterns": [("Beer", "Rum")]}, ValueError, "'Rum'.*not a leaf"),
+        ({"patterns": [("Beer", "Chips", "Wine")], "w": 1}, ValueError, "longer than the window allows"),
+        ({"patterns": [("Beer", "Chips"), ("Beer",)]}, ValueError, "same length"),
+        ({"patterns": []}, ValueError, "at least one pattern"),
+        (
+            {"epsilon": -0.1},
+            ValueError,
+            "'epsilon' parameter of sanitize_sequence must be a float in the range",
+        ),
+        ({"epsilon": "x"}, TypeError, "'epsilon' parameter"),
+        ({"w": -1}, ValueError, r"'w' parameter of sanitize_sequence must be an int in the range \[0, inf\]"),
+        ({"w": 2.0}, TypeError, "'w' parameter"),
+        ({"method": "greedy"}, ValueError, "'method' parameter"),
+        ({"tie": "random"}, ValueError, "'tie' parameter"),
+        ({"distance": "euclid"}, ValueError, "'distance' parameter"),
+        ({"cost": "quadratic"}, ValueError, "'cost' parameter"),
+        ({"cost": _bad_cost("leaf_nonzero")}, ValueError, r"Definition 3: c\('Wine', 'Wine'\) must be 0"),
+        (
+            {"cost": _bad_cost("increasing")},
+            ValueError,
+            "Definition 3: the cost of leaf 'Beer' must not increase",
+        ),
+        (
+            {"cost": _bad_cost("zero_ancestor")},
+            ValueError,
+            r"Definition 3: c\('Cookies', 'Snack'\) must be > 0",
+        ),
+        ({"cost": _bad_cost("off_path")}, ValueError, r"Definition 3: c\('Wine', 'Snack'\) must be inf"),
+        ({"cost": np.zeros((2, 2))}, ValueError, "must have shape"),
+        ({"log_base": 1.0}, ValueError, "'log_base' parameter"),
+        ({"taxonomy": {"All": ["a"]}}, TypeError, "must be an instance of anoncore.data.Hierarchy"),
+        ({"sequence": "Beer Chips"}, TypeError, "must be a list or 1-D array"),
+    ],
+)
+def test_sanitize_sequence_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None:
+    args = {"sequence": S, "taxonomy": TOY, "patterns": P, "epsilon": 0.5, "w": 2}
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        sanitize_sequence(
+            args.pop("sequence"),
+            args.pop("taxonomy"),
+            args.pop("patterns"),
+            args.pop("epsilon"),
+            args.pop("w"),
+            **args,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"sequences": []}, ValueError, "at least one sequence"),
+        ({"sequences": [["Beer"], ["Gin"]]}, ValueError, "'Gin' in sequence 1 of sanitize is not a leaf"),
+        (
+            {"patterns": 3, "f_min": 100},
+            anoncore.InfeasibleError,
+            "no pattern with windowed frequency >= f_min=100",
+        ),
+        ({"patterns": 0}, ValueError, "'patterns' parameter of sanitize must be an int in the range"),
+        ({"patterns": [[("Beer", "Chips")]] * 3}, ValueError, "one list of patterns per sequence"),
+        ({"patterns": 2.5}, TypeError, "'patterns' parameter"),
+        ({"patterns": 2, "m": 4, "w": 2}, ValueError, "longer than the window allows"),
+        ({"epsilon": -1}, ValueError, "'epsilon' parameter of sanitize"),
+        ({"n_threads": 0}, ValueError, "'n_threads' parameter"),
+        ({"counting": "fast"}, ValueError, "'counting' parameter"),
+    ],
+)
+def test_sanitize_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None:
+    args = {"sequences": [S, S], "taxonomy": TOY, "patterns": P, "epsilon": 0.5, "w": 2}
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        sanitize(
+            args.pop("sequences"),
+            args.pop("taxonomy"),
+            args.pop("patterns"),
+            args.pop("epsilon"),
+            args.pop("w"),
+            **args,
+        )
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "match"),
+    [
+        (
+            lambda: count_patterns([S], TOY, [("Beer", "Chips", "Wine")], 1),
+            ValueError,
+            "longer than the window",
+        ),
+        (
+            lambda: count_patterns([S], TOY, P, 2, generalization=[7, 6, 7, 7, 9, 9]),
+            ValueError,
+            "maps leaf 'Wine' to node 7",
+        ),
+        (
+            lambda: count_patterns([S], TOY, P, 2, generalization=[0, 1]),
+            ValueError,
+            "must be an int array of shape",
+        ),
+        (lambda: total_embeddings(-1, 2, 2), ValueError, "'n' parameter"),
+        (lambda: total_embeddings(3, 2, 0), ValueError, "'m' parameter"),
+        (lambda: cost_table(TOY, "exponential", base=1.0), ValueError, "'base' parameter"),
+        (lambda: lcgp(("Beer",), ("Wine", "Beer"), TOY), ValueError, "same length"),
+        (lambda: lcgp(("Beer",), ("Gin",), TOY), ValueError, "'Gin'.*not a node"),
+        (lambda: lcgp(("Beer",), ("Wine",), TOY, method="x"), ValueError, "'method' parameter"),
+        (lambda: sample_sensitive_patterns([S], TOY, 0, 2), ValueError, "'k' parameter"),
+    ],
+)
+def test_helpers_reject_bad_input(call, exc: type, match: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_docs_page_example_runs() -> None:
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "sequence.md"
+    res = doctest.testfile(
+        str(page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
+    assert res.attempted > 0 and res.failed == 0
