@@ -128,7 +128,7 @@ void Stream::load(int64_t lo, int64_t hi, Span<int64_t> ids, Span<int64_t> ts, S
   }
   for (auto& sl : ring_) {
     for (auto& v : sl.P) std::sort(v.begin(), v.end(), rec_less);
-    for (auto& v : sl.S) std::sort(v.begin(), v.end());
+    for (auto& v : sl.S) std::sort(v.begin(), v.end(), [](int64_t a, int64_t b) { return a > b; });
   }
 }
 
@@ -175,7 +175,7 @@ void Stream::initial_suppression(Slot& sl) {
       pv.pop_back();
       ++counters.initially_suppressed;
     }
-    std::reverse(sv.begin(), sv.end());  // ascending ids; relays take the largest id first
+    // sv now holds ids in descending order: relays take the back, i.e. the earliest record (smallest id) first.
   }
 }
 

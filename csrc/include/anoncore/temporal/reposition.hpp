@@ -109,7 +109,7 @@ class Stream {
  private:
   struct Slot {
     std::vector<std::vector<Rec>> P;      // per SA: sorted by (ts, id)
-    std::vector<std::vector<int64_t>> S;  // per SA: suppressed ids (all with ts == slot time)
+    std::vector<std::vector<int64_t>> S;  // per SA: suppressed ids, descending (all with ts == slot time)
   };
   struct Step {
     int64_t t;
