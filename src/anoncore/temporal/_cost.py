@@ -36,18 +36,20 @@ def _validate_table(values: np.ndarray) -> None:
     if not np.all(np.isfinite(values)):
         raise ValueError("mu must be finite on its whole table. Got a NaN or infinite value instead.")
     if values[0] != 0.0:
-        raise ValueError(f"mu violates C1: mu(0) must be 0. Got mu(0)={values[0]!r} instead.")
-    diff = np.diff(values)
-    bad = np.flatnonzero(diff <= 0.0)
+        raise ValueError(f"mu violates C1: mu(0) must be 0. Got mu(0)={float(values[0])!r} instead.")
+    values = values.astype(float)
+    diff = [float(x) for x in np.diff(values)]
+    vals = [float(x) for x in values]
+    bad = np.flatnonzero(np.asarray(diff) <= 0.0)
     if bad.size:
         d = int(bad[0])
         raise ValueError(
-            f"mu violates C2 (strictly increasing): mu({d + 1})={values[d + 1]!r} is not greater than "
-            f"mu({d})={values[d]!r}."
+            f"mu violates C2 (strictly increasing): mu({d + 1})={vals[d + 1]!r} is not greater than "
+            f"mu({d})={vals[d]!r}."
         )
     # C3 on integers: first differences non-decreasing. Allow rounding noise relative to the magnitudes.
     tol = 1e-12 * max(1.0, float(np.max(np.abs(values))))
-    bad = np.flatnonzero(np.diff(diff) < -tol)
+    bad = np.flatnonzero(np.diff(np.asarray(diff)) < -tol)
     if bad.size:
         d = int(bad[0])
         raise ValueError(
@@ -232,7 +234,7 @@ def as_beta(beta: Any, n_sa: int, caller: str, sa_values: Sequence[Any] | None =
             f"Got {type(beta).__name__} instead."
         )
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        bad = arr[~(np.isfinite(arr) & (arr >= 0))][0]
+        bad = float(arr[~(np.isfinite(arr) & (arr >= 0))][0])
         raise ValueError(
             f"The 'beta' parameter of {caller} must hold finite costs >= 0. Got {bad!r} instead."
         )

@@ -34,7 +34,7 @@ def _counts_of(counts: Any, caller: str) -> np.ndarray:
     if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
         raise TypeError(f"The 'counts' parameter of {caller} must be a 1-D array of ints. Got {counts!r} instead.")
     if np.any(arr < 0):
-        raise ValueError(f"The 'counts' parameter of {caller} must be non-negative. Got {arr.min()!r} instead.")
+        raise ValueError(f"The 'counts' parameter of {caller} must be non-negative. Got {int(arr.min())!r} instead.")
     return arr.astype(np.int64)
 
 

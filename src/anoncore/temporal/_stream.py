@@ -65,10 +65,10 @@ def _sa_codes(sa: Any, caller: str, n_sa: int | None) -> np.ndarray:
             f"Got dtype {arr.dtype} instead."
         )
     if arr.size and arr.min() < 0:
-        raise ValueError(f"The 'sa' parameter of {caller} must hold codes >= 0. Got {arr.min()!r} instead.")
+        raise ValueError(f"The 'sa' parameter of {caller} must hold codes >= 0. Got {int(arr.min())!r} instead.")
     if n_sa is not None and arr.size and arr.max() >= n_sa:
         raise ValueError(
-            f"The 'sa' parameter of {caller} must hold codes in [0, {n_sa - 1}]. Got {arr.max()!r} instead."
+            f"The 'sa' parameter of {caller} must hold codes in [0, {n_sa - 1}]. Got {int(arr.max())!r} instead."
         )
     return np.ascontiguousarray(arr, dtype=np.int32)
 
@@ -343,13 +343,12 @@ class Repositioner:
         ids, ts, sa, slot, sup = self._stream.state()
         return WindowState(int(self._stream.lo), int(self._stream.hi), ids, ts, sa, slot, sup)
 
-    def _popped(self) -> list[PublishedSnapshot]:
+    def _popped(self, times: Sequence[int]) -> list[PublishedSnapshot]:
+        """Snapshots popped for the given time instants (possibly empty ones)."""
         ids, ts, sa, slot = self._stream.take_popped()
-        if ids.size == 0:
-            return []
         home = np.where(slot >= 0, slot, ts)
         out = []
-        for t in np.unique(home):
+        for t in times:
             sel = home == t
             pub = sel & (slot >= 0)
             sup = sel & (slot < 0)
@@ -427,14 +426,15 @@ class Repositioner:
             if t - (self._start or 0) == self.w - 1:
                 self._solve_first_window()
             return None
+        full = st.hi - st.lo + 1 == self.w
+        popped_t = int(st.lo)
         st.push(codes, id_arr)
         if self.trace:
             self.last_trace_ = tuple(
                 TraceStep(it, "LP" if ph == 0 else "LL", rid, s, fs, g, rb)
                 for it, ph, rid, s, fs, g, rb in st.last_trace
             )
-        popped = self._popped()
-        return popped[0] if popped else None
+        return self._popped([popped_t])[0] if full else None
 
     def _solve_first_window(self) -> None:
         if not self._buffer:
@@ -459,8 +459,9 @@ class Repositioner:
             return []
         if self._buffer:
             self._solve_first_window()
+        times = list(range(int(self._stream.lo), int(self._stream.hi) + 1))
         self._stream.flush()
-        return self._popped()
+        return self._popped(times)
 
     # ---------------------------------------------------------------------------------------------------------
     def run(self, ts: Any, sa: Any) -> TemporalResult:
