@@ -15,15 +15,18 @@ def make_temporal_stream(
     n_sa: int,
     *,
     skew: float = 1.0,
-    drift: float = 0.2,
+    drift: float = 0.5,
+    persistence: float = 0.9,
     size_dispersion: float = 0.0,
     with_qi: bool = False,
     rng: int | np.random.Generator | None = None,
 ) -> Any:
     """Generate a temporal stream D[0], D[1], ... of SA codes ("diseases") with a drifting Zipf-like mix.
 
-    The log-weights of the SA values start at ``-skew * log(rank)`` (Zipf) and follow independent Gaussian random
-    walks with step ``drift``, so consecutive snapshots are similar while each small snapshot is skewed.
+    The log-weights of the SA values are ``-skew * log(rank)`` (Zipf) plus independent mean-reverting AR(1)
+    processes (stationary standard deviation ``drift``, lag-one correlation ``persistence``), so the mix drifts
+    from day to day, consecutive snapshots are similar, and each small snapshot is skewed while the long-run union
+    stays balanced.
 
     Parameters
     ----------
@@ -34,8 +37,10 @@ def make_temporal_stream(
         Number of SA values.
     skew : float, default=1.0
         Zipf exponent of the base mix (0 = uniform).
-    drift : float, default=0.2
-        Standard deviation of the daily log-weight step.
+    drift : float, default=0.5
+        Stationary standard deviation of the log-weight perturbation.
+    persistence : float, default=0.9
+        Day-to-day correlation of the perturbation, in [0, 1).
     size_dispersion : float, default=0.0
         0 gives fixed sizes; > 0 draws sizes from a Poisson with the given mean, scaled by
         ``1 + size_dispersion * N(0, 1)`` (clipped at 0).
@@ -68,8 +73,18 @@ def make_temporal_stream(
         raise ValueError("The 'skew', 'drift' and 'size_dispersion' parameters of make_temporal_stream must be >= 0.")
     gen = np.random.default_rng(rng)
     base = -float(skew) * np.log(np.arange(1, n_sa + 1))
-    walk = np.cumsum(gen.normal(0.0, float(drift), size=(n_snapshots, n_sa)), axis=0)
-    logits = base[None, :] + walk
+    if not 0.0 <= persistence < 1.0:
+        raise ValueError(
+            f"The 'persistence' parameter of make_temporal_stream must be in [0, 1). Got {persistence!r} instead."
+        )
+    eps = gen.normal(0.0, float(drift) * np.sqrt(1.0 - persistence**2), size=(n_snapshots, n_sa))
+    eps[0] = gen.normal(0.0, float(drift), size=n_sa)
+    z = np.empty_like(eps)
+    acc = np.zeros(n_sa)
+    for t in range(n_snapshots):  # AR(1): z_t = persistence * z_{t-1} + eps_t
+        acc = persistence * acc + eps[t] if t else eps[0]
+        z[t] = acc
+    logits = base[None, :] + z
     probs = np.exp(logits - logits.max(axis=1, keepdims=True))
     probs /= probs.sum(axis=1, keepdims=True)
     if size_dispersion > 0:
@@ -81,7 +96,8 @@ def make_temporal_stream(
     ts = np.repeat(np.arange(n_snapshots, dtype=np.int64), counts.sum(axis=1))
     sa = np.repeat(np.tile(np.arange(n_sa, dtype=np.int32), n_snapshots), counts.ravel())
     # random order inside each snapshot (ids are arrival order)
-    sa = sa[np.argsort(ts + gen.random(ts.size), kind="stable")]
+    perm = np.argsort(ts.astype(np.float64) + gen.random(ts.size))
+    sa = sa[perm]
     data: dict[str, Any] = {"ts": ts, "sa": sa}
     if with_qi:
         data["age"] = gen.integers(17, 91, size=ts.size).astype(np.int32)
