@@ -40,7 +40,8 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
     >>> import tempfile, os
     >>> from anoncore.temporal import cli_main
     >>> out = os.path.join(tempfile.mkdtemp(), "out.csv")
-    >>> cli_main(["demo", "--l", "3", "--w", "3", "-o", out])
+    >>> cli_main(["demo", "--l", "3", "--w", "3", "-o", out])  # doctest: +ELLIPSIS
+    2400 records, ... suppressed ...
     0
     """
     import numpy as np
