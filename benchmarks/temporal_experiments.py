@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             ax.plot(ws, [x["mean_error"] for x in r], "o-", label=f"reposition, mu={mu}")
         r = [x for x in rows if x["l"] == l and x["method"] == "merge"]
         ax.plot(ws, [x["mean_error"] for x in r], "s:", label="merge w snapshots")
-        so = [x for x in rows if x["l"] == l and x["method"] == "suppression_only"][0]["mean_error"]
+        so = next(x for x in rows if x["l"] == l and x["method"] == "suppression_only")["mean_error"]
         ax.axhline(so, color="k", ls="--", label="suppression only")
         ax.set_title(f"l = {l}")
         ax.set_xlabel("w")

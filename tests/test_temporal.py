@@ -3,6 +3,7 @@ properties, and input validation (spec ../shared/spec/temporal-reposition.md A.7
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -13,10 +14,10 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from oracles.temporal import brute_min_suppression, eligible, greedy_suppression, window_optimum  # noqa: E402
+from oracles.temporal import brute_min_suppression, eligible, greedy_suppression, window_optimum
 
-from anoncore import InfeasibleError, _core  # noqa: E402
-from anoncore.temporal import (  # noqa: E402
+from anoncore import InfeasibleError, _core
+from anoncore.temporal import (
     Mu,
     Repositioner,
     WindowState,
@@ -111,7 +112,7 @@ def check_window_invariants(before: WindowState, res, new_sa, l: int, n_sa: int,
     # per value the head gains never increase (F3)
     for s in range(n_sa):
         g = [t.gain for t in res.trace if t.sa == s]
-        assert all(a >= b - 1e-9 for a, b in zip(g, g[1:]))
+        assert all(a >= b - 1e-9 for a, b in itertools.pairwise(g))
 
 
 @pytest.mark.parametrize("mu_name", list(MUS))
@@ -188,7 +189,7 @@ def check_stream(ts: np.ndarray, sa: np.ndarray, res, l: int, n_sa: int) -> None
     sup = res.suppressed
     assert np.array_equal(sup, pts < 0)
     assert np.all(pts[~sup] >= ts[~sup])  # forward only
-    times, counts = res.snapshot_counts(n_sa)
+    _, counts = res.snapshot_counts(n_sa)
     for c in counts:  # every published snapshot l-eligible
         assert l * c.max() <= c.sum()
     for s in range(n_sa):  # timestamp order preserved over the whole published stream

@@ -13,9 +13,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from oracles.temporal import brute_min_suppression, relay_cost, window_optimum  # noqa: E402
+from oracles.temporal import brute_min_suppression, relay_cost, window_optimum
 
-from anoncore.temporal import (  # noqa: E402
+from anoncore.temporal import (
     Mu,
     WindowState,
     information_loss,
@@ -142,7 +142,7 @@ def test_consistent_instance_head_gains_and_oracle() -> None:
 
 # --- A.3.5: relay semantics, after insertion (16) vs before insertion (20) -----------------------------------------
 def test_relay_after_insertion_cost_16() -> None:
-    mu = lambda d: float(d * d)  # noqa: E731
+    mu = lambda d: float(d * d)
     assert relay_cost({5: [3], 7: [4]}, 5, 9, mu, after_insertion=True)[0] == 16.0
     assert relay_cost({5: [3], 7: [4]}, 5, 9, mu, after_insertion=False)[0] == 20.0  # breaks timestamp order
     # The kernel: value a has P_5 = {TS 3}, P_7 = {TS 4}, r0 in S_5; the new snapshot at 9 holds one b record, so

@@ -35,7 +35,12 @@ from anoncore.temporal._counts import (
     min_suppression,
     optimal_reposition_counts,
 )
-from anoncore.temporal._queries import WindowQueryReport, merge_snapshots, suppression_only, window_query_error
+from anoncore.temporal._queries import (
+    WindowQueryReport,
+    merge_snapshots,
+    suppression_only,
+    window_query_error,
+)
 from anoncore.temporal._stream import (
     PublishedSnapshot,
     Repositioner,

@@ -52,7 +52,7 @@ def anatomize(sa: Any, l: int) -> np.ndarray:
     labels = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return labels
-    values, inv, cnt = np.unique(codes, return_inverse=True, return_counts=True)
+    _, inv, cnt = np.unique(codes, return_inverse=True, return_counts=True)
     if l * int(cnt.max()) > n:
         raise InfeasibleError(
             f"The snapshot is not {l}-eligible: its most frequent SA value occurs {int(cnt.max())} times among "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-__all__ = ["cli_main", "build_parser"]
+__all__ = ["build_parser", "cli_main"]
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -74,7 +74,7 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
         qi = df.drop(columns=[args.ts, args.sa])
         rel = anatomize_stream(res, qi=qi)
         st = rel.st.assign(sa=np.asarray(uniques)[rel.st["sa"].to_numpy()])
-        base = args.output[:-4] if args.output.endswith(".csv") else args.output
+        base = args.output.removesuffix(".csv")
         rel.qit.to_csv(base + ".qit.csv", index=False)
         st.to_csv(base + ".st.csv", index=False)
     print(

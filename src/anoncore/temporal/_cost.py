@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["Mu", "as_mu", "as_beta"]
+__all__ = ["Mu", "as_beta", "as_mu"]
 
 _KINDS = {"table": 0, "linear": 1, "power": 2, "exponential": 3}
 

@@ -11,13 +11,13 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "CountSolution",
+    "CountTraceStep",
     "is_l_eligible",
     "level",
-    "min_suppression",
-    "CountTraceStep",
-    "CountSolution",
-    "optimal_reposition_counts",
     "level_sweep",
+    "min_suppression",
+    "optimal_reposition_counts",
 ]
 
 
@@ -86,7 +86,8 @@ def min_suppression(counts: Sequence[int] | np.ndarray, l: int) -> np.ndarray:
             lo = mid
         else:
             hi = mid - 1
-    return np.minimum(c, lo)
+    out: np.ndarray = np.minimum(c, lo)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ def first_window_milp(
     n_slot = hi - lo + 1
     counts = np.zeros((n_slot, n_sa), dtype=np.int64)
     np.add.at(counts, (ts - lo, sa), 1)
-    values = np.flatnonzero(counts.sum(axis=0))
+    values = [int(v) for v in np.flatnonzero(counts.sum(axis=0))]
     pairs = [(i, j) for i in range(n_slot) for j in range(i, n_slot)]
     xs: dict[tuple[int, int, int], int] = {}
     us: dict[tuple[int, int], int] = {}
@@ -80,7 +80,6 @@ def first_window_milp(
         raise RuntimeError("anoncore internal error: first-window MILP found no solution (please report this bug)")
     x = np.rint(res.x).astype(np.int64)
     for s in values:
-        s = int(s)
         pub_ts: list[int] = []
         slots: list[int] = []
         for i in range(n_slot):

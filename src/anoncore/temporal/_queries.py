@@ -15,7 +15,7 @@ import numpy as np
 
 from anoncore.temporal._counts import _check_l
 
-__all__ = ["WindowQueryReport", "window_query_error", "suppression_only", "merge_snapshots"]
+__all__ = ["WindowQueryReport", "merge_snapshots", "suppression_only", "window_query_error"]
 
 
 def _suppress_blocks(block: np.ndarray, sa: np.ndarray, l: int) -> np.ndarray:

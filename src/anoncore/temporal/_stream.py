@@ -7,6 +7,7 @@ forward into it. The oldest snapshot pops off and is published with its records'
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,25 +15,24 @@ from typing import Any, Literal
 
 import numpy as np
 
-from anoncore import _core
 from anoncore.temporal._cost import Mu, as_beta, as_mu
 from anoncore.temporal._counts import _check_l
 
 __all__ = [
-    "Repositioner",
     "PublishedSnapshot",
+    "Repositioner",
     "TemporalResult",
-    "WindowState",
-    "WindowResult",
     "TraceStep",
+    "WindowResult",
+    "WindowState",
+    "information_loss",
     "reposition_stream",
     "reposition_window",
-    "information_loss",
 ]
 
 _MODES = ("corrected", "paper_faithful")
 _FIRST = ("warmup", "milp")
-_k = _core.temporal
+_k: Any = importlib.import_module("anoncore._core").temporal
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -70,7 +70,8 @@ def _sa_codes(sa: Any, caller: str, n_sa: int | None) -> np.ndarray:
         raise ValueError(
             f"The 'sa' parameter of {caller} must hold codes in [0, {n_sa - 1}]. Got {int(arr.max())!r} instead."
         )
-    return np.ascontiguousarray(arr, dtype=np.int32)
+    out: np.ndarray = np.ascontiguousarray(arr, dtype=np.int32)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +192,8 @@ class TemporalResult:
     def shift(self) -> np.ndarray:
         """TS' - TS of published records."""
         pub = ~self.suppressed
-        return self.published_ts[pub] - self.ts[pub]
+        out: np.ndarray = self.published_ts[pub] - self.ts[pub]
+        return out
 
     def snapshot_counts(self, n_sa: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Published SA counts per time instant: (times, counts of shape (n_times, n_sa))."""
