@@ -121,7 +121,7 @@ def test_corrected_equals_brute_force(mu_name: str) -> None:
     mu, f = MUS[mu_name]
     rng = np.random.default_rng(1234 + len(mu_name))
     faithful_worse = 0
-    n = 500
+    n = 800
     for _ in range(n):
         state, new_sa, new_counts, published, suppressed, n_sa = random_window(rng)
         l = int(rng.integers(2, 4))
@@ -277,6 +277,43 @@ def test_gaps_and_large_ids() -> None:
     res = reposition_stream(ts, sa, l=2, w=3, beta=5.0)
     check_stream(ts, sa, res, 2, 3)
     assert res.n_suppressed + int((~res.suppressed).sum()) == ts.size
+
+
+def test_bulk_gaps_equal_explicit_empty_pushes() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        times = np.sort(rng.choice(40, size=12, replace=False))
+        sizes = rng.integers(1, 8, size=times.size)
+        ts = np.repeat(times, sizes).astype(np.int64)
+        sa = rng.integers(0, 4, size=ts.size).astype(np.int32)
+        bulk = reposition_stream(ts, sa, l=2, w=3, mu="quadratic", beta=4.0, n_sa=4)
+        rep = Repositioner(2, 3, "quadratic", 4.0, n_sa=4)
+        out = np.full(ts.size, -1)
+        for t in range(int(times[0]), int(times[-1]) + 1):
+            sel = np.flatnonzero(ts == t)
+            snap = rep.push(sa[sel], t=t, ids=sel)
+            for sn in ([snap] if snap else []) + (rep.flush() if t == times[-1] else []):
+                out[sn.ids] = sn.t
+        np.testing.assert_array_equal(bulk.published_ts, out)
+
+
+def test_empty_and_all_suppressed_snapshots() -> None:
+    # D[0] = {a, a, a, b}: only 2 values for l = 3 -> everything suppressed (L* = 0, spec A.6.15).
+    assert min_suppression([3, 1], 3).tolist() == [0, 0]
+    st0 = WindowState(0, -1, *(np.zeros(0, dtype=np.int64),) * 2, np.zeros(0, dtype=np.int32),
+                      np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+    res = reposition_window(st0, [0, 0, 0, 1], l=3, beta=2.0, n_sa=3)
+    assert res.state.suppressed.all() and res.il_final == 8.0
+    # an empty new snapshot is refilled by relays when l distinct suppressed values pay for it
+    rows = [(0, 0, 0, 0, True), (1, 0, 1, 0, True), (2, 1, 2, 1, True)]
+    a = np.array([r[:4] for r in rows])
+    st1 = WindowState(0, 1, a[:, 0], a[:, 1], a[:, 2].astype(np.int32), a[:, 3], np.array([True] * 3))
+    res = reposition_window(st1, np.zeros(0, dtype=np.int64), l=3, mu="linear", beta=5.0, n_sa=3)
+    assert res.state.counts(3)[-1].tolist() == [1, 1, 1]  # gains 5 - 2, 5 - 2, 5 - 1
+    assert res.il_final == 5.0
+    res = reposition_window(st1, np.zeros(0, dtype=np.int64), l=3, mu="linear", beta=1.5, n_sa=3)
+    assert res.state.counts(3)[-1].tolist() == [0, 0, 0]  # total gain -0.5 -0.5 +0.5 <= 0: rolled back
+    assert res.il_final == 4.5
 
 
 def test_first_window_milp() -> None:
