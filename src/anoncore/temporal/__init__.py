@@ -37,6 +37,7 @@ from anoncore.temporal._counts import (
 )
 from anoncore.temporal._queries import (
     WindowQueryReport,
+    anatomy_window_query_error,
     merge_snapshots,
     suppression_only,
     window_query_error,
@@ -67,6 +68,7 @@ __all__ = [
     "WindowResult",
     "WindowState",
     "anatomize",
+    "anatomy_window_query_error",
     "anatomize_stream",
     "cli_main",
     "information_loss",
