@@ -15,9 +15,28 @@ import pandas as pd
 from anoncore.data.builders import interval_hierarchy, masking_hierarchy
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
+from anoncore.data.synthetic import (
+    CENSUS_COLUMNS,
+    CENSUS_QUASI_IDENTIFIERS,
+    census_hierarchies,
+    synthetic_census,
+    synthetic_census_frame,
+    synthetic_census_schema,
+)
 from anoncore.data.table import Table
 
-__all__ = ["shared_data_dir", "toy_table", "load_adult_arx", "ADULT_COLUMNS"]
+__all__ = [
+    "ADULT_COLUMNS",
+    "CENSUS_COLUMNS",
+    "CENSUS_QUASI_IDENTIFIERS",
+    "census_hierarchies",
+    "load_adult_arx",
+    "shared_data_dir",
+    "synthetic_census",
+    "synthetic_census_frame",
+    "synthetic_census_schema",
+    "toy_table",
+]
 
 ADULT_COLUMNS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass",
                  "occupation", "salary-class")
@@ -32,6 +51,12 @@ def shared_data_dir() -> Path:
     for parent in here.parents:
         cand = parent.parent / "shared" / "data"
         if (parent / "pyproject.toml").exists() and cand.exists():
+            return cand
+    # A git worktree may sit deeper than the repository (e.g. <root>/wt/<branch>): take the nearest
+    # ancestor that holds shared/data.
+    for parent in here.parents:
+        cand = parent / "shared" / "data"
+        if cand.is_dir():
             return cand
     return Path.cwd().parent / "shared" / "data"
 
