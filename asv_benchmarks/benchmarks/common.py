@@ -1,0 +1,35 @@
+"""Shared helpers for the asv suites: seeded synthetic tables, dataset loaders, size profiles.
+
+A missing dataset makes ``setup`` raise NotImplementedError, which asv reports as skipped. Million-row
+cases run only with ``ANONCORE_BENCH_LARGE=1``.
+"""
+
+from __future__ import annotations
+
+import os
+
+LARGE = os.environ.get("ANONCORE_BENCH_LARGE", "") == "1"
+
+
+def require_large(n_rows: int, threshold: int = 500_000) -> None:
+    """Skip (NotImplementedError) sizes at or above ``threshold`` unless ANONCORE_BENCH_LARGE=1."""
+    if n_rows >= threshold and not LARGE:
+        raise NotImplementedError("large case: set ANONCORE_BENCH_LARGE=1")
+
+
+def adult(sensitive: str | None = None):  # type: ignore[no-untyped-def]
+    from anoncore.datasets import load_adult_arx
+
+    try:
+        return load_adult_arx(sensitive=sensitive)
+    except FileNotFoundError as exc:
+        raise NotImplementedError(str(exc)) from exc
+
+
+def synthetic(n_rows: int, seed: int = 0, **kwargs):  # type: ignore[no-untyped-def]
+    from anoncore import datasets
+
+    gen = getattr(datasets, "synthetic_census", None)
+    if gen is None:
+        raise NotImplementedError("synthetic_census is not available in this version")
+    return gen(n_rows, rng=seed, **kwargs)
