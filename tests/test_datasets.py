@@ -157,3 +157,128 @@ def test_from_codes_rejects_out_of_range_codes() -> None:
         Table._from_codes(s, codes[:, :4])
     with pytest.raises(TypeError, match="integer array"):
         Table._from_codes(s, codes.astype(float))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# loaders: row counts from shared/data/*/README*.md
+
+
+@pytest.fixture(scope="module")
+def uci_all(data_dir: Path) -> Table:
+    from anoncore.datasets import load_uci_adult
+
+    return load_uci_adult("all")
+
+
+def test_uci_adult_counts(data_dir: Path, uci_all: Table) -> None:
+    from anoncore.datasets import load_uci_adult
+
+    # uci-adult/README.md "Counts": 30,162 complete train rows (2,399 with a '?'), 45,222 train+test.
+    train = load_uci_adult("train")
+    assert (train.n_rows, train.dropped_rows.size) == (30_162, 2_399)
+    assert (uci_all.n_rows, uci_all.dropped_rows.size) == (45_222, 3_620)
+    raw_test = load_uci_adult("test", complete=False)
+    assert (raw_test.n_rows, raw_test.dropped_rows.size) == (16_281, 0)
+    # '>50K' labels over complete + incomplete test rows: 3,846 (README); trailing '.' removed.
+    assert int((raw_test.to_pandas()["income"] == ">50K").sum()) == 3_846
+    assert set(raw_test.dictionary("income")) == {"<=50K", ">50K"}
+    # '?' is kept as a value of its own with complete=False (occupation: 966 '?' in the test split).
+    occ = raw_test.to_pandas()["occupation"]
+    assert (occ == "?").sum() > 0 and raw_test.hierarchy("occupation").height == 2
+
+
+def test_uci_adult_schema(uci_all: Table) -> None:
+    from anoncore.datasets import UCI_ADULT_QUASI_IDENTIFIERS
+
+    assert uci_all.quasi_identifiers == UCI_ADULT_QUASI_IDENTIFIERS
+    assert uci_all.sensitive == ("income",)
+    for c in ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"):
+        assert uci_all.attribute(c).kind == "numeric"
+    assert uci_all.domain("age") == (17.0, 90.0)
+    # Leaves per Table 5.4 of the Wang thesis (native-country: 41 observed values, the thesis says 40).
+    leaves = {"education": 16, "marital-status": 7, "occupation": 14, "native-country": 41}
+    heights = {"education": 4, "marital-status": 3, "occupation": 2, "native-country": 4}
+    for c, n in leaves.items():
+        assert uci_all.cardinality(c) == n
+        assert uci_all.hierarchy(c).height == heights[c]
+        assert np.unique(uci_all.column(c)).size == n
+    p = Partition.from_levels(uci_all, [uci_all.hierarchy(q).height for q in uci_all.quasi_identifiers])
+    assert p.n_classes == 1
+
+
+def test_uci_adult_train_equals_arx_adult(data_dir: Path) -> None:
+    # uci-adult/README.md: complete train rows, 9 columns, equal ARX's adult.csv row for row.
+    from anoncore.datasets import ADULT_COLUMNS, load_adult_arx, load_uci_adult
+
+    arx = load_adult_arx().to_pandas()
+    raw = load_uci_adult("train", sensitive=None).to_pandas().rename(columns={"income": "salary-class"})
+    assert len(raw) == len(arx) == 30_162
+    for c in ADULT_COLUMNS:
+        col = raw[c].map(lambda v: f"{v:g}" if isinstance(v, float) else str(v))
+        assert (col.to_numpy() == arx[c].astype(str).to_numpy()).all(), c
+
+
+def test_uci_adult_sensitive_occupation(data_dir: Path) -> None:
+    from anoncore.datasets import load_uci_adult
+
+    t = load_uci_adult("test", sensitive="occupation")
+    assert t.sensitive == ("occupation",) and "occupation" not in t.quasi_identifiers
+    assert len(t.quasi_identifiers) == 9
+
+
+def test_census_income_arx(data_dir: Path) -> None:
+    from anoncore.datasets import load_census_income_arx
+
+    # census-income/arx/README-arx.md: 299,285 rows; max levels [4,1,3,2,1,2,2,2]; 90,565 distinct QI
+    # combinations, 82,313 of them with fewer than 5 rows, covering 110,233 rows.
+    t = load_census_income_arx(sensitive="detailed_occupation_recode")
+    assert t.n_rows == 299_285
+    assert [t.hierarchy(q).height for q in t.quasi_identifiers] == [4, 1, 3, 2, 1, 2, 2, 2]
+    p = Partition.from_levels(t, [0] * 8)
+    sizes = p.class_sizes
+    assert p.n_classes == 90_565
+    assert int((sizes < 5).sum()) == 82_313
+    assert int(sizes[sizes < 5].sum()) == 110_233
+    assert t.cardinality("detailed_occupation_recode") == 47
+
+
+@pytest.mark.slow
+def test_census_income_raw(data_dir: Path) -> None:
+    from anoncore.datasets import CENSUS_INCOME_ARX_COLUMNS, load_census_income
+
+    # census-income/README.md: test split 99,762 rows with 42 attributes, 6,186 labelled '50000+.'.
+    t = load_census_income("test")
+    assert t.n_rows == 99_762 and t.n_columns == 42
+    assert int((t.to_pandas()["income"] == "50000+").sum()) == 6_186
+    assert t.cardinality("country_of_birth_self") == 43  # incl. '?'
+    # train+test: 299,285 rows, 5,157 with '?' in country_of_birth_self (the only '?' among these columns).
+    t2 = load_census_income("all", columns=list(CENSUS_INCOME_ARX_COLUMNS) + ["year"], missing="drop")
+    assert t2.n_rows + t2.dropped_rows.size == 299_285
+    assert t2.dropped_rows.size == 5_157
+    assert t2.n_columns == 10
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda d: d.load_uci_adult("dev"), "The 'which' parameter of load_uci_adult must be"),
+        (lambda d: d.load_uci_adult(sensitive="salary"), "Unknown column 'salary'"),
+        (lambda d: d.load_census_income("x"), "The 'which' parameter of load_census_income must be"),
+        (lambda d: d.load_census_income(columns=["age"]), "must include the quasi-identifiers"),
+        (lambda d: d.load_census_income_arx(sensitive="income"), "Unknown column 'income'"),
+    ],
+)
+def test_loader_bad_arguments(call, match: str) -> None:  # type: ignore[no-untyped-def]
+    import anoncore.datasets as d
+
+    with pytest.raises(ValueError, match=match):
+        call(d)
+
+
+def test_loader_missing_folder(tmp_path: Path) -> None:
+    from anoncore.datasets import load_census_income_arx, load_uci_adult
+
+    with pytest.raises(FileNotFoundError, match="ANONCORE_SHARED_DATA"):
+        load_uci_adult(folder=tmp_path)
+    with pytest.raises(FileNotFoundError, match="census.csv.gz"):
+        load_census_income_arx(folder=tmp_path)
