@@ -156,6 +156,7 @@ def test_demo_text() -> None:
 @pytest.mark.skipif(not HAVE_AUDIT, reason="anoncore.audit not merged yet")
 def test_demo_audit_models() -> None:
     code, doc = run_json(["demo", "--rows", "3000", "--json", "--model", "k=5", "--model", "l-distinct=2@salary"])
+    assert code == 0
     g = doc["result"]["guarantees"]
     assert [m["spec"] for m in g["models"]] == ["k=5", "l-distinct=2@salary"]
     assert g["models"][0]["passed"] is True  # suppression below 5 guarantees k = 5
@@ -212,12 +213,14 @@ def test_audit_failing_model_exit_code(toy_files: tuple[Path, Path]) -> None:
 def test_audit_labels_column_and_file(toy_files: tuple[Path, Path], tmp_path: Path) -> None:
     data, schema = toy_files
     code, doc = run_json(["audit", str(data), "--schema", str(schema), "--model", "k=2", "--labels", "ec", "--json"])
+    assert code == 0
     assert doc["result"]["counts"]["n_classes"] == 3
     assert doc["result"]["partition"]["labels"] == "column 'ec'"
     lab = tmp_path / "labels.txt"
     lab.write_text("ec\n0\n0\n0\n1\n1\n1\n")  # header line + one label per data row
     code, doc = run_json(["audit", str(data), "--schema", str(schema), "--model", "k=3", "--labels", str(lab),
                           "--json"])
+    assert code == 0
     assert doc["result"]["counts"]["n_classes"] == 2 and doc["result"]["guarantees"]["k"] == 3
     lab.write_text("0\n0\n0\n1\n1\nx\n")
     code, doc = run_json(["audit", str(data), "--schema", str(schema), "--model", "k=3", "--labels", str(lab),
@@ -229,6 +232,7 @@ def test_audit_labels_column_and_file(toy_files: tuple[Path, Path], tmp_path: Pa
 def test_audit_text_report(toy_files: tuple[Path, Path]) -> None:
     data, schema = toy_files
     code, text = run(["audit", str(data), "--schema", str(schema), "--model", "k=2", "--levels", "2,1"])
+    assert code == 0
     assert "Partition: full-domain generalization, levels [2, 1]" in text
     assert "k = 2" in text
 

@@ -18,7 +18,7 @@ def test_readme_python_blocks_run() -> None:
         pytest.skip("README.md not found next to the tests")
     if importlib.util.find_spec("anoncore.audit") is None or importlib.util.find_spec("anoncore.metrics") is None:
         pytest.skip("anoncore.audit / anoncore.metrics not available in this build")
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
     assert len(blocks) >= 5
     ns: dict[str, object] = {}
     out = io.StringIO()

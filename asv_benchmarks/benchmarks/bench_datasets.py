@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .common import adult, require_large, synthetic
 
 
 class SyntheticCensus:
     """synthetic_census: integer draws straight to codes (target: 1,000,000 rows well under a second)."""
 
-    params = [10_000, 100_000, 1_000_000]
-    param_names = ["n_rows"]
+    params: ClassVar[list[int]] = [10_000, 100_000, 1_000_000]
+    param_names: ClassVar[list[str]] = ["n_rows"]
 
     def setup(self, n_rows: int) -> None:
         require_large(n_rows, threshold=2_000_000)  # 1M is cheap enough to run by default
@@ -21,8 +23,8 @@ class SyntheticCensus:
 class EncodeFrame:
     """Table.from_pandas on the decoded synthetic census (the string-encoding path)."""
 
-    params = [100_000, 1_000_000]
-    param_names = ["n_rows"]
+    params: ClassVar[list[int]] = [100_000, 1_000_000]
+    param_names: ClassVar[list[str]] = ["n_rows"]
 
     def setup(self, n_rows: int) -> None:
         require_large(n_rows, threshold=2_000_000)

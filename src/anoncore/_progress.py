@@ -41,7 +41,7 @@ class Progress:
         self._last = 0.0
         self._drawn = False
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Progress:  # noqa: PYI034
         self._draw(force=True)
         return self
 
@@ -71,7 +71,7 @@ class Progress:
         elapsed = now - self._start
         if self.total:
             frac = min(1.0, self.done / self.total)
-            filled = int(round(frac * self.width))
+            filled = round(frac * self.width)
             bar = "#" * filled + "-" * (self.width - filled)
             text = f"{self.desc} [{bar}] {frac * 100:5.1f}% {self.done}/{self.total} {elapsed:6.1f}s"
         else:

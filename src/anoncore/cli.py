@@ -25,7 +25,7 @@ import numpy as np
 SCHEMA_VERSION = "1"
 MAX_LISTED_VIOLATIONS = 100
 
-__all__ = ["MODEL_SPECS", "ModelSpec", "SCHEMA_VERSION", "main", "parse_model_spec"]
+__all__ = ["MODEL_SPECS", "SCHEMA_VERSION", "ModelSpec", "main", "parse_model_spec"]
 
 
 class UsageError(Exception):
@@ -98,7 +98,7 @@ class ModelSpec:
     def build(self) -> Any:
         """The model object of :mod:`anoncore.models`."""
         try:
-            from anoncore import models
+            from anoncore import models  # type: ignore[attr-defined,unused-ignore]
         except ImportError:
             raise RuntimeError("this build of anoncore has no privacy models (anoncore.models is missing).") from None
         cls = getattr(models, self.class_name)
@@ -202,7 +202,7 @@ def _version() -> str:
         import anoncore
 
         return str(anoncore.__version__)
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001  # pragma: no cover
         return "unknown"
 
 
@@ -431,8 +431,9 @@ def _readable(df: Any) -> Any:
 def _report_text(audit_dict: dict[str, Any] | None) -> str | None:
     if audit_dict is None:
         return None
-    lines = [f"Audit ({audit_dict['n_checked_classes']} classes checked, reference {audit_dict['reference']}): "
-             f"{'PASSED' if audit_dict['passed'] else 'FAILED'}"]
+    head = (f"Audit ({audit_dict['n_checked_classes']} classes checked, reference {audit_dict['reference']}): "
+            f"{'PASSED' if audit_dict['passed'] else 'FAILED'}")
+    lines = [head]
     for m in audit_dict["models"]:
         verdict = "passed" if m["passed"] else f"FAILED ({m['n_violating']} violating classes)"
         sa = f" on {m['sensitive_attribute']}" if m.get("sensitive_attribute") else ""
@@ -492,7 +493,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             schema = Schema.from_toml(args.schema)
         except (ValueError, TypeError) as exc:
             raise UsageError(f"invalid schema {args.schema!r}: {exc}") from None
-        except Exception as exc:  # tomllib.TOMLDecodeError and friends
+        except Exception as exc:  # noqa: BLE001  (tomllib.TOMLDecodeError and friends)
             raise UsageError(f"cannot read schema {args.schema!r}: {exc}") from None
         table = Table.from_csv(args.data, schema, sep=args.sep)
         timings["load"] = time.perf_counter() - t0

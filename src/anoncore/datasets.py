@@ -31,9 +31,9 @@ from anoncore.data.table import Table
 __all__ = [
     "ADULT_COLUMNS",
     "CENSUS_COLUMNS",
-    "CENSUS_QUASI_IDENTIFIERS",
     "CENSUS_INCOME_ARX_COLUMNS",
     "CENSUS_INCOME_COLUMNS",
+    "CENSUS_QUASI_IDENTIFIERS",
     "UCI_ADULT_COLUMNS",
     "UCI_ADULT_QUASI_IDENTIFIERS",
     "census_hierarchies",
@@ -41,12 +41,12 @@ __all__ = [
     "load_census_income",
     "load_census_income_arx",
     "load_uci_adult",
-    "uci_adult_hierarchies",
     "shared_data_dir",
     "synthetic_census",
     "synthetic_census_frame",
     "synthetic_census_schema",
     "toy_table",
+    "uci_adult_hierarchies",
 ]
 
 ADULT_COLUMNS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass",

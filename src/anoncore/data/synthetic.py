@@ -44,8 +44,8 @@ from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
 
 __all__ = [
-    "CENSUS_QUASI_IDENTIFIERS",
     "CENSUS_COLUMNS",
+    "CENSUS_QUASI_IDENTIFIERS",
     "SALARY_MARGINAL",
     "census_hierarchies",
     "synthetic_census",
@@ -265,7 +265,7 @@ def _draw(cdf: NDArray[np.float64], guide: NDArray[np.intp], cond: NDArray[np.in
     The guide table gives the category at the left end of ``u``'s bin; a few vectorised steps move the
     rows whose bin holds a category boundary to the first category with ``cdf > u``.
     """
-    n_cond, k = cdf.shape
+    k = cdf.shape[1]
     b = (u * _GUIDE).astype(np.intp)
     base = np.zeros(u.shape[0], dtype=np.intp) if cond is None else np.asarray(cond, dtype=np.intp) * k
     j = guide.ravel()[(base // k) * _GUIDE + b] if cond is not None else guide[0][b]
@@ -275,7 +275,13 @@ def _draw(cdf: NDArray[np.float64], guide: NDArray[np.intp], cond: NDArray[np.in
         j[active] += 1
         still = flat[base[active] + j[active]] <= u[active]
         active = active[still]
-    return j
+    return j  # type: ignore[no-any-return]
+
+
+def _draw_from(tables: dict[str, Any], key: str, cond: NDArray[np.intp] | None,
+               u: NDArray[np.float64]) -> NDArray[np.intp]:
+    cdf, guide = tables[key]
+    return _draw(cdf, guide, cond, u)
 
 
 def _age_weights() -> NDArray[np.float64]:
@@ -303,7 +309,7 @@ def _education_given_age() -> NDArray[np.float64]:
     base = np.array([0.6, 1.0, 1.5, 3.0, 2.5, 3.0, 3.5, 2.5, 30.0, 6.0, 12.0, 3.5, 4.0, 16.0, 6.0, 2.0, 1.2])
     lv = EDUCATION_LEVELS.astype(np.float64)
     rows = []
-    for a in AGES:
+    for a in (int(x) for x in AGES):
         # Cohort effect: older people have less schooling.
         lam = 0.35 - 0.012 * max(0, a - 30)
         w = base * np.exp(lam * (lv - 9) / 4)
@@ -456,18 +462,18 @@ def _generate(n: int, rng: int | np.random.Generator | None) -> dict[str, NDArra
     gen = np.random.default_rng(rng)
     t = _tables()
     u = gen.random((7, n))
-    age = _draw(*t["age"], None, u[0])
-    sex = _draw(*t["sex"], None, u[1])
-    race = _draw(*t["race"], None, u[2])
-    marital = _draw(*t["marital"], age, u[3])
-    edu = _draw(*t["education"], age, u[4])
-    birth = _draw(*t["birth_place"], race, u[5])
+    age = _draw_from(t, "age", None, u[0])
+    sex = _draw_from(t, "sex", None, u[1])
+    race = _draw_from(t, "race", None, u[2])
+    marital = _draw_from(t, "marital", age, u[3])
+    edu = _draw_from(t, "education", age, u[4])
+    birth = _draw_from(t, "birth_place", race, u[5])
     band = np.searchsorted(_AGE_BANDS, AGES[age], side="right") - 1
     eb = _edu_band(EDUCATION_LEVELS[edu])
-    wc = _draw(*t["work_class"], band * 4 + eb, u[6])
+    wc = _draw_from(t, "work_class", band * 4 + eb, u[6])
     working = _WC_WORKING[wc]
     u2 = gen.random(n)
-    occ = _draw(*t["occupation"], (eb * 2 + sex) * 2 + working, u2)
+    occ = _draw_from(t, "occupation", (eb * 2 + sex) * 2 + working, u2)
     # Salary: latent score cut at the quantiles of the target marginal.
     a = AGES[age].astype(np.float64)
     noise = gen.standard_normal(n)
