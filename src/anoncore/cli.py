@@ -68,10 +68,10 @@ MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], .
     "l-distinct": ("DistinctLDiversity", ("l",), (_pos_int("l"),), True),
     "l-entropy": ("EntropyLDiversity", ("l",), (_float("l", 1.0, math.inf),), True),
     "l-recursive": ("RecursiveCLDiversity", ("c", "l"), (_float("c", 0.0, math.inf, True), _pos_int("l")), True),
-    "t-equal": ("EqualDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0),), True),
-    "t-ordered": ("OrderedDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0),), True),
-    "t-hierarchical": ("HierarchicalDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0),), True),
-    "t-hellinger": ("HellingerTCloseness", ("t",), (_float("t", 0.0, 1.0),), True),
+    "t-equal": ("EqualDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0, True),), True),
+    "t-ordered": ("OrderedDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0, True),), True),
+    "t-hierarchical": ("HierarchicalDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0, True),), True),
+    "t-hellinger": ("HellingerTCloseness", ("t",), (_float("t", 0.0, 1.0, True),), True),
     "beta-basic": ("BasicBetaLikeness", ("beta",), (_float("beta", 0.0, math.inf, True),), True),
     "beta-enhanced": ("EnhancedBetaLikeness", ("beta",), (_float("beta", 0.0, math.inf, True),), True),
     "delta": ("DeltaDisclosure", ("delta",), (_float("delta", 0.0, math.inf, True),), True),
@@ -275,9 +275,15 @@ def _run_audit(table: Any, partition: Any, specs: Sequence[ModelSpec], notes: li
     except ImportError:
         notes.append("audit skipped: this build of anoncore has no anoncore.audit module")
         return None
-    models = [s.build() for s in specs]
+    try:
+        models = [s.build() for s in specs]
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
     t0 = time.perf_counter()
-    report = audit(table, partition, models)
+    try:
+        report = audit(table, partition, models)
+    except (ValueError, TypeError) as exc:  # e.g. a model names a column that is not sensitive
+        raise UsageError(str(exc)) from None
     timings["audit"] = time.perf_counter() - t0
     d = report.to_dict()
     for m, s in zip(d.get("models", []), specs):
@@ -358,6 +364,7 @@ def _print_text(out: TextIO, title: str, table: Any, counts: dict[str, Any], par
 
 DEMO_LEVELS = (2, 0, 2, 1, 1, 2, 1)
 DEMO_MODELS = ("k=5", "l-distinct=3", "t-ordered=0.3", "beta-basic=3")
+DEMO_MODELS_OCCUPATION = ("k=5", "l-distinct=3", "t-hierarchical=0.3", "beta-basic=3")
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -365,7 +372,8 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore.datasets import synthetic_census
     from anoncore.results import Partition
 
-    specs = list(args.model) if args.model else [parse_model_spec(s) for s in DEMO_MODELS]
+    defaults = DEMO_MODELS if args.sensitive == "salary" else DEMO_MODELS_OCCUPATION
+    specs = list(args.model) if args.model else [parse_model_spec(s) for s in defaults]
     levels = tuple(args.levels) if args.levels is not None else DEMO_LEVELS
     notes: list[str] = []
     timings: dict[str, float] = {}
@@ -568,7 +576,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--suppress-below", type=_nonneg_int_arg, default=5, metavar="K",
                    help="suppress the rows of classes smaller than K (default 5; 0 or 1: no suppression)")
     d.add_argument("--model", type=_model_arg, action="append", default=None,
-                   help=models_help + f" (default: {' '.join(DEMO_MODELS)})")
+                   help=models_help + f" (default: {' '.join(DEMO_MODELS)}; with --sensitive occupation "
+                        "t-hierarchical instead of t-ordered)")
     d.add_argument("--head", type=_nonneg_int_arg, default=10, help="published rows to show (default 10)")
     d.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     d.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")

@@ -215,6 +215,9 @@ class Table:
             h = a.hierarchy
             if h is not None:
                 d: Any = (_readonly(np.array([float(x) for x in h.leaves])) if a.kind == "numeric" else h.leaves)
+                if a.kind == "numeric" and np.any(np.diff(d) < 0):
+                    raise ValueError(f"Attribute {a.name!r}: the leaves of a numeric hierarchy must be in increasing "
+                                     f"order.")
             elif a.name in dictionaries:
                 d = dictionaries[a.name]
                 if a.kind == "numeric":
