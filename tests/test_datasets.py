@@ -283,3 +283,19 @@ def test_loader_missing_folder(tmp_path: Path) -> None:
         load_uci_adult(folder=tmp_path)
     with pytest.raises(FileNotFoundError, match="census.csv.gz"):
         load_census_income_arx(folder=tmp_path)
+
+
+def test_from_codes_with_dictionaries() -> None:
+    from anoncore import Schema
+
+    s = Schema.build({"age": "numeric", "zip": None}, sensitive="disease")
+    codes = np.array([[0, 1, 0], [1, 0, 1], [1, 1, 1]], dtype=np.int64)
+    t = Table._from_codes(s, codes, {"age": [30.0, 41.0], "zip": ["130", "148"], "disease": ["flu", "ulcer"]})
+    ref = Table.from_pandas(pd.DataFrame({"age": [30, 41, 41], "zip": ["148", "130", "148"],
+                                          "disease": ["flu", "ulcer", "ulcer"]}), s)
+    pd.testing.assert_frame_equal(t.to_pandas(), ref.to_pandas())
+    assert t.hierarchy("zip").height == 1 and t.codes.dtype == np.int32 and not t.codes.flags.writeable
+    with pytest.raises(ValueError, match="needs its dictionary"):
+        Table._from_codes(s, codes, {"age": [30.0, 41.0]})
+    with pytest.raises(ValueError, match="strictly increasing"):
+        Table._from_codes(s, codes, {"age": [41.0, 30.0], "zip": ["130", "148"], "disease": ["flu", "ulcer"]})
