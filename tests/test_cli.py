@@ -322,3 +322,17 @@ def test_json_strict_numbers() -> None:
     doc = _jsonable({"a": np.float64("nan"), "b": np.inf, "c": np.int32(3), "d": (1.5, -np.inf), "e": np.bool_(1)})
     assert doc == {"a": None, "b": "inf", "c": 3, "d": [1.5, "-inf"], "e": True}
     json.dumps(doc, allow_nan=False)
+
+
+def test_published_head_equals_the_published_table() -> None:
+    from anoncore import Partition
+    from anoncore.cli import _published_head
+    from anoncore.datasets import synthetic_census
+
+    t = synthetic_census(500, rng=2)
+    p = Partition.from_levels(t, [1, 0, 1, 1, 0, 1, 1])
+    p = p.with_suppressed(p.class_sizes_all[p.labels] < 2)
+    assert p.n_suppressed > 0
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(_published_head(p, 40), p.to_pandas().head(40))

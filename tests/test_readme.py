@@ -16,16 +16,21 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_python_blocks_run() -> None:
     if not README.exists():
         pytest.skip("README.md not found next to the tests")
-    if importlib.util.find_spec("anoncore.audit") is None or importlib.util.find_spec("anoncore.metrics") is None:
-        pytest.skip("anoncore.audit / anoncore.metrics not available in this build")
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
     assert len(blocks) >= 5
     ns: dict[str, object] = {}
     out = io.StringIO()
+    ran = 0
     with contextlib.redirect_stdout(out):
         for i, code in enumerate(blocks):
+            needed = re.findall(r"^from (anoncore\.\w+) import", code, flags=re.MULTILINE)
+            if any(importlib.util.find_spec(m) is None for m in needed):
+                continue  # a part of the library not merged into this build yet
             exec(compile(code, f"README.md block {i}", "exec"), ns)  # noqa: S102
+            ran += 1
     text = out.getvalue()
     # the comments in the README state these values
     assert "3 [40, 4, 2, 1]" in text
     assert "['130**', '1485*']" in text
+    if ran < len(blocks):
+        pytest.skip(f"ran {ran} of {len(blocks)} README blocks; the others need modules missing from this build")

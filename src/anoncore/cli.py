@@ -402,7 +402,7 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         metrics = _run_metrics(table, partition, notes, timings) if not args.no_metrics else None
         bar.advance(step="publishing")
         t0 = time.perf_counter()
-        head = _readable(partition.to_pandas().head(args.head))
+        head = _readable(_published_head(partition, args.head))
         timings["publish_head"] = time.perf_counter() - t0
         bar.advance()
     timings["total"] = time.perf_counter() - t_all
@@ -425,6 +425,26 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                 f"sensitive attribute {args.sensitive!r}", table, counts, part_info, audit_dict, report_text,
                 metrics, timings, notes, head)
     return 0
+
+
+def _published_head(partition: Any, n: int) -> Any:
+    """The first ``n`` rows of ``partition.to_pandas()``, without building the whole published table."""
+    import pandas as pd
+
+    t = partition.table
+    n = min(n, t.n_rows)
+    lab = partition.labels[:n]
+    sup = partition.suppressed[:n]
+    out: dict[str, Any] = {}
+    for c in t.columns:
+        if c in t.quasi_identifiers:
+            col = partition.class_labels(c)[lab].copy()
+            col[sup] = "*"
+            out[c] = col
+        else:
+            out[c] = t.decode(c, t.column(c)[:n])
+    out["ec"] = lab
+    return pd.DataFrame(out)
 
 
 def _readable(df: Any) -> Any:
