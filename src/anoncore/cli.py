@@ -328,7 +328,7 @@ def _fmt_num(x: Any) -> str:
 
 def _print_text(out: TextIO, title: str, table: Any, counts: dict[str, Any], partition_info: dict[str, Any],
                 audit_dict: dict[str, Any] | None, report_text: str | None, metrics: dict[str, Any] | None,
-                timings: dict[str, float], notes: list[str], head: Any = None) -> None:
+                timings: dict[str, float], notes: list[str], head: Any = None, show_hierarchies: bool = False) -> None:
     w = out.write
     w(f"{title}\n\n")
     w(f"Table: {table.n_rows:,} rows ({counts['n_dropped_rows']:,} dropped for missing values)\n")
@@ -336,6 +336,12 @@ def _print_text(out: TextIO, title: str, table: Any, counts: dict[str, Any], par
     for c in _table_summary(table)["columns"]:
         hh = "" if c["hierarchy_height"] is None else str(c["hierarchy_height"])
         w(f"  {c['name']:<28}{c['role']:<18}{c['kind']:<13}{c['cardinality']:>8}{hh:>8}\n")
+    if show_hierarchies:
+        w("\nGeneralization hierarchies (one value, leaf to root; levels are counted from the leaf = 0):\n")
+        for q in table.quasi_identifiers:
+            h = table.hierarchy(q)
+            if h is not None:
+                w(f"  {q:<16}{' -> '.join(h.to_rows()[0])}\n")
     w("\nPartition: ")
     if partition_info.get("levels") is not None:
         w(f"full-domain generalization, levels {list(partition_info['levels'])}\n")
@@ -423,7 +429,7 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     report_text = _report_text(audit_dict)
     _print_text(out, f"anoncore {_version()} demo: synthetic census ({args.rows:,} rows, seed {args.seed}), "
                 f"sensitive attribute {args.sensitive!r}", table, counts, part_info, audit_dict, report_text,
-                metrics, timings, notes, head)
+                metrics, timings, notes, head, show_hierarchies=True)
     return 0
 
 
