@@ -32,5 +32,8 @@ def test_readme_python_blocks_run() -> None:
     # the comments in the README state these values
     assert "3 [40, 4, 2, 1]" in text
     assert "['130**', '1485*']" in text
+    if ran == len(blocks):
+        assert "True [2.0, 2.0, 0.25]" in text  # audit of the 3 x 2 toy partition
+        assert "'dm': 12.0" in text  # discernibility: 3 classes of 2 rows -> 3 * 2**2
     if ran < len(blocks):
         pytest.skip(f"ran {ran} of {len(blocks)} README blocks; the others need modules missing from this build")

@@ -427,6 +427,9 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         out.write(json.dumps(_document("demo", params, result), allow_nan=False) + "\n")
         return 0
     report_text = _report_text(audit_dict)
+    if audit_dict is not None and not audit_dict["passed"]:
+        notes.append("these levels were chosen by hand and small classes suppressed, which guarantees only k; "
+                     "the anonymization algorithms search for a partition that satisfies every model")
     _print_text(out, f"anoncore {_version()} demo: synthetic census ({args.rows:,} rows, seed {args.seed}), "
                 f"sensitive attribute {args.sensitive!r}", table, counts, part_info, audit_dict, report_text,
                 metrics, timings, notes, head, show_hierarchies=True)
