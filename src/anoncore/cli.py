@@ -545,8 +545,14 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
                 partition = Partition.from_levels(table, args.levels)
             except (ValueError, TypeError) as exc:
                 raise UsageError(str(exc)) from None
-            part_info: dict[str, Any] = {"source": "levels", "levels": list(args.levels)}
+            if args.suppress_below > 1:
+                small = partition.class_sizes_all[partition.labels] < args.suppress_below
+                partition = partition.with_suppressed(small)
+            part_info: dict[str, Any] = {"source": "levels", "levels": list(args.levels),
+                                         "suppress_below": args.suppress_below}
         else:
+            if args.suppress_below:
+                raise UsageError("--suppress-below works with --levels; with --labels use --suppressed-label.")
             n_input = table.n_rows + int(table.dropped_rows.size)
             labels, where = _read_labels(args.labels, args.data, args.sep, n_input)
             labels = labels[table.row_ids]
@@ -570,7 +576,8 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
                   "notes": notes}
         params = {"data": args.data, "schema": args.schema, "sep": args.sep,
                   "models": [s.to_dict() for s in args.model], "levels": args.levels, "labels": args.labels,
-                  "suppressed_label": args.suppressed_label, "metrics": not args.no_metrics}
+                  "suppressed_label": args.suppressed_label, "suppress_below": args.suppress_below,
+                  "metrics": not args.no_metrics}
         out.write(json.dumps(_document("audit", params, result), allow_nan=False) + "\n")
     else:
         _print_text(out, f"anoncore {_version()} audit of {args.data}", table, counts, part_info, audit_dict,
@@ -623,6 +630,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="class label per row: a column of DATA, or a file with one label per data row")
     a.add_argument("--suppressed-label", default=None, metavar="LABEL",
                    help="with --labels: rows with this label are suppressed")
+    a.add_argument("--suppress-below", type=_nonneg_int_arg, default=0, metavar="K",
+                   help="with --levels: the rows of classes smaller than K are suppressed (as ARX does within its "
+                        "suppression limit); default 0, no suppression")
     a.add_argument("--sep", default=None, help="field separator of DATA (default: detected from the header)")
     a.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     a.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
