@@ -277,6 +277,8 @@ def load_uci_adult(
     if which not in ("train", "test", "all"):
         raise ValueError(f"The 'which' parameter of load_uci_adult must be 'train', 'test' or 'all'. "
                          f"Got {which!r} instead.")
+    if sensitive is not None and sensitive not in UCI_ADULT_COLUMNS:
+        raise ValueError(f"Unknown column {sensitive!r}; UCI Adult has {list(UCI_ADULT_COLUMNS)}.")
     base = Path(folder) if folder is not None else shared_data_dir() / "uci-adult"
     parts = []
     if which in ("train", "all"):
@@ -418,10 +420,10 @@ def load_census_income_arx(sensitive: str | None = None, folder: str | os.PathLi
     as in ARX, so that its hierarchy's labels are used. The maximum levels of the 8 quasi-identifiers with
     the occupation code sensitive are ``[4, 1, 3, 2, 1, 2, 2, 2]``.
     """
-    base = Path(folder) if folder is not None else shared_data_dir() / "census-income" / "arx"
-    csv_path = _require(base / "census.csv.gz")
     if sensitive is not None and sensitive not in CENSUS_INCOME_ARX_COLUMNS:
         raise ValueError(f"Unknown column {sensitive!r}; the ARX census has {list(CENSUS_INCOME_ARX_COLUMNS)}.")
+    base = Path(folder) if folder is not None else shared_data_dir() / "census-income" / "arx"
+    csv_path = _require(base / "census.csv.gz")
     attrs = []
     for c in CENSUS_INCOME_ARX_COLUMNS:
         h = _census_arx_hierarchy(base, c)
