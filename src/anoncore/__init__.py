@@ -10,7 +10,7 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
-from anoncore import datasets, distance
+from anoncore import datasets, distance, metrics
 from anoncore.audit import AuditReport, ModelAudit, audit
 from anoncore.data.builders import (
     flat_hierarchy,
@@ -63,6 +63,7 @@ __all__ = [
     "Table",
     "__version__",
     "datasets",
+    "metrics",
     "flat_hierarchy",
     "interval_hierarchy",
     "masking_hierarchy",
