@@ -186,6 +186,68 @@ class Table:
         df.columns = [str(c).strip() for c in df.columns]
         return cls.from_pandas(df, schema)
 
+    @classmethod
+    def _from_codes(
+        cls, schema: Schema, codes: NDArray[np.integer[Any]], dictionaries: Mapping[str, Any] | None = None
+    ) -> Table:
+        """Wrap already-encoded codes (fast path for generators; no string round trip).
+
+        ``codes`` has one column per kept (non-identifier) attribute of ``schema``, in schema order. A column
+        with a hierarchy holds leaf codes; its dictionary is derived from the hierarchy (labels, or the float
+        leaf values for numeric attributes). A column without a hierarchy needs ``dictionaries[name]``: the
+        sorted float64 values of a numeric attribute or the value labels of a categorical one (which then
+        gets a flat hierarchy, as in :meth:`from_pandas`).
+        """
+        if not isinstance(schema, Schema):
+            raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
+        codes = np.asarray(codes)
+        kept = [a for a in schema.attributes if a.role != "identifier"]
+        if codes.ndim != 2 or codes.shape[1] != len(kept):
+            raise ValueError(f"codes must have shape (n_rows, {len(kept)}). Got {codes.shape}.")
+        if codes.dtype.kind not in "iu":
+            raise TypeError(f"codes must be an integer array. Got dtype {codes.dtype} instead.")
+        if codes.shape[0] == 0:
+            raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        dictionaries = dict(dictionaries or {})
+        resolved: list[Attribute] = []
+        dicts: dict[str, Any] = {}
+        for j, a in enumerate(kept):
+            h = a.hierarchy
+            if h is not None:
+                d: Any = (_readonly(np.array([float(x) for x in h.leaves])) if a.kind == "numeric" else h.leaves)
+                if a.kind == "numeric" and np.any(np.diff(d) < 0):
+                    raise ValueError(f"Attribute {a.name!r}: the leaves of a numeric hierarchy must be in increasing "
+                                     f"order.")
+            elif a.name in dictionaries:
+                d = dictionaries[a.name]
+                if a.kind == "numeric":
+                    d = _readonly(np.asarray(d, dtype=np.float64).copy())
+                    if np.any(np.diff(d) <= 0):
+                        raise ValueError(f"The dictionary of numeric column {a.name!r} must be strictly increasing.")
+                else:
+                    d = tuple(str(x) for x in d)
+                    h = flat_hierarchy(d, root="*" if "*" not in d else "<any>", name=a.name)
+                    a = replace(a, hierarchy=h)
+                    d = h.leaves
+            else:
+                raise ValueError(f"Column {a.name!r} has no hierarchy: Table._from_codes needs its dictionary.")
+            col = codes[:, j]
+            lo, hi = int(col.min()), int(col.max())
+            if lo < 0 or hi >= len(d):
+                raise ValueError(f"Codes of column {a.name!r} must be in the range [0, {len(d) - 1}]. "
+                                 f"Got values in [{lo}, {hi}].")
+            resolved.append(a)
+            dicts[a.name] = d
+        n = codes.shape[0]
+        return cls(
+            schema=replace(schema, attributes=tuple(resolved)),
+            codes=_readonly(np.ascontiguousarray(codes, dtype=np.int32)),
+            columns=tuple(a.name for a in kept),
+            row_ids=_readonly(np.arange(n, dtype=np.int64)),
+            dropped_rows=_readonly(np.zeros(0, dtype=np.int64)),
+            _dicts=dicts,
+        )
+
     # ------------------------------------------------------------------ access
     @property
     def n_rows(self) -> int:
