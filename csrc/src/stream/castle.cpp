@@ -621,7 +621,7 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     B.erase(B.begin() + static_cast<std::ptrdiff_t>(ti));
     std::vector<int32_t> cnew{x};
     heap.clear();
-    for (size_t r = 0; r < phi.size(); ++r) {
+    for (size_t r = 0; k > 1 && r < phi.size(); ++r) {
       size_t b = phi[r];
       if (b == bi) continue;
       // A14: the bucket's representative is its tuple nearest to x

@@ -43,7 +43,7 @@ def _label(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CastleRelease:
     """Tuples released (or suppressed) by one :meth:`Castle.push` or :meth:`Castle.flush`.
 
@@ -94,6 +94,19 @@ class CastleRelease:
 
     def __len__(self) -> int:
         return int(self.position.shape[0])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CastleRelease):
+            return NotImplemented
+        arrays = ("position", "suppressed", "mode", "gen_id", "emitted_at", "num_lo", "num_hi", "cat_node", "pid")
+        return (all(np.array_equal(getattr(self, a), getattr(other, a), equal_nan=a.startswith("num"))
+                    for a in arrays)
+                and self.columns.keys() == other.columns.keys()
+                and all(np.array_equal(self.columns[c], other.columns[c]) for c in self.columns)
+                and self.clusters.equals(other.clusters)
+                and (self.numeric_qi, self.categorical_qi) == (other.numeric_qi, other.categorical_qi))
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def n_released(self) -> int:
@@ -285,7 +298,7 @@ class Castle:
             k, delta, eta, mu, 0 if l is None else l, -1 if max_reuse is None else max_reuse, float(initial_tau),
             containment == "range", seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
         )
-        self._py = _PyState()
+        self._py = _PyState(spec.passthrough)
         self.closed_ = False
 
     # ------------------------------------------------------------------ state
@@ -543,8 +556,8 @@ class _StreamSpec:
             out = (v < self.dom_lo[j]) | (v > self.dom_hi[j])
             if out.any():
                 i = int(np.flatnonzero(out)[0])
-                raise ValueError(f"Value {v[i]!r} of column {name!r} (batch row {i}) lies outside its declared "
-                                 f"domain [{self.dom_lo[j]!r}, {self.dom_hi[j]!r}].")
+                raise ValueError(f"Value {float(v[i])!r} of column {name!r} (batch row {i}) lies outside its declared "
+                                 f"domain [{float(self.dom_lo[j])!r}, {float(self.dom_hi[j])!r}].")
             num[:, j] = v
         cat = np.empty((n, len(self.categorical)), dtype=np.int32)
         for j, (name, h) in enumerate(zip(self.categorical, self.hierarchies)):
@@ -584,7 +597,8 @@ class _StreamSpec:
 class _PyState:
     """Python-side state kept across pushes (and in checkpoints): pid/SA dictionaries, pending columns."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        self.names = names
         self.pid_mode: str | None = None
         self.pid_map: dict[Any, int] = {}
         self.sa_map: dict[Any, int] = {}
@@ -622,11 +636,13 @@ class _PyState:
 
     def take(self, pos: NDArray[np.int64]) -> dict[str, NDArray[Any]]:
         """Gather the published-as-is columns of released positions; forget fully released chunks."""
-        if not self.chunks:
+        names = list(self.names)
+        if not names:
             return {}
-        names = list(self.chunks[0][1])
-        if pos.size == 0:
-            return {n: _ro(self.chunks[0][1][n][:0].copy()) for n in names}
+        if pos.size == 0 or not self.chunks:
+            if self.chunks:
+                return {n: _ro(self.chunks[0][1][n][:0].copy()) for n in names}
+            return {n: _ro(np.empty(0, dtype=object)) for n in names}
         starts = np.array([c[0][0] for c in self.chunks], dtype=np.int64)
         which = np.searchsorted(starts, pos, side="right") - 1
         out: dict[str, Any] = {}
