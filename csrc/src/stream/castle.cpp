@@ -69,6 +69,10 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
       }
     }
   }
+  for (int64_t j = 0; j < dc_; ++j) {
+    cat_tab_.push_back(cat_il_table_[sz(j)].empty() ? nullptr : cat_il_table_[sz(j)].data());
+    cat_L_.push_back(static_cast<size_t>(cats_[sz(j)].n_leaves));
+  }
   recent_il_.reserve(sz(p_.mu));
   tau_ = p_.initial_tau;
 }
@@ -95,7 +99,7 @@ double Castle::cat_term(int64_t j, int32_t lo, int32_t hi) const {
 double Castle::il_of_bounds(const double* nlo, const double* nhi, const int32_t* clo, const int32_t* chi) const {
   double s = 0.0;
   for (int64_t j = 0; j < dn_; ++j) s += (nhi[j] - nlo[j]) * inv_range_[sz(j)];
-  for (int64_t j = 0; j < dc_; ++j) s += cat_term(j, clo[j], chi[j]);
+  for (int64_t j = 0; j < dc_; ++j) s += cat_fast(j, clo[j], chi[j]);
   return s * inv_d_;
 }
 
@@ -109,7 +113,7 @@ double Castle::il_with_tuple(int32_t c, int32_t t) const {
   const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
   double s = 0.0;
   for (int64_t j = 0; j < dn_; ++j) s += (std::max(nhi[j], v[j]) - std::min(nlo[j], v[j])) * inv_range_[sz(j)];
-  for (int64_t j = 0; j < dc_; ++j) s += cat_term(j, std::min(clo[j], cv[j]), std::max(chi[j], cv[j]));
+  for (int64_t j = 0; j < dc_; ++j) s += cat_fast(j, std::min(clo[j], cv[j]), std::max(chi[j], cv[j]));
   return s * inv_d_;
 }
 
@@ -120,7 +124,7 @@ double Castle::il_with_cluster(int32_t c, int32_t o) const {
     s += (std::max(c_nhi_[a * n + j], c_nhi_[b * n + j]) - std::min(c_nlo_[a * n + j], c_nlo_[b * n + j])) *
          inv_range_[j];
   for (size_t j = 0; j < m; ++j)
-    s += cat_term(static_cast<int64_t>(j), std::min(c_clo_[a * m + j], c_clo_[b * m + j]),
+    s += cat_fast(static_cast<int64_t>(j), std::min(c_clo_[a * m + j], c_clo_[b * m + j]),
                   std::max(c_chi_[a * m + j], c_chi_[b * m + j]));
   return s * inv_d_;
 }
@@ -586,25 +590,35 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return t_pid_[sz(a)] != t_pid_[sz(b)] ? t_pid_[sz(a)] < t_pid_[sz(b)] : t_pos_[sz(a)] < t_pos_[sz(b)];
   });
-  std::vector<std::vector<int32_t>> buckets;
-  for (size_t i = 0; i < order.size(); ++i) {
+  // contiguous copies of the QI values (local index = rank in `order`), for the O(n^2/k) distance scans
+  const size_t n = order.size(), dn = sz(dn_), dc = sz(dc_);
+  std::vector<double> X(n * dn);
+  std::vector<int32_t> Y(n * dc);
+  for (size_t i = 0; i < n; ++i) {
+    std::copy_n(&t_num_[sz(order[i]) * dn], dn, &X[i * dn]);
+    std::copy_n(&t_cat_[sz(order[i]) * dc], dc, &Y[i * dc]);
+  }
+  std::vector<std::vector<int32_t>> buckets;  // local indices
+  for (size_t i = 0; i < n; ++i) {
     if (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) buckets.emplace_back();
-    buckets.back().push_back(order[i]);
+    buckets.back().push_back(static_cast<int32_t>(i));
   }
   std::vector<size_t> phi(buckets.size());
   for (size_t i = 0; i < phi.size(); ++i) phi[i] = i;
+  const double* inv = inv_range_.data();
   auto dist = [&](int32_t a, int32_t b) {  // dist(x̂, x) = IL({x̂, x}) (A13)
+    const double* xa = &X[sz(a) * dn];
+    const double* xb = &X[sz(b) * dn];
+    const int32_t* ya = &Y[sz(a) * dc];
+    const int32_t* yb = &Y[sz(b) * dc];
     double s = 0.0;
-    for (int64_t j = 0; j < dn_; ++j)
-      s += std::fabs(t_num_[sz(a) * sz(dn_) + sz(j)] - t_num_[sz(b) * sz(dn_) + sz(j)]) * inv_range_[sz(j)];
-    for (int64_t j = 0; j < dc_; ++j) {
-      int32_t u = t_cat_[sz(a) * sz(dc_) + sz(j)], w = t_cat_[sz(b) * sz(dc_) + sz(j)];
-      s += cat_term(j, std::min(u, w), std::max(u, w));
-    }
+    for (size_t j = 0; j < dn; ++j) s += std::fabs(xa[j] - xb[j]) * inv[j];
+    for (size_t j = 0; j < dc; ++j)
+      if (ya[j] != yb[j]) s += cat_fast(static_cast<int64_t>(j), std::min(ya[j], yb[j]), std::max(ya[j], yb[j]));
     return s * inv_d_;
   };
   const auto k = static_cast<size_t>(p_.k);
-  std::vector<std::vector<int32_t>> subs;
+  std::vector<std::vector<int32_t>> subs;  // local indices until the end
   struct Node {
     double d;
     size_t rank;  // position in phi (ties: earlier bucket wins)
@@ -621,27 +635,30 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     B.erase(B.begin() + static_cast<std::ptrdiff_t>(ti));
     std::vector<int32_t> cnew{x};
     heap.clear();
+    double root = std::numeric_limits<double>::infinity();
     for (size_t r = 0; k > 1 && r < phi.size(); ++r) {
       size_t b = phi[r];
       if (b == bi) continue;
       // A14: the bucket's representative is its tuple nearest to x
+      const auto& Bb = buckets[b];
       size_t bj = 0;
-      double bd = dist(buckets[b][0], x);
-      for (size_t q = 1; q < buckets[b].size(); ++q) {
-        double dq = dist(buckets[b][q], x);
+      double bd = dist(Bb[0], x);
+      for (size_t q = 1; q < Bb.size(); ++q) {
+        double dq = dist(Bb[q], x);
         if (dq < bd) {
           bd = dq;
           bj = q;
         }
       }
-      Node nd{bd, r, b, bj};
       if (heap.size() < k - 1) {
-        heap.push_back(nd);
+        heap.push_back(Node{bd, r, b, bj});
         std::push_heap(heap.begin(), heap.end(), cmp);
-      } else if (cmp(nd, heap.front())) {
+        if (heap.size() == k - 1) root = heap.front().d;
+      } else if (bd < root) {  // ties keep the earlier bucket (rank order)
         std::pop_heap(heap.begin(), heap.end(), cmp);
-        heap.back() = nd;
+        heap.back() = Node{bd, r, b, bj};
         std::push_heap(heap.begin(), heap.end(), cmp);
+        root = heap.front().d;
       }
     }
     std::sort(heap.begin(), heap.end(), cmp);
@@ -653,6 +670,11 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     subs.push_back(std::move(cnew));
     phi.erase(std::remove_if(phi.begin(), phi.end(), [&](size_t b) { return buckets[b].empty(); }), phi.end());
   }
+  // back to tuple slots
+  for (auto& s : subs)
+    for (auto& v : s) v = order[sz(v)];
+  for (size_t b : phi)
+    for (auto& v : buckets[b]) v = order[sz(v)];
   if (subs.empty()) return {members};
   // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
   std::vector<Box> boxes(subs.size());

@@ -141,6 +141,14 @@ class Castle {
   std::vector<CatHierarchy> cats_;
   std::vector<std::vector<double>> cat_il_table_;    // per categorical QI: (L x L) or empty
   std::vector<std::vector<int32_t>> cat_lca_table_;  // per categorical QI: (L x L) or empty
+  std::vector<const double*> cat_tab_;               // cat_il_table_[j].data() or nullptr
+  std::vector<size_t> cat_L_;                         // leaves per categorical QI
+  /// IL term of a categorical range (lo <= hi); table lookup when the hierarchy is small.
+  double cat_fast(int64_t j, int32_t lo, int32_t hi) const {
+    const double* tab = cat_tab_[static_cast<size_t>(j)];
+    if (tab) return tab[static_cast<size_t>(lo) * cat_L_[static_cast<size_t>(j)] + static_cast<size_t>(hi)];
+    return cat_term(j, lo, hi);
+  }
 
   // tuples (slab)
   std::vector<int64_t> t_pos_, t_pid_;
