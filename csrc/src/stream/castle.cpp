@@ -598,54 +598,77 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     std::copy_n(&t_num_[sz(order[i]) * dn], dn, &X[i * dn]);
     std::copy_n(&t_cat_[sz(order[i]) * dc], dc, &Y[i * dc]);
   }
-  std::vector<std::vector<int32_t>> buckets;  // local indices
+  // buckets are contiguous ranges [b_start, b_end) of local indices; removed tuples are flagged dead
+  std::vector<size_t> b_start, b_end, b_alive;
   for (size_t i = 0; i < n; ++i) {
-    if (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) buckets.emplace_back();
-    buckets.back().push_back(static_cast<int32_t>(i));
+    if (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) {
+      b_start.push_back(i);
+      b_end.push_back(i);
+      b_alive.push_back(0);
+    }
+    ++b_end.back();
+    ++b_alive.back();
   }
-  std::vector<size_t> phi(buckets.size());
+  std::vector<uint8_t> alive(n, 1);
+  std::vector<size_t> phi(b_start.size());
   for (size_t i = 0; i < phi.size(); ++i) phi[i] = i;
   const double* inv = inv_range_.data();
-  auto dist = [&](int32_t a, int32_t b) {  // dist(x̂, x) = IL({x̂, x}) (A13)
-    const double* xa = &X[sz(a) * dn];
-    const double* xb = &X[sz(b) * dn];
-    const int32_t* ya = &Y[sz(a) * dc];
-    const int32_t* yb = &Y[sz(b) * dc];
+  bool all_tables = true;
+  for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
+  const double* const* tabs = cat_tab_.data();
+  const size_t* Ls = cat_L_.data();
+  auto dist = [&](size_t a, size_t b) {  // dist(x̂, x) = IL({x̂, x}) (A13)
+    const double* xa = &X[a * dn];
+    const double* xb = &X[b * dn];
+    const int32_t* ya = &Y[a * dc];
+    const int32_t* yb = &Y[b * dc];
     double s = 0.0;
     for (size_t j = 0; j < dn; ++j) s += std::fabs(xa[j] - xb[j]) * inv[j];
-    for (size_t j = 0; j < dc; ++j)
-      if (ya[j] != yb[j]) s += cat_fast(static_cast<int64_t>(j), std::min(ya[j], yb[j]), std::max(ya[j], yb[j]));
+    if (all_tables) {
+      for (size_t j = 0; j < dc; ++j)
+        s += tabs[j][static_cast<size_t>(std::min(ya[j], yb[j])) * Ls[j] + static_cast<size_t>(std::max(ya[j], yb[j]))];
+    } else {
+      for (size_t j = 0; j < dc; ++j)
+        if (ya[j] != yb[j]) s += cat_term(static_cast<int64_t>(j), std::min(ya[j], yb[j]), std::max(ya[j], yb[j]));
+    }
     return s * inv_d_;
+  };
+  auto take = [&](size_t b, size_t i) {
+    alive[i] = 0;
+    --b_alive[b];
   };
   const auto k = static_cast<size_t>(p_.k);
   std::vector<std::vector<int32_t>> subs;  // local indices until the end
   struct Node {
     double d;
-    size_t rank;  // position in phi (ties: earlier bucket wins)
+    size_t rank;    // position in phi (ties: earlier bucket wins)
     size_t bucket;
-    size_t idx;   // index of the representative inside its bucket
+    size_t local;   // the representative
   };
   auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.rank < b.rank; };
   std::vector<Node> heap;
   while (phi.size() >= k) {
     size_t bi = phi[rng.below(phi.size())];
-    auto& B = buckets[bi];
-    size_t ti = rng.below(B.size());
-    int32_t x = B[ti];
-    B.erase(B.begin() + static_cast<std::ptrdiff_t>(ti));
-    std::vector<int32_t> cnew{x};
+    // a uniformly random alive tuple of the bucket
+    size_t ti = rng.below(b_alive[bi]);
+    size_t x = b_start[bi];
+    for (;; ++x) {
+      if (alive[x] && ti-- == 0) break;
+    }
+    take(bi, x);
+    std::vector<int32_t> cnew{static_cast<int32_t>(x)};
     heap.clear();
     double root = std::numeric_limits<double>::infinity();
     for (size_t r = 0; k > 1 && r < phi.size(); ++r) {
       size_t b = phi[r];
       if (b == bi) continue;
       // A14: the bucket's representative is its tuple nearest to x
-      const auto& Bb = buckets[b];
-      size_t bj = 0;
-      double bd = dist(Bb[0], x);
-      for (size_t q = 1; q < Bb.size(); ++q) {
-        double dq = dist(Bb[q], x);
-        if (dq < bd) {
+      size_t bj = n;
+      double bd = 0.0;
+      for (size_t q = b_start[b]; q < b_end[b]; ++q) {
+        if (!alive[q]) continue;
+        double dq = dist(q, x);
+        if (bj == n || dq < bd) {
           bd = dq;
           bj = q;
         }
@@ -663,18 +686,19 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     }
     std::sort(heap.begin(), heap.end(), cmp);
     for (const Node& nd : heap) {
-      auto& Bp = buckets[nd.bucket];
-      cnew.push_back(Bp[nd.idx]);
-      Bp.erase(Bp.begin() + static_cast<std::ptrdiff_t>(nd.idx));
+      cnew.push_back(static_cast<int32_t>(nd.local));
+      take(nd.bucket, nd.local);
     }
     subs.push_back(std::move(cnew));
-    phi.erase(std::remove_if(phi.begin(), phi.end(), [&](size_t b) { return buckets[b].empty(); }), phi.end());
+    phi.erase(std::remove_if(phi.begin(), phi.end(), [&](size_t bb) { return b_alive[bb] == 0; }), phi.end());
   }
-  // back to tuple slots
-  for (auto& s : subs)
-    for (auto& v : s) v = order[sz(v)];
-  for (size_t b : phi)
-    for (auto& v : buckets[b]) v = order[sz(v)];
+  // back to tuple slots; leftover buckets as lists of slots
+  for (auto& sv : subs)
+    for (auto& v : sv) v = order[sz(v)];
+  std::vector<std::vector<int32_t>> buckets(b_start.size());
+  for (size_t bb : phi)
+    for (size_t q = b_start[bb]; q < b_end[bb]; ++q)
+      if (alive[q]) buckets[bb].push_back(order[q]);
   if (subs.empty()) return {members};
   // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
   std::vector<Box> boxes(subs.size());
