@@ -598,44 +598,56 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     std::copy_n(&t_num_[sz(order[i]) * dn], dn, &X[i * dn]);
     std::copy_n(&t_cat_[sz(order[i]) * dc], dc, &Y[i * dc]);
   }
-  // buckets are contiguous ranges [b_start, b_end) of local indices; removed tuples are flagged dead
-  std::vector<size_t> b_start, b_end, b_alive;
-  for (size_t i = 0; i < n; ++i) {
-    if (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) {
-      b_start.push_back(i);
-      b_end.push_back(i);
-      b_alive.push_back(0);
-    }
-    ++b_end.back();
-    ++b_alive.back();
+  // Buckets are contiguous runs of the active arrays (sorted by pid). Distances to x are computed for all
+  // active tuples at once in a column layout (vectorisable; same arithmetic order as il_of_bounds), and the
+  // arrays are compacted when half of them are dead, so each round costs O(alive * d).
+  const size_t nb = [&] {
+    size_t c = 0;
+    for (size_t i = 0; i < n; ++i) c += (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]);
+    return c;
+  }();
+  std::vector<uint32_t> bid(n);
+  for (size_t i = 0, b = 0; i < n; ++i) {
+    if (i > 0 && t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) ++b;
+    bid[i] = static_cast<uint32_t>(b);
   }
+  std::vector<size_t> ids(n);  // active position -> local index
+  for (size_t i = 0; i < n; ++i) ids[i] = i;
   std::vector<uint8_t> alive(n, 1);
-  std::vector<size_t> phi(b_start.size());
-  for (size_t i = 0; i < phi.size(); ++i) phi[i] = i;
-  const double* inv = inv_range_.data();
-  bool all_tables = true;
-  for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
-  const double* const* tabs = cat_tab_.data();
-  const size_t* Ls = cat_L_.data();
-  auto dist = [&](size_t a, size_t b) {  // dist(x̂, x) = IL({x̂, x}) (A13)
-    const double* xa = &X[a * dn];
-    const double* xb = &X[b * dn];
-    const int32_t* ya = &Y[a * dc];
-    const int32_t* yb = &Y[b * dc];
-    double s = 0.0;
-    for (size_t j = 0; j < dn; ++j) s += std::fabs(xa[j] - xb[j]) * inv[j];
-    if (all_tables) {
-      for (size_t j = 0; j < dc; ++j)
-        s += tabs[j][static_cast<size_t>(std::min(ya[j], yb[j])) * Ls[j] + static_cast<size_t>(std::max(ya[j], yb[j]))];
-    } else {
-      for (size_t j = 0; j < dc; ++j)
-        if (ya[j] != yb[j]) s += cat_term(static_cast<int64_t>(j), std::min(ya[j], yb[j]), std::max(ya[j], yb[j]));
+  std::vector<size_t> b_start(nb), b_end(nb), b_alive(nb, 0);
+  std::vector<double> XT, D;
+  std::vector<int32_t> YT;
+  size_t m = 0, n_alive = n;
+  auto rebuild = [&]() {
+    std::vector<size_t> nid;
+    nid.reserve(n_alive);
+    for (size_t q = 0; q < m || (m == 0 && q < ids.size()); ++q)
+      if (alive[q]) nid.push_back(ids[q]);
+    ids = std::move(nid);
+    m = ids.size();
+    alive.assign(m, 1);
+    XT.resize(dn * m);
+    YT.resize(dc * m);
+    D.resize(m);
+    for (size_t q = 0; q < m; ++q) {
+      for (size_t j = 0; j < dn; ++j) XT[j * m + q] = X[ids[q] * dn + j];
+      for (size_t j = 0; j < dc; ++j) YT[j * m + q] = Y[ids[q] * dc + j];
     }
-    return s * inv_d_;
+    std::fill(b_alive.begin(), b_alive.end(), 0);
+    for (size_t q = 0; q < m; ++q) {
+      uint32_t b = bid[ids[q]];
+      if (b_alive[b]++ == 0) b_start[b] = q;
+      b_end[b] = q + 1;
+    }
   };
-  auto take = [&](size_t b, size_t i) {
-    alive[i] = 0;
+  rebuild();
+  std::vector<size_t> phi(nb);
+  for (size_t i = 0; i < nb; ++i) phi[i] = i;
+  const double* inv = inv_range_.data();
+  auto take = [&](size_t b, size_t q) {
+    alive[q] = 0;
     --b_alive[b];
+    --n_alive;
   };
   const auto k = static_cast<size_t>(p_.k);
   std::vector<std::vector<int32_t>> subs;  // local indices until the end
@@ -643,33 +655,55 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     double d;
     size_t rank;    // position in phi (ties: earlier bucket wins)
     size_t bucket;
-    size_t local;   // the representative
+    size_t pos;     // active position of the representative
   };
   auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.rank < b.rank; };
   std::vector<Node> heap;
   while (phi.size() >= k) {
     size_t bi = phi[rng.below(phi.size())];
-    // a uniformly random alive tuple of the bucket
-    size_t ti = rng.below(b_alive[bi]);
-    size_t x = b_start[bi];
-    for (;; ++x) {
-      if (alive[x] && ti-- == 0) break;
+    size_t ti = rng.below(b_alive[bi]);  // a uniformly random alive tuple of the bucket
+    size_t xq = b_start[bi];
+    for (;; ++xq) {
+      if (alive[xq] && ti-- == 0) break;
     }
-    take(bi, x);
-    std::vector<int32_t> cnew{static_cast<int32_t>(x)};
+    const size_t xl = ids[xq];
+    take(bi, xq);
+    std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
+    if (k > 1) {
+      // dist(x̂, x) = IL({x̂, x}) (A13) for every active tuple
+      std::fill(D.begin(), D.end(), 0.0);
+      for (size_t j = 0; j < dn; ++j) {
+        const double xv = X[xl * dn + j], w = inv[j];
+        const double* col = &XT[j * m];
+        for (size_t q = 0; q < m; ++q) D[q] += std::fabs(col[q] - xv) * w;
+      }
+      for (size_t j = 0; j < dc; ++j) {
+        const int32_t yv = Y[xl * dc + j];
+        const int32_t* col = &YT[j * m];
+        const double* tab = cat_tab_[j];
+        if (tab) {
+          const size_t L = cat_L_[j];
+          for (size_t q = 0; q < m; ++q)
+            D[q] += tab[static_cast<size_t>(std::min(col[q], yv)) * L + static_cast<size_t>(std::max(col[q], yv))];
+        } else {
+          for (size_t q = 0; q < m; ++q)
+            if (col[q] != yv) D[q] += cat_term(static_cast<int64_t>(j), std::min(col[q], yv), std::max(col[q], yv));
+        }
+      }
+      for (size_t q = 0; q < m; ++q) D[q] *= inv_d_;
+    }
     heap.clear();
     double root = std::numeric_limits<double>::infinity();
     for (size_t r = 0; k > 1 && r < phi.size(); ++r) {
       size_t b = phi[r];
       if (b == bi) continue;
       // A14: the bucket's representative is its tuple nearest to x
-      size_t bj = n;
+      size_t bj = m;
       double bd = 0.0;
       for (size_t q = b_start[b]; q < b_end[b]; ++q) {
         if (!alive[q]) continue;
-        double dq = dist(q, x);
-        if (bj == n || dq < bd) {
-          bd = dq;
+        if (bj == m || D[q] < bd) {
+          bd = D[q];
           bj = q;
         }
       }
@@ -686,19 +720,20 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     }
     std::sort(heap.begin(), heap.end(), cmp);
     for (const Node& nd : heap) {
-      cnew.push_back(static_cast<int32_t>(nd.local));
-      take(nd.bucket, nd.local);
+      cnew.push_back(static_cast<int32_t>(ids[nd.pos]));
+      take(nd.bucket, nd.pos);
     }
     subs.push_back(std::move(cnew));
     phi.erase(std::remove_if(phi.begin(), phi.end(), [&](size_t bb) { return b_alive[bb] == 0; }), phi.end());
+    if (n_alive * 2 < m && m > 64) rebuild();
   }
   // back to tuple slots; leftover buckets as lists of slots
   for (auto& sv : subs)
     for (auto& v : sv) v = order[sz(v)];
-  std::vector<std::vector<int32_t>> buckets(b_start.size());
+  std::vector<std::vector<int32_t>> buckets(nb);
   for (size_t bb : phi)
     for (size_t q = b_start[bb]; q < b_end[bb]; ++q)
-      if (alive[q]) buckets[bb].push_back(order[q]);
+      if (alive[q]) buckets[bb].push_back(order[ids[q]]);
   if (subs.empty()) return {members};
   // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
   std::vector<Box> boxes(subs.size());
