@@ -132,11 +132,11 @@ def _reuse_stream(x: int, seed: int) -> int:
 def test_reuse_random_choice_example_5_6() -> None:
     """Ex. 5.4-5.7 / §4.3: a tuple in both [26,28] and [24,27] picks each with probability 1/2 (Thm 5.2);
     (25, ...) lies only in [24, 27] and always maps there."""
-    n = 1500
+    n = 800
     picks = np.array([_reuse_stream(26, s) for s in range(n)])
     frac = float(np.mean(picks == 1))  # gen 1 = [26, 28], gen 2 = [24, 27]
     assert set(picks.tolist()) == {1, 2}
-    assert abs(frac - 0.5) < 0.05  # 5 sigma for n = 1500
+    assert abs(frac - 0.5) < 0.07  # 4.4 sigma for n = 800; a min-IL policy gives 1.0
     assert {_reuse_stream(25, s) for s in range(50)} == {2}
 
 
