@@ -100,7 +100,7 @@ def workload_error(df: pd.DataFrame, res: dict[str, Any], qi: list[str], sa: str
                     r1 = r0 + width
                 else:
                     dv = distinct[qi[a]]
-                    w = max(1, int(round(dv.size * frac)))
+                    w = max(1, round(dv.size * frac))
                     i0 = int(g.integers(0, dv.size - w + 1))
                     r0, r1 = float(dv[i0]), float(dv[i0 + w - 1])
                 v = vals[qi[a]][sl]
@@ -110,7 +110,7 @@ def workload_error(df: pd.DataFrame, res: dict[str, Any], qi: list[str], sa: str
                 # integer-valued attributes: the box [lo, hi] holds hi - lo + 1 values
                 cover = np.clip(np.minimum(a_hi, np.floor(r1)) - np.maximum(a_lo, np.ceil(r0)) + 1, 0, None)
                 est_p = est_p * np.where(sup[sl], 0.0, cover / (a_hi - a_lo + 1))
-            k_sa = max(1, int(round(len(sa_dom) * frac)))
+            k_sa = max(1, round(len(sa_dom) * frac))
             chosen = set(g.choice(sa_dom, k_sa, replace=False).tolist())
             in_sa = np.array([s in chosen for s in sav[sl].tolist()])
             act = int((act_m & in_sa).sum())
@@ -136,7 +136,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     only = set(filter(None, args.only.split(",")))
-    want = lambda name: not only or name in only  # noqa: E731
+    want = lambda name: not only or name in only
     import matplotlib
 
     matplotlib.use("Agg")
@@ -242,7 +242,7 @@ def main() -> None:
         rows = []
         # 5 QI: the 4 query attributes plus marital-status; SA = occupation (14 values)
         s5 = adult_stream_schema(qi=(*qi4, "marital-status"), sensitive="occupation")
-        for l in [1, 4, 8, 10, 12, 13]:  # noqa: E741
+        for l in [1, 4, 8, 10, 12, 13]:
             r = run_castle(s5, uci, k=100, delta=10_000, eta=50, mu=100, l=l, rng=0)
             we = workload_error(uci, r, qi4, "occupation", window=10_000, theta=0.1, n_queries=nq, ranges="values")
             rows.append({"l": l, "workload_error_values": we, **_strip(r)})

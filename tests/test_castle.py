@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles.castle import check_castle
 
 from anoncore import Hierarchy, Schema
 from anoncore.stream import MODES, Castle, CastleRelease
-from oracles.castle import check_castle
 
 H_A = Hierarchy.from_nested({"*": {"ab": ["a", "b"], "cde": {"C": ["c"], "de": ["d", "e"]}}}, name="A")
 H_B = Hierarchy.from_nested({"*": ["x", "y", "z"]}, name="B")
@@ -120,14 +120,14 @@ def test_determinism_and_seed_dependence(seed: int) -> None:
     assert any(x != y for x, y in zip(a, d))  # the seed matters (split and order choices)
     # batch boundaries do not matter (positions are the clock)
     c = _run(data, [7, 8, 300], k=4, delta=30, eta=5, mu=10, rng=seed)
-    cat = lambda rs: np.concatenate([r.position for r in rs])  # noqa: E731
+    cat = lambda rs: np.concatenate([r.position for r in rs])
     assert np.array_equal(cat(a), cat(c))
 
 
 def test_checkpoint_restore_equals_uninterrupted(seed: int) -> None:
     rng = np.random.default_rng(seed)
     data = _stream(rng, 600, 2, 1, 50, burst=True)
-    kw = dict(k=5, delta=40, eta=6, mu=8, rng=seed)
+    kw = {"k": 5, "delta": 40, "eta": 6, "mu": 8, "rng": seed}
     full = _run(data, [150, 300, 450], **kw)
     ref = pd.concat([r.to_pandas(include_suppressed=True) for r in full], ignore_index=True)
     for cut in rng.integers(1, 599, 4).tolist():
@@ -263,25 +263,27 @@ def test_release_to_pandas_labels_and_ranges() -> None:
 
 S1 = _schema(1, 0)
 BAD_PARAMS = [
-    (dict(k=0), ValueError, r"The 'k' parameter of Castle must be an int in the range \[1, inf\]. Got 0 instead."),
-    (dict(k=2.0), TypeError, r"The 'k' parameter of Castle must be an int"),
-    (dict(k=True), TypeError, r"The 'k' parameter of Castle must be an int"),
-    (dict(delta=0), ValueError, r"The 'delta' parameter of Castle must be an int in the range \[1, inf\]"),
-    (dict(eta=0), ValueError, r"The 'eta' parameter"),
-    (dict(mu=0), ValueError, r"The 'mu' parameter"),
-    (dict(l=0), ValueError, r"The 'l' parameter"),
-    (dict(max_reuse=-1), ValueError, r"The 'max_reuse' parameter"),
-    (dict(initial_tau=2.0), ValueError, r"The 'initial_tau' parameter"),
-    (dict(initial_tau="0"), TypeError, r"The 'initial_tau' parameter"),
-    (dict(containment="box"), ValueError, r"The 'containment' parameter"),
-    (dict(rng="x"), TypeError, r"The 'rng' parameter"),
-    (dict(l=2, sensitive="zzz"), ValueError, r"The 'sensitive' parameter of Castle must name"),
+    ({"k": 0}, ValueError, r"The 'k' parameter of Castle must be an int in the range \[1, inf\]. Got 0 instead."),
+    ({"k": 2.0}, TypeError, r"The 'k' parameter of Castle must be an int"),
+    ({"k": True}, TypeError, r"The 'k' parameter of Castle must be an int"),
+    ({"delta": 0}, ValueError, r"The 'delta' parameter of Castle must be an int in the range \[1, inf\]"),
+    ({"eta": 0}, ValueError, r"The 'eta' parameter"),
+    ({"mu": 0}, ValueError, r"The 'mu' parameter"),
+    ({"l": 0}, ValueError, r"The 'l' parameter"),
+    ({"max_reuse": -1}, ValueError, r"The 'max_reuse' parameter"),
+    ({"initial_tau": 2.0}, ValueError, r"The 'initial_tau' parameter"),
+    ({"initial_tau": "0"}, TypeError, r"The 'initial_tau' parameter"),
+    ({"containment": "box"}, ValueError, r"The 'containment' parameter"),
+    ({"rng": "x"}, TypeError, r"The 'rng' parameter"),
+    ({"eta": 10, "beta": 20}, ValueError, r"The 'beta' parameter of Castle is another name for 'eta'"),
+    ({"beta": 0}, ValueError, r"The 'beta' parameter of Castle must be an int in the range"),
+    ({"l": 2, "sensitive": "zzz"}, ValueError, r"The 'sensitive' parameter of Castle must name"),
 ]
 
 
 @pytest.mark.parametrize(("kw", "exc", "match"), BAD_PARAMS)
 def test_bad_parameters(kw: dict[str, Any], exc: type[Exception], match: str) -> None:
-    args: dict[str, Any] = dict(k=2, delta=3)
+    args: dict[str, Any] = {"k": 2, "delta": 3}
     args.update(kw)
     with pytest.raises(exc, match=match):
         Castle(S1, **args)
@@ -359,3 +361,18 @@ def test_uci_adult_stream_passes_the_checker() -> None:
                           "num": df[num_q].to_numpy(float), "cat": cat}, out, k=100, delta=10_000, mu=100,
                          domains=[schema[q].domain for q in num_q], hierarchies=hs)
     assert stats["n_suppressed"] < 0.01 * len(df)
+
+
+def test_delta_k_minus_one_is_the_tight_feasible_case() -> None:
+    """delta + 1 = k: k tuples can be pending when the oldest expires, so releases are possible (no warning)."""
+    import warnings
+
+    schema = Schema.build({"v": {"kind": "numeric", "domain": (0, 100)}}, pid="pid")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = Castle(schema, k=4, delta=3, eta=1, mu=5, beta=1, rng=0)
+    assert c.params["eta"] == 1
+    out = [c.push({"v": [5, 6, 7, 8, 9, 10, 11, 12], "pid": np.arange(8)}), c.flush()]
+    assert sum(r.n_released for r in out) == 8
+    check_castle({"position": np.arange(1, 9), "pid": np.arange(8), "num": np.arange(5, 13, dtype=float),
+                  "cat": np.empty((8, 0))}, out, k=4, delta=3, mu=5, domains=[(0, 100)])

@@ -37,7 +37,7 @@ class CastleSynthetic:
     """10-QI power-law stream; k=100, delta=10,000, eta=50, mu=100 (the thesis's defaults)."""
 
     params = ([100_000, 1_000_000], [100], [10_000], [50])
-    param_names = ["n_rows", "k", "delta", "eta"]
+    param_names = ["n_rows", "k", "delta", "eta"]  # noqa: RUF012
     timeout = 600
 
     def setup(self, n_rows: int, k: int, delta: int, eta: int) -> None:
@@ -89,7 +89,7 @@ class CastleAdult:
     """UCI Adult stream (30,162 rows), 10 QI; k and delta as in Fig. 5.6(b)."""
 
     params = ([10, 100], [10_000])
-    param_names = ["k", "delta"]
+    param_names = ["k", "delta"]  # noqa: RUF012
     timeout = 300
 
     def setup(self, k: int, delta: int) -> None:

@@ -7,10 +7,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from oracles.castle import check_castle, il_by_definition
 
 from anoncore import Hierarchy, Schema
 from anoncore.stream import MODES, Castle
-from oracles.castle import check_castle, il_by_definition
 
 TRACE = [20, 22, 80, 20, 60, 23, 81, 22, 50, 70, 5, 79, 6, 40, 41, 99]
 
@@ -75,7 +75,7 @@ def test_enlargement_example_5_3() -> None:
     h = _edu()
     code = h.leaf_lookup()
     dom = [(18.0, 120.0)]
-    x_node = lambda *labels: int(h.lca_of_leaf_range(min(code[s] for s in labels), max(code[s] for s in labels)))  # noqa: E731
+    x_node = lambda *labels: int(h.lca_of_leaf_range(min(code[s] for s in labels), max(code[s] for s in labels)))
     il_c1 = il_by_definition([18], [22], dom, [x_node("Primary School", "Other")], [h])
     il_c1x = il_by_definition([18], [24], dom, [x_node("Primary School", "Bachelor")], [h])
     il_c2 = il_by_definition([26], [28], dom, [x_node("Bachelor", "Master")], [h])

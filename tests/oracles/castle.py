@@ -68,7 +68,7 @@ def check_castle(
     k: int,
     delta: int,
     mu: int,
-    l: int | None = None,  # noqa: E741
+    l: int | None = None,
     max_reuse: int | None = None,
     domains: list[tuple[float, float]] = (),  # type: ignore[assignment]
     hierarchies: list[Any] = (),  # type: ignore[assignment]

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core
+from anoncore import _core  # type: ignore[attr-defined]
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
 
-__all__ = ["Castle", "CastleRelease", "MODES"]
+__all__ = ["MODES", "Castle", "CastleRelease"]
 
 #: Event modes of the audit channel (spec §8): how each tuple left the algorithm.
 MODES = ("cluster", "split", "merge", "reuse", "suppressed")
@@ -192,6 +192,8 @@ class Castle:
         raised and every tuple is suppressed, spec §2.12 invariant 8).
     eta : int, default=50
         Maximum number of open (not yet released) clusters (β in the published paper).
+    beta : int, default=None
+        Alias of ``eta`` (the TDSC paper's name).
     mu : int, default=100
         Number of most recently released clusters whose mean information loss is the threshold τ.
     l : int, default=None
@@ -254,6 +256,11 @@ class Castle:
     16
     """
 
+    _core: Any
+    _spec: _StreamSpec
+    _py: _PyState
+    closed_: bool
+
     def __init__(
         self,
         schema: Schema | Table,
@@ -261,8 +268,9 @@ class Castle:
         delta: int,
         eta: int = 50,
         mu: int = 100,
-        l: int | None = None,  # noqa: E741
+        l: int | None = None,
         *,
+        beta: int | None = None,
         sensitive: str | None = None,
         max_reuse: int | None = None,
         initial_tau: float = 0.0,
@@ -272,9 +280,15 @@ class Castle:
         k = _check_int(k, "k", 1)
         delta = _check_int(delta, "delta", 1)
         eta = _check_int(eta, "eta", 1)
+        if beta is not None:
+            beta = _check_int(beta, "beta", 1)
+            if eta not in (50, beta):
+                raise ValueError(f"The 'beta' parameter of Castle is another name for 'eta'; got eta={eta} and "
+                                 f"beta={beta}. Pass only one of them.")
+            eta = beta
         mu = _check_int(mu, "mu", 1)
         if l is not None:
-            l = _check_int(l, "l", 1)  # noqa: E741
+            l = _check_int(l, "l", 1)
         if max_reuse is not None:
             max_reuse = _check_int(max_reuse, "max_reuse", 0)
         if isinstance(initial_tau, bool) or not isinstance(initial_tau, numbers.Real):
@@ -584,11 +598,9 @@ class _StreamSpec:
         else:
             start = (last if last is not None else 0) + 1
             pos = np.arange(start, start + n, dtype=np.int64)
-        if n:
-            if np.any(np.diff(pos) <= 0) or (last is not None and pos[0] <= last):
-                first = last if last is not None else None
-                raise ValueError(f"Positions must be strictly increasing across the stream (out-of-order positions; "
-                                 f"last accepted {first}, batch starts {int(pos[0])}).")
+        if n and (np.any(np.diff(pos) <= 0) or (last is not None and pos[0] <= last)):
+            raise ValueError(f"Positions must be strictly increasing across the stream (out-of-order positions; "
+                             f"last accepted {last}, batch starts {int(pos[0])}).")
         sa = np.zeros(n, dtype=np.int32) if self.sensitive is None else py.encode_sa(df[self.sensitive])
         cols = {c: df[c].to_numpy() for c in self.passthrough}
         return {"position": pos, "pid": pid, "sa": sa, "num": num, "cat": cat, "columns": cols}
@@ -615,12 +627,14 @@ class _PyState:
         elif self.pid_mode != mode:
             raise TypeError(f"The pid column {s.name!r} changed type mid-stream (was {self.pid_mode}, now {mode}).")
         if integral:
-            return np.ascontiguousarray(s.to_numpy(), dtype=np.int64)
+            out: NDArray[np.int64] = np.ascontiguousarray(s.to_numpy(), dtype=np.int64)
+            return out
         codes, uniq = pd.factorize(s)
         ids = np.empty(len(uniq), dtype=np.int64)
         for u, val in enumerate(uniq):
             ids[u] = self.pid_map.setdefault(val, len(self.pid_map))
-        return ids[codes]
+        res: NDArray[np.int64] = ids[codes]
+        return res
 
     def encode_sa(self, s: pd.Series) -> NDArray[np.int32]:
         codes, uniq = pd.factorize(s, use_na_sentinel=False)
@@ -628,7 +642,8 @@ class _PyState:
         for u, val in enumerate(uniq):
             key = None if (isinstance(val, float) and math.isnan(val)) else val
             ids[u] = self.sa_map.setdefault(key, len(self.sa_map))
-        return ids[codes]
+        res: NDArray[np.int32] = ids[codes]
+        return res
 
     def add_chunk(self, pos: NDArray[np.int64], cols: dict[str, NDArray[Any]]) -> None:
         if cols:

@@ -19,8 +19,13 @@ import pandas as pd
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 
-__all__ = ["power_law_stream", "adult_stream_schema", "load_uci_adult_stream", "ADULT_NUMERIC_DOMAINS",
-           "ADULT_QI"]
+__all__ = [
+    "ADULT_NUMERIC_DOMAINS",
+    "ADULT_QI",
+    "adult_stream_schema",
+    "load_uci_adult_stream",
+    "power_law_stream",
+]
 
 #: Table 5.4 of the thesis: numeric QI and their declared domains.
 ADULT_NUMERIC_DOMAINS: dict[str, tuple[float, float]] = {
