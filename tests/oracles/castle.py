@@ -487,7 +487,7 @@ def reference_castle(num: Any, cat: Any, pid: Any, *, k: int, delta: int, eta: i
             elif approx(e, em):
                 cand.append((c, nil))
 
-        def pick(tau_only: bool) -> Any:
+        def pick(tau_only: bool, cand: list[Any] = cand) -> Any:
             best = None
             for c, nil in cand:
                 if tau_only and not (nil <= tau or approx(nil, tau)):
@@ -504,10 +504,10 @@ def reference_castle(num: Any, cat: Any, pid: Any, *, k: int, delta: int, eta: i
             clusters.append(chosen)
         chosen["m"].append(t)
         where[t] = chosen
-        for u in list(pending):
+        for u in list(pending):  # noqa: PERF101 - pending shrinks while we iterate
             if u + 1 <= p - delta and u in pending:
                 delay_constraint(u, p)
-    for u in list(pending):
+    for u in list(pending):  # noqa: PERF101 - pending shrinks while we iterate
         if u in pending:
             delay_constraint(u, -1)
     return out, ctable
