@@ -423,3 +423,29 @@ def test_kernel_equals_literal_reference(seed: int, n: int, n_num: int, n_cat: i
     assert got == ref
     cl = pd.concat([r.clusters for r in out], ignore_index=True)
     assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table  # bit-exact
+
+
+def test_releases_to_partition_matches_published_generalizations() -> None:
+    from anoncore import Table
+    from anoncore.stream import releases_to_partition
+
+    data = _stream(np.random.default_rng(3), 300, 1, 1, 300, burst=True)
+    schema = _schema(1, 1)
+    out = _run(data, [120], k=4, delta=25, eta=4, mu=5, rng=3)
+    table = Table.from_pandas(pd.DataFrame(data), schema)
+    part = releases_to_partition(table, out)
+    rows = np.concatenate([r.position for r in out]) - 1
+    sup = np.concatenate([r.suppressed for r in out])
+    lo = np.concatenate([r.num_lo for r in out])[:, 0]
+    hi = np.concatenate([r.num_hi for r in out])[:, 0]
+    node = np.concatenate([r.cat_node for r in out])[:, 0]
+    vals = table.numeric_values("n0")
+    cls = part.labels[rows]
+    ok = ~sup
+    assert np.array_equal(vals[part.gen_lo[cls[ok], 0]], lo[ok])
+    assert np.array_equal(vals[part.gen_hi[cls[ok], 0]], hi[ok])
+    assert np.array_equal(part.gen_node[cls[ok], 1], node[ok])
+    assert np.array_equal(part.suppressed[rows], sup)
+    assert part.class_sizes[np.unique(cls[ok])].min() >= 4
+    with pytest.raises(ValueError, match="do not cover exactly"):
+        releases_to_partition(table, out[:-1])

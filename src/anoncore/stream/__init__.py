@@ -5,6 +5,6 @@ SABRE_W ((omega, t)-closeness over sliding windows) will live next to it in ``sa
 
 from __future__ import annotations
 
-from anoncore.stream.castle import MODES, Castle, CastleRelease
+from anoncore.stream.castle import MODES, Castle, CastleRelease, releases_to_partition
 
-__all__ = ["MODES", "Castle", "CastleRelease"]
+__all__ = ["MODES", "Castle", "CastleRelease", "releases_to_partition"]
