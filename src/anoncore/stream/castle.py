@@ -208,6 +208,10 @@ class Castle:
     containment : {'generalization', 'range'}, default='generalization'
         Whether a tuple may reuse a released cluster when it lies in its generalization (the subtree of
         the published hierarchy node) or only in its leaf range (spec A8).
+    reorder : bool, default=False
+        Deliver tuples in input order (Thm 5.3): a tuple is handed out only once every smaller position was
+        released or suppressed (delivery still within ``delta`` arrivals). Leaks identities to an attacker who
+        knows the input order (thesis l.1827); by default tuples of a released cluster come in random order.
     rng : int, numpy.random.Generator or None, default=None
         Seed of every random choice (reuse selection, split^k, order inside a released cluster).
 
@@ -275,6 +279,7 @@ class Castle:
         max_reuse: int | None = None,
         initial_tau: float = 0.0,
         containment: str = "generalization",
+        reorder: bool = False,
         rng: int | np.random.Generator | None = None,
     ) -> None:
         k = _check_int(k, "k", 1)
@@ -299,6 +304,8 @@ class Castle:
         if containment not in ("generalization", "range"):
             raise ValueError(f"The 'containment' parameter of Castle must be a str among "
                              f"{{'generalization', 'range'}}. Got {containment!r} instead.")
+        if not isinstance(reorder, bool):
+            raise TypeError(f"The 'reorder' parameter of Castle must be a bool. Got {reorder!r} instead.")
         if rng is not None and not isinstance(rng, (numbers.Integral, np.random.Generator)):
             raise TypeError(f"The 'rng' parameter of Castle must be an int, a numpy Generator or None. "
                             f"Got {rng!r} instead.")
@@ -313,6 +320,7 @@ class Castle:
             containment == "range", seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
         )
         self._py = _PyState(spec.passthrough)
+        self._py.reorder = reorder
         self.closed_ = False
 
     # ------------------------------------------------------------------ state
@@ -341,7 +349,7 @@ class Castle:
         c = self._core
         return {"k": c.k, "delta": c.delta, "eta": c.eta, "mu": c.mu, "l": c.l or None,
                 "max_reuse": None if c.max_reuse < 0 else c.max_reuse, "initial_tau": c.initial_tau,
-                "containment": "range" if c.containment_range else "generalization"}
+                "containment": "range" if c.containment_range else "generalization", "reorder": self._py.reorder}
 
     def __repr__(self) -> str:
         p = self.params
@@ -378,6 +386,8 @@ class Castle:
         if enc["position"].size == 0:
             return self._release(_empty_events(self._spec))
         self._py.add_chunk(enc["position"], enc["columns"])
+        if self._py.reorder:
+            self._py.arrived = np.concatenate([self._py.arrived, enc["position"]])
         ev = self._core.push(enc["position"], enc["pid"], enc["sa"], enc["num"], enc["cat"])
         return self._release(ev)
 
@@ -392,19 +402,21 @@ class Castle:
         return self._release(self._core.flush())
 
     def _release(self, ev: dict[str, NDArray[Any]]) -> CastleRelease:
-        pos = ev["position"]
-        cols = self._py.take(pos)
-        mode = ev["mode"]
+        rows: dict[str, Any] = {key: ev[key] for key in _ROW_KEYS}
+        rows["columns"] = self._py.take(ev["position"])
+        if self._py.reorder:
+            rows = self._py.reorder_rows(rows, flush=self.closed_)
+        mode = rows["mode"]
         clusters = pd.DataFrame({
             "gen_id": ev["g_id"], "il": ev["g_il"], "n_persons": ev["g_pids"], "n_tuples": ev["g_tuples"],
             "diversity": ev["g_diversity"], "tau": ev["g_tau"], "kept": ev["g_kept"].astype(bool),
         })
         return CastleRelease(
-            position=_ro(pos), suppressed=_ro(mode == MODES.index("suppressed")), mode=_ro(mode),
-            gen_id=_ro(ev["gen_id"]), emitted_at=_ro(ev["emitted_at"]), num_lo=_ro(ev["num_lo"]),
-            num_hi=_ro(ev["num_hi"]), cat_node=_ro(ev["cat_node"]), columns=cols, pid=_ro(ev["pid"]),
-            clusters=clusters, numeric_qi=self._spec.numeric, categorical_qi=self._spec.categorical,
-            hierarchies=self._spec.hierarchies,
+            position=_ro(rows["position"]), suppressed=_ro(mode == MODES.index("suppressed")), mode=_ro(mode),
+            gen_id=_ro(rows["gen_id"]), emitted_at=_ro(rows["emitted_at"]), num_lo=_ro(rows["num_lo"]),
+            num_hi=_ro(rows["num_hi"]), cat_node=_ro(rows["cat_node"]), columns=rows["columns"],
+            pid=_ro(rows["pid"]), clusters=clusters, numeric_qi=self._spec.numeric,
+            categorical_qi=self._spec.categorical, hierarchies=self._spec.hierarchies,
         )
 
     # ------------------------------------------------------------------ checkpoint
@@ -644,11 +656,17 @@ class _StreamSpec:
         return {"position": pos, "pid": pid, "sa": sa, "num": num, "cat": cat, "columns": cols}
 
 
+_ROW_KEYS = ("position", "pid", "emitted_at", "gen_id", "mode", "num_lo", "num_hi", "cat_node")
+
+
 class _PyState:
     """Python-side state kept across pushes (and in checkpoints): pid/SA dictionaries, pending columns."""
 
     def __init__(self, names: tuple[str, ...] = ()) -> None:
         self.names = names
+        self.reorder = False
+        self.arrived: NDArray[np.int64] = np.empty(0, dtype=np.int64)  # reorder: not yet delivered
+        self.held: dict[str, Any] | None = None  # reorder: released, waiting for smaller positions
         self.pid_mode: str | None = None
         self.pid_map: dict[Any, int] = {}
         self.sa_map: dict[Any, int] = {}
@@ -682,6 +700,28 @@ class _PyState:
             ids[u] = self.sa_map.setdefault(key, len(self.sa_map))
         res: NDArray[np.int32] = ids[codes]
         return res
+
+    def reorder_rows(self, rows: dict[str, Any], flush: bool) -> dict[str, Any]:
+        """Thm 5.3: deliver, in position order, the released rows below the smallest undelivered position."""
+        if self.held is not None:
+            rows = {key: (np.concatenate([self.held[key], rows[key]]) if key != "columns" else
+                          {c: np.concatenate([self.held[key][c], rows[key][c]]) for c in rows[key]})
+                    for key in rows}
+        order = np.argsort(rows["position"], kind="stable")
+        rows = {key: (rows[key][order] if key != "columns" else {c: v[order] for c, v in rows[key].items()})
+                for key in rows}
+        done = np.isin(self.arrived, rows["position"])
+        first = int(np.argmin(done)) if not done.all() else done.size
+        if flush:
+            first = done.size
+        frontier = self.arrived[first] if first < self.arrived.size else np.iinfo(np.int64).max
+        cut = int(np.searchsorted(rows["position"], frontier))
+        out = {key: (rows[key][:cut] if key != "columns" else {c: _ro(v[:cut]) for c, v in rows[key].items()})
+               for key in rows}
+        self.held = {key: (rows[key][cut:] if key != "columns" else {c: v[cut:] for c, v in rows[key].items()})
+                     for key in rows}
+        self.arrived = self.arrived[first:]
+        return out
 
     def add_chunk(self, pos: NDArray[np.int64], cols: dict[str, NDArray[Any]]) -> None:
         if cols:
