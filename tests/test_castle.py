@@ -490,3 +490,23 @@ def test_reorder_mode_survives_checkpoint(seed: int) -> None:
     cat = lambda rs: pd.concat([r.to_pandas(include_suppressed=True) for r in rs], ignore_index=True)
     pd.testing.assert_frame_equal(cat([a, *b]), cat(full))
     assert cat(full)["position"].tolist() == list(range(1, 301))
+
+
+@pytest.mark.parametrize("l", [None, 2])
+def test_flush_paper_mode(seed: int, l: int | None) -> None:  # noqa: E741
+    """§2.10 flush='paper': clusters with k persons, then reuse, then ONE residual cluster (or suppression)."""
+    data = _stream(np.random.default_rng(seed), 200, 1, 1, 200, burst=False)
+    kw: dict[str, Any] = {"k": 4, "delta": 60, "eta": 6, "mu": 5, "l": l, "rng": seed}
+    c = Castle(_schema(1, 1), **kw)
+    first = c.push(data)
+    pending = c.n_pending_
+    last = c.flush(mode="paper")
+    assert len(last) == pending
+    check_castle(_inputs(data, 1, 1), [first, last], k=4, delta=60, mu=5, l=l, domains=[(0, 20)],
+                 hierarchies=[H_A])
+    merged = last.gen_id[last.mode == MODES.index("merge")]
+    assert np.unique(merged).size <= 1  # at most one residual cluster (split sub-clusters have mode 'split')
+    c2 = Castle(_schema(1, 1), **kw)
+    c2.push(data)
+    with pytest.raises(ValueError, match="The 'mode' parameter of Castle.flush"):
+        c2.flush(mode="x")

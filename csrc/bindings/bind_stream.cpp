@@ -107,14 +107,18 @@ void bind_stream(py::module_ m) {
           py::arg("num").noconvert(), py::arg("cat").noconvert(), "Push a batch; returns the events it caused.")
       .def(
           "flush",
-          [](Castle& c) {
+          [](Castle& c, bool paper) {
             {
               py::gil_scoped_release nogil;
-              c.flush();
+              if (paper) {
+                c.flush_paper();
+              } else {
+                c.flush();
+              }
             }
             return events_to_dict(c.take_events(), c.d_num(), c.d_cat());
           },
-          "Expire every pending tuple (flush='drain'); returns the events.")
+          py::arg("paper") = false, "End of stream (drain, or the thesis's protocol); returns the events.")
       .def("checkpoint", [](const Castle& c) { return py::bytes(c.checkpoint()); }, "State as versioned bytes.")
       .def_static(
           "restore", [](const py::bytes& b) { return Castle::restore(std::string(b)); }, py::arg("state"),

@@ -372,7 +372,22 @@ void Castle::delay_constraint(int32_t t, int64_t at) {
     output_cluster(c, Mode::Cluster, at);
     return;
   }
-  // Reuse (steps 5-9): uniform random choice among the Omega entries containing x (Thm 5.2).
+  if (try_reuse(t, at)) return;
+  // Suppression (steps 10-11, A10/A18): exact distinct persons (and SA values) over Gamma.
+  if (static_cast<int64_t>(gamma_pids_.size()) < p_.k ||
+      (p_.l > 0 && static_cast<int64_t>(gamma_sas_.size()) < p_.l)) {
+    suppress(t, at);
+    return;
+  }
+  if (merge_clusters(c)) {
+    output_cluster(c, Mode::Merge, at);
+  } else {
+    suppress(t, at);  // guard of §2.6 (only reachable when pids repeat across clusters)
+  }
+}
+
+/// Reuse (delayConstraint steps 5-9): publish x with a uniformly random Omega entry containing it (Thm 5.2).
+bool Castle::try_reuse(int32_t t, int64_t at) {
   if (!omega_.empty()) {
     const double* v = &t_num_[sz(t) * sz(dn_)];
     const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
@@ -399,20 +414,10 @@ void Castle::delay_constraint(int32_t t, int64_t at) {
       emit_tuple(t, Mode::Reuse, at, e.gen_id, e.lo.data(), e.hi.data(), e.node.data());
       remove_from_cluster(t);
       release_tuple(t);
-      return;
+      return true;
     }
   }
-  // Suppression (steps 10-11, A10/A18): exact distinct persons (and SA values) over Gamma.
-  if (static_cast<int64_t>(gamma_pids_.size()) < p_.k ||
-      (p_.l > 0 && static_cast<int64_t>(gamma_sas_.size()) < p_.l)) {
-    suppress(t, at);
-    return;
-  }
-  if (merge_clusters(c)) {
-    output_cluster(c, Mode::Merge, at);
-  } else {
-    suppress(t, at);  // guard of §2.6 (only reachable when pids repeat across clusters)
-  }
+  return false;
 }
 
 void Castle::suppress(int32_t t, int64_t at) {
@@ -447,19 +452,50 @@ bool Castle::merge_clusters(int32_t c) {
       }
     }
     if (best < 0) return false;
-    // C <- C ∪ C_best (members keep their order: C's, then C_best's)
-    Cluster& B = clusters_[sz(best)];
-    std::vector<int32_t> moved = std::move(B.members);
-    B.members.clear();
-    for (int32_t t : moved) {
-      // move without touching the Gamma-wide counts (the tuples stay in Gamma)
-      dec_count(gamma_pids_, t_pid_[sz(t)]);
-      if (p_.l > 0) dec_count(gamma_sas_, t_sa_[sz(t)]);
-      add_to_cluster(c, t);
-    }
-    gamma_erase(best);
-    free_cluster(best);
+    absorb(c, best);
   }
+}
+
+/// C <- C ∪ O (members keep their order: C's, then O's); O leaves Gamma.
+void Castle::absorb(int32_t c, int32_t o) {
+  Cluster& B = clusters_[sz(o)];
+  std::vector<int32_t> moved = std::move(B.members);
+  B.members.clear();
+  for (int32_t t : moved) {
+    // move without touching the Gamma-wide counts (the tuples stay in Gamma)
+    dec_count(gamma_pids_, t_pid_[sz(t)]);
+    if (p_.l > 0) dec_count(gamma_sas_, t_sa_[sz(t)]);
+    add_to_cluster(c, t);
+  }
+  gamma_erase(o);
+  free_cluster(o);
+}
+
+/// End of stream, the thesis's comparison protocol (spec §2.10, flush='paper'): (i) release every open cluster
+/// with >= k persons (and >= l values), (ii) publish the remaining tuples by reuse where possible, (iii) release
+/// all the rest as ONE cluster if it has >= k persons (and >= l values), else suppress it.
+void Castle::flush_paper() {
+  const std::vector<int32_t> g = gamma_;
+  for (int32_t c : g) {
+    const Cluster& C = clusters_[sz(c)];
+    if (static_cast<int64_t>(C.pids.size()) >= p_.k && (p_.l == 0 || static_cast<int64_t>(C.sas.size()) >= p_.l))
+      output_cluster(c, Mode::Cluster, -1);
+  }
+  const std::deque<int32_t> q = queue_;
+  for (int32_t t : q)
+    if (t_alive_[sz(t)]) try_reuse(t, -1);
+  if (!gamma_.empty()) {
+    if (static_cast<int64_t>(gamma_pids_.size()) >= p_.k &&
+        (p_.l == 0 || static_cast<int64_t>(gamma_sas_.size()) >= p_.l)) {
+      int32_t c = gamma_.front();
+      while (gamma_.size() > 1) absorb(c, gamma_[1]);
+      output_cluster(c, Mode::Merge, -1);
+    } else {
+      for (int32_t t : q)
+        if (t_alive_[sz(t)]) suppress(t, -1);
+    }
+  }
+  expire_upto(std::numeric_limits<int64_t>::max(), -1);  // nothing left; frees the queue
 }
 
 // ------------------------------------------------------------------------------------------------ outputCluster (§2.7)

@@ -391,15 +391,25 @@ class Castle:
         ev = self._core.push(enc["position"], enc["pid"], enc["sa"], enc["num"], enc["cat"])
         return self._release(ev)
 
-    def flush(self) -> CastleRelease:
-        """End of stream (``flush='drain'``, spec §2.10): expire every pending tuple in position order.
+    def flush(self, mode: str = "drain") -> CastleRelease:
+        """End of stream (spec §2.10); the stream is closed afterwards.
 
-        Tuples that cannot form a class of ``k`` persons are suppressed. The stream is closed afterwards.
+        Parameters
+        ----------
+        mode : {'drain', 'paper'}, default='drain'
+            ``'drain'`` expires every pending tuple in position order with the normal procedure (merge, reuse
+            or suppression), as if ``delta`` more arrivals had happened. ``'paper'`` is the thesis's protocol for
+            its comparison with dynamicGroup: release every open cluster with ``k`` persons, publish what it can
+            by reuse, then release all remaining tuples as one cluster if they hold ``k`` persons (and ``l``
+            values), else suppress them.
         """
         if self.closed_:
             raise RuntimeError("Castle.flush was called twice: the stream is closed.")
+        if mode not in ("drain", "paper"):
+            raise ValueError(f"The 'mode' parameter of Castle.flush must be a str among {{'drain', 'paper'}}. "
+                             f"Got {mode!r} instead.")
         self.closed_ = True
-        return self._release(self._core.flush())
+        return self._release(self._core.flush(mode == "paper"))
 
     def _release(self, ev: dict[str, NDArray[Any]]) -> CastleRelease:
         rows: dict[str, Any] = {key: ev[key] for key in _ROW_KEYS}

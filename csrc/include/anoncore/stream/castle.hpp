@@ -69,6 +69,8 @@ class Castle {
             Matrix<int32_t> cat);
   /// End of stream, mode `drain` (spec §2.10): expire every pending tuple in position order.
   void flush();
+  /// End of stream, mode `paper` (spec §2.10): the thesis's protocol with a final k-check.
+  void flush_paper();
   CastleEvents take_events();
 
   /// Whole state as versioned bytes (little-endian); pending events must have been taken.
@@ -123,6 +125,8 @@ class Castle {
   int32_t best_selection(int32_t t);
   void delay_constraint(int32_t t, int64_t at);
   bool merge_clusters(int32_t c);
+  void absorb(int32_t c, int32_t o);
+  bool try_reuse(int32_t t, int64_t at);
   void output_cluster(int32_t c, Mode mode, int64_t at);
   std::vector<std::vector<int32_t>> split_k(const std::vector<int32_t>& members, Rng& rng);
   std::vector<std::vector<int32_t>> split_l(const std::vector<int32_t>& members, Rng& rng);
