@@ -493,7 +493,7 @@ def test_reorder_mode_survives_checkpoint(seed: int) -> None:
 
 
 @pytest.mark.parametrize("l", [None, 2])
-def test_flush_paper_mode(seed: int, l: int | None) -> None:  # noqa: E741
+def test_flush_paper_mode(seed: int, l: int | None) -> None:
     """§2.10 flush='paper': clusters with k persons, then reuse, then ONE residual cluster (or suppression)."""
     data = _stream(np.random.default_rng(seed), 200, 1, 1, 200, burst=False)
     kw: dict[str, Any] = {"k": 4, "delta": 60, "eta": 6, "mu": 5, "l": l, "rng": seed}
