@@ -510,3 +510,16 @@ def test_flush_paper_mode(seed: int, l: int | None) -> None:
     c2.push(data)
     with pytest.raises(ValueError, match="The 'mode' parameter of Castle.flush"):
         c2.flush(mode="x")
+
+
+def test_outlier_suppression_option(seed: int) -> None:
+    """TDSC's outlier step (off by default): the guarantees still hold with it."""
+    data = _stream(np.random.default_rng(seed), 400, 1, 1, 400, burst=True)
+    kw: dict[str, Any] = {"k": 4, "delta": 15, "eta": 6, "mu": 5, "rng": seed}
+    out = _run(data, [200], outlier_suppression=True, **kw)
+    check_castle(_inputs(data, 1, 1), out, k=4, delta=15, mu=5, domains=[(0, 20)], hierarchies=[H_A])
+    c = Castle(_schema(1, 1), outlier_suppression=True, **kw)
+    assert c.params["outlier_suppression"] is True
+    assert Castle.restore(c.checkpoint()).params["outlier_suppression"] is True
+    with pytest.raises(TypeError, match="'outlier_suppression' parameter"):
+        Castle(_schema(1, 1), k=3, delta=3, outlier_suppression="yes")  # type: ignore[arg-type]

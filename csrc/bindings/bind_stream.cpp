@@ -56,7 +56,8 @@ void bind_stream(py::module_ m) {
   m.doc() = "stream kernels (CASTLE)";
   py::class_<Castle>(m, "Castle")
       .def(py::init([](int64_t k, int64_t delta, int64_t eta, int64_t mu, int64_t l, int64_t max_reuse,
-                       double initial_tau, bool containment_range, uint64_t seed, const CArray<double>& dom_lo,
+                       double initial_tau, bool containment_range, bool outlier_suppression, uint64_t seed,
+                       const CArray<double>& dom_lo,
                        const CArray<double>& dom_hi, const std::vector<CatSpec>& cats) {
              stream::CastleParams p;
              p.k = k;
@@ -67,6 +68,7 @@ void bind_stream(py::module_ m) {
              p.max_reuse = max_reuse;
              p.initial_tau = initial_tau;
              p.containment_range = containment_range;
+             p.outlier_suppression = outlier_suppression;
              p.seed = seed;
              auto lo = span_of(dom_lo, "dom_lo");
              auto hi = span_of(dom_hi, "dom_hi", lo.size);
@@ -86,7 +88,7 @@ void bind_stream(py::module_ m) {
                            std::move(hs));
            }),
            py::arg("k"), py::arg("delta"), py::arg("eta"), py::arg("mu"), py::arg("l"), py::arg("max_reuse"),
-           py::arg("initial_tau"), py::arg("containment_range"), py::arg("seed"), py::arg("dom_lo").noconvert(),
+           py::arg("initial_tau"), py::arg("containment_range"), py::arg("outlier_suppression"), py::arg("seed"), py::arg("dom_lo").noconvert(),
            py::arg("dom_hi").noconvert(), py::arg("cats"))
       .def(
           "push",
@@ -143,6 +145,7 @@ void bind_stream(py::module_ m) {
       .def_property_readonly("max_reuse", [](const Castle& c) { return c.params().max_reuse; })
       .def_property_readonly("initial_tau", [](const Castle& c) { return c.params().initial_tau; })
       .def_property_readonly("containment_range", [](const Castle& c) { return c.params().containment_range; })
+      .def_property_readonly("outlier_suppression", [](const Castle& c) { return c.params().outlier_suppression; })
       .def_property_readonly("seed", [](const Castle& c) { return c.params().seed; });
 }
 

@@ -373,6 +373,15 @@ void Castle::delay_constraint(int32_t t, int64_t at) {
     return;
   }
   if (try_reuse(t, at)) return;
+  if (p_.outlier_suppression) {
+    // TDSC variant: x's cluster is an outlier if more than half of Gamma is larger than it.
+    size_t m = 0;
+    for (int32_t o : gamma_) m += clusters_[sz(o)].pids.size() > C.pids.size() ? 1 : 0;
+    if (2 * m > gamma_.size()) {
+      suppress(t, at);
+      return;
+    }
+  }
   // Suppression (steps 10-11, A10/A18): exact distinct persons (and SA values) over Gamma.
   if (static_cast<int64_t>(gamma_pids_.size()) < p_.k ||
       (p_.l > 0 && static_cast<int64_t>(gamma_sas_.size()) < p_.l)) {
@@ -1071,6 +1080,7 @@ std::string Castle::checkpoint() const {
   w.put(p_.max_reuse);
   w.put(p_.initial_tau);
   w.put<uint8_t>(p_.containment_range ? 1 : 0);
+  w.put<uint8_t>(p_.outlier_suppression ? 1 : 0);
   w.put(p_.seed);
   w.vec(dom_lo_);
   w.vec(dom_hi_);
@@ -1142,6 +1152,7 @@ Castle Castle::restore(const std::string& bytes) {
   p.max_reuse = r.get<int64_t>();
   p.initial_tau = r.get<double>();
   p.containment_range = r.get<uint8_t>() != 0;
+  p.outlier_suppression = r.get<uint8_t>() != 0;
   p.seed = r.get<uint64_t>();
   auto lo = r.vec<double>();
   auto hi = r.vec<double>();

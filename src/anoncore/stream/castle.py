@@ -212,6 +212,9 @@ class Castle:
         Deliver tuples in input order (Thm 5.3): a tuple is handed out only once every smaller position was
         released or suppressed (delivery still within ``delta`` arrivals). Leaks identities to an attacker who
         knows the input order (thesis l.1827); by default tuples of a released cluster come in random order.
+    outlier_suppression : bool, default=False
+        The published TDSC version's extra step (absent from the thesis): an expiring tuple that cannot reuse a
+        released cluster is suppressed when more than half of the open clusters are larger than its own.
     rng : int, numpy.random.Generator or None, default=None
         Seed of every random choice (reuse selection, split^k, order inside a released cluster).
 
@@ -280,6 +283,7 @@ class Castle:
         initial_tau: float = 0.0,
         containment: str = "generalization",
         reorder: bool = False,
+        outlier_suppression: bool = False,
         rng: int | np.random.Generator | None = None,
     ) -> None:
         k = _check_int(k, "k", 1)
@@ -306,6 +310,9 @@ class Castle:
                              f"{{'generalization', 'range'}}. Got {containment!r} instead.")
         if not isinstance(reorder, bool):
             raise TypeError(f"The 'reorder' parameter of Castle must be a bool. Got {reorder!r} instead.")
+        if not isinstance(outlier_suppression, bool):
+            raise TypeError(f"The 'outlier_suppression' parameter of Castle must be a bool. "
+                            f"Got {outlier_suppression!r} instead.")
         if rng is not None and not isinstance(rng, (numbers.Integral, np.random.Generator)):
             raise TypeError(f"The 'rng' parameter of Castle must be an int, a numpy Generator or None. "
                             f"Got {rng!r} instead.")
@@ -317,7 +324,7 @@ class Castle:
         self._spec = spec
         self._core = _core.stream.Castle(
             k, delta, eta, mu, 0 if l is None else l, -1 if max_reuse is None else max_reuse, float(initial_tau),
-            containment == "range", seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
+            containment == "range", outlier_suppression, seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
         )
         self._py = _PyState(spec.passthrough)
         self._py.reorder = reorder
@@ -349,7 +356,8 @@ class Castle:
         c = self._core
         return {"k": c.k, "delta": c.delta, "eta": c.eta, "mu": c.mu, "l": c.l or None,
                 "max_reuse": None if c.max_reuse < 0 else c.max_reuse, "initial_tau": c.initial_tau,
-                "containment": "range" if c.containment_range else "generalization", "reorder": self._py.reorder}
+                "containment": "range" if c.containment_range else "generalization", "reorder": self._py.reorder,
+                "outlier_suppression": c.outlier_suppression}
 
     def __repr__(self) -> str:
         p = self.params

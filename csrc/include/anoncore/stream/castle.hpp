@@ -38,6 +38,7 @@ struct CastleParams {
   int64_t max_reuse = -1;
   double initial_tau = 0.0;
   bool containment_range = false;  // A8: false = test against the generalization, true = the range
+  bool outlier_suppression = false;  // TDSC step (absent from the thesis), spec §2.5 [X]
   uint64_t seed = 0;
 };
 
