@@ -523,3 +523,34 @@ def test_outlier_suppression_option(seed: int) -> None:
     assert Castle.restore(c.checkpoint()).params["outlier_suppression"] is True
     with pytest.raises(TypeError, match="'outlier_suppression' parameter"):
         Castle(_schema(1, 1), k=3, delta=3, outlier_suppression="yes")  # type: ignore[arg-type]
+
+
+def test_large_hierarchy_without_lookup_table_equals_reference() -> None:
+    """Hierarchies above 256 leaves use the parent walk instead of the L x L tables: same results."""
+    from oracles.castle import reference_castle
+
+    big = Hierarchy.from_nested({"*": {f"g{a}": {f"h{a}_{b}": [f"v{a}_{b}_{c}" for c in range(10)]
+                                                  for b in range(6)} for a in range(5)}}, name="big")
+    assert big.n_leaves == 300
+    rng = np.random.default_rng(7)
+    n = 120
+    leaves = np.asarray(big.leaves)
+    data = {"c": leaves[rng.integers(0, 300, n)], "v": rng.integers(0, 21, n).astype(float),
+            "pid": rng.integers(0, 60, n)}
+    schema = Schema.build({"v": {"kind": "numeric", "domain": (0, 20)}, "c": big}, pid="pid")
+    c = Castle(schema, k=3, delta=15, eta=5, mu=4, rng=11)
+    out = [c.push(data), c.flush()]
+    lk = big.leaf_lookup()
+    cat = [[lk[x]] for x in data["c"]]
+    ref, table = reference_castle([[x] for x in data["v"]], cat, data["pid"].tolist(), k=3, delta=15, eta=5, mu=4,
+                                  seed=int(np.random.default_rng(11).integers(0, 2**63 - 1)), domains=[(0, 20)],
+                                  hierarchies=[big])
+    got = {int(p): ((int(r.emitted_at[i]), -1, 4, None, None, None) if r.suppressed[i] else
+                    (int(r.emitted_at[i]), int(r.gen_id[i]), int(r.mode[i]), tuple(r.num_lo[i].tolist()),
+                     tuple(r.num_hi[i].tolist()), tuple(r.cat_node[i].tolist())))
+           for r in out for i, p in enumerate(r.position)}
+    assert got == ref
+    cl = pd.concat([r.clusters for r in out], ignore_index=True)
+    assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table
+    check_castle({"position": np.arange(1, n + 1), "pid": data["pid"], "num": data["v"], "cat": np.array(cat)},
+                 out, k=3, delta=15, mu=4, domains=[(0, 20)], hierarchies=[big])
