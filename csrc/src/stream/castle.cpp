@@ -103,20 +103,6 @@ double Castle::il_of_bounds(const double* nlo, const double* nhi, const int32_t*
   return s * inv_d_;
 }
 
-/// IL(C ∪ {x}) (Def. 5.7): the bounding box grows only on the dimensions where x falls outside it.
-double Castle::il_with_tuple(int32_t c, int32_t t) const {
-  const double* nlo = &c_nlo_[sz(c) * sz(dn_)];
-  const double* nhi = &c_nhi_[sz(c) * sz(dn_)];
-  const int32_t* clo = &c_clo_[sz(c) * sz(dc_)];
-  const int32_t* chi = &c_chi_[sz(c) * sz(dc_)];
-  const double* v = &t_num_[sz(t) * sz(dn_)];
-  const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
-  double s = 0.0;
-  for (int64_t j = 0; j < dn_; ++j) s += (std::max(nhi[j], v[j]) - std::min(nlo[j], v[j])) * inv_range_[sz(j)];
-  for (int64_t j = 0; j < dc_; ++j) s += cat_fast(j, std::min(clo[j], cv[j]), std::max(chi[j], cv[j]));
-  return s * inv_d_;
-}
-
 double Castle::il_with_cluster(int32_t c, int32_t o) const {
   const size_t a = sz(c), b = sz(o), n = sz(dn_), m = sz(dc_);
   double s = 0.0;
@@ -156,6 +142,7 @@ int32_t Castle::new_cluster(int32_t first) {
   } else {
     c = static_cast<int32_t>(clusters_.size());
     clusters_.emplace_back();
+    c_gpos_.push_back(-1);
     c_nlo_.resize(c_nlo_.size() + sz(dn_));
     c_nhi_.resize(c_nhi_.size() + sz(dn_));
     c_clo_.resize(c_clo_.size() + sz(dc_));
@@ -169,9 +156,52 @@ int32_t Castle::new_cluster(int32_t first) {
   std::copy_n(&t_num_[sz(first) * sz(dn_)], dn_, &c_nhi_[sz(c) * sz(dn_)]);
   std::copy_n(&t_cat_[sz(first) * sz(dc_)], dc_, &c_clo_[sz(c) * sz(dc_)]);
   std::copy_n(&t_cat_[sz(first) * sz(dc_)], dc_, &c_chi_[sz(c) * sz(dc_)]);
-  gamma_.push_back(c);  // ids increase, so Gamma stays in creation order
+  gamma_push(c);  // ids increase, so Gamma stays in creation order
   add_to_cluster(c, first);
   return c;
+}
+
+void Castle::gamma_push(int32_t c) {
+  if (gamma_.size() == gcap_) {  // grow the mirror (dimension-major, so re-layout)
+    size_t ncap = std::max<size_t>(16, 2 * gcap_);
+    std::vector<double> nlo(sz(dn_) * ncap), nhi(sz(dn_) * ncap), il(ncap);
+    std::vector<int32_t> clo(sz(dc_) * ncap), chi(sz(dc_) * ncap);
+    for (size_t g = 0; g < gamma_.size(); ++g) {
+      for (size_t j = 0; j < sz(dn_); ++j) {
+        nlo[j * ncap + g] = g_nlo_[j * gcap_ + g];
+        nhi[j * ncap + g] = g_nhi_[j * gcap_ + g];
+      }
+      for (size_t j = 0; j < sz(dc_); ++j) {
+        clo[j * ncap + g] = g_clo_[j * gcap_ + g];
+        chi[j * ncap + g] = g_chi_[j * gcap_ + g];
+      }
+      il[g] = g_il_[g];
+    }
+    g_nlo_ = std::move(nlo);
+    g_nhi_ = std::move(nhi);
+    g_clo_ = std::move(clo);
+    g_chi_ = std::move(chi);
+    g_il_ = std::move(il);
+    gcap_ = ncap;
+  }
+  c_gpos_[sz(c)] = static_cast<int32_t>(gamma_.size());
+  gamma_.push_back(c);
+  gamma_sync(c);
+}
+
+void Castle::gamma_sync(int32_t c) {
+  const int32_t gp = c_gpos_[sz(c)];
+  if (gp < 0) return;
+  const auto g = static_cast<size_t>(gp);
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    g_nlo_[j * gcap_ + g] = c_nlo_[sz(c) * sz(dn_) + j];
+    g_nhi_[j * gcap_ + g] = c_nhi_[sz(c) * sz(dn_) + j];
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    g_clo_[j * gcap_ + g] = c_clo_[sz(c) * sz(dc_) + j];
+    g_chi_[j * gcap_ + g] = c_chi_[sz(c) * sz(dc_) + j];
+  }
+  g_il_[g] = clusters_[sz(c)].il;
 }
 
 void Castle::free_cluster(int32_t c) {
@@ -209,6 +239,7 @@ void Castle::add_to_cluster(int32_t c, int32_t t) {
     chi[j] = std::max(chi[j], cv[j]);
   }
   C.il = il_of_bounds(nlo, nhi, clo, chi);
+  gamma_sync(c);
 }
 
 /// A9 / invariant 4: after a removal the bounds are the minimal box of the remaining tuples.
@@ -236,12 +267,26 @@ void Castle::recompute_bounds(int32_t c) {
     }
   }
   C.il = il_of_bounds(nlo, nhi, clo, chi);
+  gamma_sync(c);
 }
 
 void Castle::gamma_erase(int32_t c) {
-  auto it = std::find(gamma_.begin(), gamma_.end(), c);
-  if (it == gamma_.end()) throw InternalError("CASTLE: cluster not in Gamma");
-  gamma_.erase(it);
+  const int32_t gp = c_gpos_[sz(c)];
+  if (gp < 0 || gamma_[static_cast<size_t>(gp)] != c) throw InternalError("CASTLE: cluster not in Gamma");
+  const auto g = static_cast<size_t>(gp);
+  const size_t n = gamma_.size();
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    std::copy(&g_nlo_[j * gcap_ + g + 1], &g_nlo_[j * gcap_ + n], &g_nlo_[j * gcap_ + g]);
+    std::copy(&g_nhi_[j * gcap_ + g + 1], &g_nhi_[j * gcap_ + n], &g_nhi_[j * gcap_ + g]);
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    std::copy(&g_clo_[j * gcap_ + g + 1], &g_clo_[j * gcap_ + n], &g_clo_[j * gcap_ + g]);
+    std::copy(&g_chi_[j * gcap_ + g + 1], &g_chi_[j * gcap_ + n], &g_chi_[j * gcap_ + g]);
+  }
+  std::copy(&g_il_[g + 1], &g_il_[n], &g_il_[g]);
+  gamma_.erase(gamma_.begin() + static_cast<std::ptrdiff_t>(g));
+  for (size_t q = g; q < gamma_.size(); ++q) c_gpos_[sz(gamma_[q])] = static_cast<int32_t>(q);
+  c_gpos_[sz(c)] = -1;
 }
 
 template <class Map, class Key>
@@ -329,9 +374,30 @@ int32_t Castle::best_selection(int32_t t) {
   double em = std::numeric_limits<double>::infinity();
   std::vector<double>& em_il = scratch_il_;
   em_il.clear();
-  for (int32_t c : gamma_) {
-    double nil = il_with_tuple(c, t);
-    double e = nil - clusters_[sz(c)].il;
+  // IL(C ∪ {x}) for every open cluster, one dimension at a time (same per-cluster order of operations as
+  // il_of_bounds: numeric dimensions, then categorical ones, then the 1/d factor)
+  const size_t G = gamma_.size();
+  g_acc_.assign(G, 0.0);
+  double* acc = g_acc_.data();
+  const double* v = &t_num_[sz(t) * sz(dn_)];
+  const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    const double* lo = &g_nlo_[j * gcap_];
+    const double* hi = &g_nhi_[j * gcap_];
+    const double vj = v[j], w = inv_range_[j];
+    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * w;
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    const int32_t* lo = &g_clo_[j * gcap_];
+    const int32_t* hi = &g_chi_[j * gcap_];
+    const int32_t cj = cv[j];
+    for (size_t g = 0; g < G; ++g)
+      acc[g] += cat_fast(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+  }
+  for (size_t g = 0; g < G; ++g) {
+    const int32_t c = gamma_[g];
+    double nil = acc[g] * inv_d_;
+    double e = nil - g_il_[g];
     if (scratch_em_.empty() || (e < em && !approx_eq(e, em))) {
       em = e;
       scratch_em_.clear();

@@ -109,7 +109,6 @@ class Castle {
   double cat_term(int64_t j, int32_t lo, int32_t hi) const;
   int32_t cat_lca(int64_t j, int32_t lo, int32_t hi) const;
   double il_of_bounds(const double* nlo, const double* nhi, const int32_t* clo, const int32_t* chi) const;
-  double il_with_tuple(int32_t c, int32_t t) const;
   double il_with_cluster(int32_t c, int32_t other) const;
 
   // --- slabs
@@ -171,6 +170,15 @@ class Castle {
   std::vector<int32_t> c_clo_, c_chi_;
   std::vector<int32_t> c_free_;
   std::vector<int32_t> gamma_;
+  // SoA mirror of Gamma's bounds and ILs by position in gamma_ (dimension-major, capacity gcap_), so that
+  // bestSelection runs over all open clusters one dimension at a time (vectorisable).
+  size_t gcap_ = 0;
+  std::vector<double> g_nlo_, g_nhi_, g_il_;
+  std::vector<int32_t> g_clo_, g_chi_;
+  std::vector<int32_t> c_gpos_;  // slot -> position in gamma_, -1 when not open
+  std::vector<double> g_acc_;
+  void gamma_sync(int32_t c);
+  void gamma_push(int32_t c);
   std::unordered_map<int64_t, int32_t> gamma_pids_;  // pid -> tuples over Gamma (A10)
   std::unordered_map<int32_t, int32_t> gamma_sas_;   // sa -> tuples over Gamma (A18)
 
