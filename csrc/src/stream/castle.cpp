@@ -1,0 +1,1297 @@
+// CASTLE (spec streams-castle-sabrew.md §2). Section numbers below refer to that spec.
+#include "anoncore/stream/castle.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include "anoncore/core/status.hpp"
+
+namespace anoncore::stream {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int32_t kTableMaxLeaves = 256;  // L x L tables up to 256 leaves (512 KiB of IL per attribute)
+
+/// A7: enlargements and ILs compare equal within a relative 1e-12.
+inline bool approx_eq(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(1.0, std::fabs(b)); }
+
+size_t sz(int64_t v) { return static_cast<size_t>(v); }
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------ setup
+Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, std::vector<double> num_domain_hi,
+               std::vector<CatHierarchy> cats)
+    : p_(params),
+      dn_(static_cast<int64_t>(num_domain_lo.size())),
+      dc_(static_cast<int64_t>(cats.size())),
+      inv_d_(0.0),
+      dom_lo_(std::move(num_domain_lo)),
+      dom_hi_(std::move(num_domain_hi)),
+      cats_(std::move(cats)) {
+  if (p_.k < 1 || p_.delta < 1 || p_.eta < 1 || p_.mu < 1 || p_.l < 0)
+    throw std::invalid_argument("CASTLE parameters out of range");
+  if (dom_hi_.size() != dom_lo_.size()) throw std::invalid_argument("numeric domain bounds differ in length");
+  if (dn_ + dc_ < 1) throw std::invalid_argument("CASTLE needs at least one quasi-identifier");
+  inv_d_ = 1.0 / static_cast<double>(dn_ + dc_);
+  inv_range_.resize(sz(dn_));
+  for (int64_t j = 0; j < dn_; ++j) {
+    double w = dom_hi_[sz(j)] - dom_lo_[sz(j)];
+    inv_range_[sz(j)] = w > 0 ? 1.0 / w : 0.0;  // A23: U = L gives IL 0
+  }
+  cat_il_table_.resize(sz(dc_));
+  cat_lca_table_.resize(sz(dc_));
+  for (int64_t j = 0; j < dc_; ++j) {
+    const CatHierarchy& h = cats_[sz(j)];
+    if (h.n_leaves < 1 || h.parent.size() != h.leaf_start.size() || h.parent.size() != h.leaf_count.size())
+      throw std::invalid_argument("malformed hierarchy arrays");
+    if (h.n_leaves <= kTableMaxLeaves) {
+      const auto L = static_cast<size_t>(h.n_leaves);
+      auto& il = cat_il_table_[sz(j)];
+      auto& lca = cat_lca_table_[sz(j)];
+      il.assign(L * L, 0.0);
+      lca.assign(L * L, -1);
+      for (int32_t lo = 0; lo < h.n_leaves; ++lo) {
+        int32_t node = lo;
+        for (int32_t hi = lo; hi < h.n_leaves; ++hi) {
+          while (h.leaf_start[sz(node)] + h.leaf_count[sz(node)] - 1 < hi) node = h.parent[sz(node)];
+          int32_t cnt = h.leaf_count[sz(node)];
+          size_t a = static_cast<size_t>(lo) * L + static_cast<size_t>(hi);
+          size_t b = static_cast<size_t>(hi) * L + static_cast<size_t>(lo);
+          il[a] = il[b] = cnt <= 1 ? 0.0 : static_cast<double>(cnt) / static_cast<double>(h.n_leaves);
+          lca[a] = lca[b] = node;
+        }
+      }
+    }
+  }
+  for (int64_t j = 0; j < dc_; ++j) {
+    cat_tab_.push_back(cat_il_table_[sz(j)].empty() ? nullptr : cat_il_table_[sz(j)].data());
+    cat_L_.push_back(static_cast<size_t>(cats_[sz(j)].n_leaves));
+  }
+  recent_il_.reserve(sz(p_.mu));
+  tau_ = p_.initial_tau;
+}
+
+// ------------------------------------------------------------------------------------------------ IL (§1.8)
+int32_t Castle::cat_lca(int64_t j, int32_t lo, int32_t hi) const {
+  const auto& tab = cat_lca_table_[sz(j)];
+  const CatHierarchy& h = cats_[sz(j)];
+  if (!tab.empty()) return tab[static_cast<size_t>(lo) * static_cast<size_t>(h.n_leaves) + static_cast<size_t>(hi)];
+  int32_t node = lo;
+  while (h.leaf_start[sz(node)] + h.leaf_count[sz(node)] - 1 < hi) node = h.parent[sz(node)];
+  return node;
+}
+
+double Castle::cat_term(int64_t j, int32_t lo, int32_t hi) const {
+  if (lo == hi) return 0.0;
+  const auto& tab = cat_il_table_[sz(j)];
+  const CatHierarchy& h = cats_[sz(j)];
+  if (!tab.empty()) return tab[static_cast<size_t>(lo) * static_cast<size_t>(h.n_leaves) + static_cast<size_t>(hi)];
+  int32_t cnt = h.leaf_count[sz(cat_lca(j, lo, hi))];
+  return cnt <= 1 ? 0.0 : static_cast<double>(cnt) / static_cast<double>(h.n_leaves);
+}
+
+double Castle::il_of_bounds(const double* nlo, const double* nhi, const int32_t* clo, const int32_t* chi) const {
+  double s = 0.0;
+  for (int64_t j = 0; j < dn_; ++j) s += (nhi[j] - nlo[j]) * inv_range_[sz(j)];
+  for (int64_t j = 0; j < dc_; ++j) s += cat_fast(j, clo[j], chi[j]);
+  return s * inv_d_;
+}
+
+double Castle::il_with_cluster(int32_t c, int32_t o) const {
+  const size_t a = sz(c), b = sz(o), n = sz(dn_), m = sz(dc_);
+  double s = 0.0;
+  for (size_t j = 0; j < n; ++j)
+    s += (std::max(c_nhi_[a * n + j], c_nhi_[b * n + j]) - std::min(c_nlo_[a * n + j], c_nlo_[b * n + j])) *
+         inv_range_[j];
+  for (size_t j = 0; j < m; ++j)
+    s += cat_fast(static_cast<int64_t>(j), std::min(c_clo_[a * m + j], c_clo_[b * m + j]),
+                  std::max(c_chi_[a * m + j], c_chi_[b * m + j]));
+  return s * inv_d_;
+}
+
+// ------------------------------------------------------------------------------------------------ slabs
+int32_t Castle::new_tuple_slot() {
+  if (!t_free_.empty()) {
+    int32_t s = t_free_.back();
+    t_free_.pop_back();
+    return s;
+  }
+  auto s = static_cast<int32_t>(t_pos_.size());
+  t_pos_.push_back(0);
+  t_pid_.push_back(0);
+  t_sa_.push_back(0);
+  t_cluster_.push_back(-1);
+  t_member_.push_back(-1);
+  t_alive_.push_back(0);
+  t_num_.resize(t_num_.size() + sz(dn_));
+  t_cat_.resize(t_cat_.size() + sz(dc_));
+  return s;
+}
+
+int32_t Castle::new_cluster(int32_t first) {
+  int32_t c;
+  if (!c_free_.empty()) {
+    c = c_free_.back();
+    c_free_.pop_back();
+  } else {
+    c = static_cast<int32_t>(clusters_.size());
+    clusters_.emplace_back();
+    c_gpos_.push_back(-1);
+    c_nlo_.resize(c_nlo_.size() + sz(dn_));
+    c_nhi_.resize(c_nhi_.size() + sz(dn_));
+    c_clo_.resize(c_clo_.size() + sz(dc_));
+    c_chi_.resize(c_chi_.size() + sz(dc_));
+  }
+  Cluster& C = clusters_[sz(c)];
+  C.id = next_cluster_id_++;
+  C.used = true;
+  C.il = 0.0;
+  std::copy_n(&t_num_[sz(first) * sz(dn_)], dn_, &c_nlo_[sz(c) * sz(dn_)]);
+  std::copy_n(&t_num_[sz(first) * sz(dn_)], dn_, &c_nhi_[sz(c) * sz(dn_)]);
+  std::copy_n(&t_cat_[sz(first) * sz(dc_)], dc_, &c_clo_[sz(c) * sz(dc_)]);
+  std::copy_n(&t_cat_[sz(first) * sz(dc_)], dc_, &c_chi_[sz(c) * sz(dc_)]);
+  gamma_push(c);  // ids increase, so Gamma stays in creation order
+  add_to_cluster(c, first);
+  return c;
+}
+
+void Castle::gamma_push(int32_t c) {
+  if (gamma_.size() == gcap_) {  // grow the mirror (dimension-major, so re-layout)
+    size_t ncap = std::max<size_t>(16, 2 * gcap_);
+    std::vector<double> nlo(sz(dn_) * ncap), nhi(sz(dn_) * ncap), il(ncap);
+    std::vector<int32_t> clo(sz(dc_) * ncap), chi(sz(dc_) * ncap);
+    for (size_t g = 0; g < gamma_.size(); ++g) {
+      for (size_t j = 0; j < sz(dn_); ++j) {
+        nlo[j * ncap + g] = g_nlo_[j * gcap_ + g];
+        nhi[j * ncap + g] = g_nhi_[j * gcap_ + g];
+      }
+      for (size_t j = 0; j < sz(dc_); ++j) {
+        clo[j * ncap + g] = g_clo_[j * gcap_ + g];
+        chi[j * ncap + g] = g_chi_[j * gcap_ + g];
+      }
+      il[g] = g_il_[g];
+    }
+    g_nlo_ = std::move(nlo);
+    g_nhi_ = std::move(nhi);
+    g_clo_ = std::move(clo);
+    g_chi_ = std::move(chi);
+    g_il_ = std::move(il);
+    gcap_ = ncap;
+  }
+  c_gpos_[sz(c)] = static_cast<int32_t>(gamma_.size());
+  gamma_.push_back(c);
+  gamma_sync(c);
+}
+
+void Castle::gamma_sync(int32_t c) {
+  const int32_t gp = c_gpos_[sz(c)];
+  if (gp < 0) return;
+  const auto g = static_cast<size_t>(gp);
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    g_nlo_[j * gcap_ + g] = c_nlo_[sz(c) * sz(dn_) + j];
+    g_nhi_[j * gcap_ + g] = c_nhi_[sz(c) * sz(dn_) + j];
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    g_clo_[j * gcap_ + g] = c_clo_[sz(c) * sz(dc_) + j];
+    g_chi_[j * gcap_ + g] = c_chi_[sz(c) * sz(dc_) + j];
+  }
+  g_il_[g] = clusters_[sz(c)].il;
+}
+
+void Castle::free_cluster(int32_t c) {
+  Cluster& C = clusters_[sz(c)];
+  C.members.clear();
+  C.pids.clear();
+  C.sas.clear();
+  C.used = false;
+  c_free_.push_back(c);
+}
+
+void Castle::add_to_cluster(int32_t c, int32_t t) {
+  Cluster& C = clusters_[sz(c)];
+  t_cluster_[sz(t)] = c;
+  t_member_[sz(t)] = static_cast<int32_t>(C.members.size());
+  C.members.push_back(t);
+  ++C.pids[t_pid_[sz(t)]];
+  ++gamma_pids_[t_pid_[sz(t)]];
+  if (p_.l > 0) {
+    ++C.sas[t_sa_[sz(t)]];
+    ++gamma_sas_[t_sa_[sz(t)]];
+  }
+  double* nlo = &c_nlo_[sz(c) * sz(dn_)];
+  double* nhi = &c_nhi_[sz(c) * sz(dn_)];
+  int32_t* clo = &c_clo_[sz(c) * sz(dc_)];
+  int32_t* chi = &c_chi_[sz(c) * sz(dc_)];
+  const double* v = &t_num_[sz(t) * sz(dn_)];
+  const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+  for (int64_t j = 0; j < dn_; ++j) {
+    nlo[j] = std::min(nlo[j], v[j]);
+    nhi[j] = std::max(nhi[j], v[j]);
+  }
+  for (int64_t j = 0; j < dc_; ++j) {
+    clo[j] = std::min(clo[j], cv[j]);
+    chi[j] = std::max(chi[j], cv[j]);
+  }
+  C.il = il_of_bounds(nlo, nhi, clo, chi);
+  gamma_sync(c);
+}
+
+/// A9 / invariant 4: after a removal the bounds are the minimal box of the remaining tuples.
+void Castle::recompute_bounds(int32_t c) {
+  Cluster& C = clusters_[sz(c)];
+  double* nlo = &c_nlo_[sz(c) * sz(dn_)];
+  double* nhi = &c_nhi_[sz(c) * sz(dn_)];
+  int32_t* clo = &c_clo_[sz(c) * sz(dc_)];
+  int32_t* chi = &c_chi_[sz(c) * sz(dc_)];
+  int32_t f = C.members.front();
+  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nlo);
+  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nhi);
+  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, clo);
+  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, chi);
+  for (int32_t t : C.members) {
+    const double* v = &t_num_[sz(t) * sz(dn_)];
+    const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+    for (int64_t j = 0; j < dn_; ++j) {
+      nlo[j] = std::min(nlo[j], v[j]);
+      nhi[j] = std::max(nhi[j], v[j]);
+    }
+    for (int64_t j = 0; j < dc_; ++j) {
+      clo[j] = std::min(clo[j], cv[j]);
+      chi[j] = std::max(chi[j], cv[j]);
+    }
+  }
+  C.il = il_of_bounds(nlo, nhi, clo, chi);
+  gamma_sync(c);
+}
+
+void Castle::gamma_erase(int32_t c) {
+  const int32_t gp = c_gpos_[sz(c)];
+  if (gp < 0 || gamma_[static_cast<size_t>(gp)] != c) throw InternalError("CASTLE: cluster not in Gamma");
+  const auto g = static_cast<size_t>(gp);
+  const size_t n = gamma_.size();
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    std::copy(&g_nlo_[j * gcap_ + g + 1], &g_nlo_[j * gcap_ + n], &g_nlo_[j * gcap_ + g]);
+    std::copy(&g_nhi_[j * gcap_ + g + 1], &g_nhi_[j * gcap_ + n], &g_nhi_[j * gcap_ + g]);
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    std::copy(&g_clo_[j * gcap_ + g + 1], &g_clo_[j * gcap_ + n], &g_clo_[j * gcap_ + g]);
+    std::copy(&g_chi_[j * gcap_ + g + 1], &g_chi_[j * gcap_ + n], &g_chi_[j * gcap_ + g]);
+  }
+  std::copy(&g_il_[g + 1], &g_il_[n], &g_il_[g]);
+  gamma_.erase(gamma_.begin() + static_cast<std::ptrdiff_t>(g));
+  for (size_t q = g; q < gamma_.size(); ++q) c_gpos_[sz(gamma_[q])] = static_cast<int32_t>(q);
+  c_gpos_[sz(c)] = -1;
+}
+
+template <class Map, class Key>
+static void dec_count(Map& m, const Key& key) {
+  auto it = m.find(key);
+  if (it == m.end()) throw InternalError("CASTLE: count map out of sync");
+  if (--it->second == 0) m.erase(it);
+}
+
+/// Remove a pending tuple from its open cluster (reuse or suppression, A9/A11); drops the cluster if empty.
+void Castle::remove_from_cluster(int32_t t) {
+  int32_t c = t_cluster_[sz(t)];
+  Cluster& C = clusters_[sz(c)];
+  auto idx = static_cast<size_t>(t_member_[sz(t)]);
+  int32_t last = C.members.back();
+  C.members[idx] = last;
+  t_member_[sz(last)] = static_cast<int32_t>(idx);
+  C.members.pop_back();
+  dec_count(C.pids, t_pid_[sz(t)]);
+  dec_count(gamma_pids_, t_pid_[sz(t)]);
+  if (p_.l > 0) {
+    dec_count(C.sas, t_sa_[sz(t)]);
+    dec_count(gamma_sas_, t_sa_[sz(t)]);
+  }
+  t_cluster_[sz(t)] = -1;
+  if (C.members.empty()) {
+    gamma_erase(c);
+    free_cluster(c);
+  } else {
+    recompute_bounds(c);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ main loop (§2.3)
+void Castle::push(Span<int64_t> position, Span<int64_t> pid, Span<int32_t> sa, Matrix<double> num,
+                  Matrix<int32_t> cat) {
+  for (int64_t i = 0; i < position.size; ++i) {
+    arrive(position[i], pid[i], sa.size ? sa[i] : 0, dn_ ? num.row(i) : nullptr, dc_ ? cat.row(i) : nullptr);
+  }
+}
+
+void Castle::arrive(int64_t pos, int64_t pid, int32_t sa, const double* num, const int32_t* cat) {
+  int32_t t = new_tuple_slot();
+  t_pos_[sz(t)] = pos;
+  t_pid_[sz(t)] = pid;
+  t_sa_[sz(t)] = sa;
+  t_alive_[sz(t)] = 1;
+  if (dn_) std::copy_n(num, dn_, &t_num_[sz(t) * sz(dn_)]);
+  if (dc_) std::copy_n(cat, dc_, &t_cat_[sz(t) * sz(dc_)]);
+  ++n_alive_;
+  ++n_arrivals_;
+  last_pos_ = pos;
+  has_last_ = true;
+  queue_.push_back(t);
+  int32_t c = best_selection(t);
+  if (c < 0) {
+    new_cluster(t);
+  } else {
+    add_to_cluster(c, t);
+  }
+  // Steps 11-13 run on EVERY arrival (A2); with gaps in positions every tuple with p <= x.p - delta expires (A3).
+  expire_upto(pos - p_.delta, pos);
+}
+
+void Castle::expire_upto(int64_t bound, int64_t at) {
+  while (!queue_.empty()) {
+    int32_t s = queue_.front();
+    if (!t_alive_[sz(s)]) {
+      queue_.pop_front();
+      t_free_.push_back(s);
+      continue;
+    }
+    if (t_pos_[sz(s)] > bound) break;
+    delay_constraint(s, at);
+    if (t_alive_[sz(s)]) throw InternalError("CASTLE: expiring tuple not released");
+  }
+}
+
+void Castle::flush() { expire_upto(std::numeric_limits<int64_t>::max(), -1); }
+
+// ------------------------------------------------------------------------------------------------ bestSelection (§2.4)
+int32_t Castle::best_selection(int32_t t) {
+  if (gamma_.empty()) return -1;
+  scratch_em_.clear();
+  double em = std::numeric_limits<double>::infinity();
+  std::vector<double>& em_il = scratch_il_;
+  em_il.clear();
+  // IL(C ∪ {x}) for every open cluster, one dimension at a time (same per-cluster order of operations as
+  // il_of_bounds: numeric dimensions, then categorical ones, then the 1/d factor)
+  const size_t G = gamma_.size();
+  g_acc_.assign(G, 0.0);
+  double* acc = g_acc_.data();
+  const double* v = &t_num_[sz(t) * sz(dn_)];
+  const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    const double* lo = &g_nlo_[j * gcap_];
+    const double* hi = &g_nhi_[j * gcap_];
+    const double vj = v[j], w = inv_range_[j];
+    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * w;
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    const int32_t* lo = &g_clo_[j * gcap_];
+    const int32_t* hi = &g_chi_[j * gcap_];
+    const int32_t cj = cv[j];
+    for (size_t g = 0; g < G; ++g)
+      acc[g] += cat_fast(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+  }
+  for (size_t g = 0; g < G; ++g) {
+    const int32_t c = gamma_[g];
+    double nil = acc[g] * inv_d_;
+    double e = nil - g_il_[g];
+    if (scratch_em_.empty() || (e < em && !approx_eq(e, em))) {
+      em = e;
+      scratch_em_.clear();
+      em_il.clear();
+      scratch_em_.push_back(c);
+      em_il.push_back(nil);
+    } else if (approx_eq(e, em)) {
+      scratch_em_.push_back(c);
+      em_il.push_back(nil);
+    }
+  }
+  // Minimum distinct-pid size among the argmin set, optionally restricted to IL(C ∪ {x}) <= tau; remaining
+  // ties go to the oldest cluster (Gamma is in creation order).
+  auto pick = [&](bool tau_only) {
+    int32_t best = -1;
+    size_t best_size = 0;
+    for (size_t i = 0; i < scratch_em_.size(); ++i) {
+      if (tau_only && !(em_il[i] <= tau_ || approx_eq(em_il[i], tau_))) continue;
+      size_t s = clusters_[sz(scratch_em_[i])].pids.size();
+      if (best < 0 || s < best_size) {
+        best = scratch_em_[i];
+        best_size = s;
+      }
+    }
+    return best;
+  };
+  int32_t c = pick(true);
+  if (c >= 0) return c;
+  if (static_cast<int64_t>(gamma_.size()) >= p_.eta) return pick(false);  // forced push
+  return -1;
+}
+
+// ------------------------------------------------------------------------------------------------ delayConstraint (§2.5)
+void Castle::delay_constraint(int32_t t, int64_t at) {
+  int32_t c = t_cluster_[sz(t)];
+  const Cluster& C = clusters_[sz(c)];
+  if (static_cast<int64_t>(C.pids.size()) >= p_.k && (p_.l == 0 || static_cast<int64_t>(C.sas.size()) >= p_.l)) {
+    output_cluster(c, Mode::Cluster, at);
+    return;
+  }
+  if (try_reuse(t, at)) return;
+  if (p_.outlier_suppression) {
+    // TDSC variant: x's cluster is an outlier if more than half of Gamma is larger than it.
+    size_t m = 0;
+    for (int32_t o : gamma_) m += clusters_[sz(o)].pids.size() > C.pids.size() ? 1 : 0;
+    if (2 * m > gamma_.size()) {
+      suppress(t, at);
+      return;
+    }
+  }
+  // Suppression (steps 10-11, A10/A18): exact distinct persons (and SA values) over Gamma.
+  if (static_cast<int64_t>(gamma_pids_.size()) < p_.k ||
+      (p_.l > 0 && static_cast<int64_t>(gamma_sas_.size()) < p_.l)) {
+    suppress(t, at);
+    return;
+  }
+  if (merge_clusters(c)) {
+    output_cluster(c, Mode::Merge, at);
+  } else {
+    suppress(t, at);  // guard of §2.6 (only reachable when pids repeat across clusters)
+  }
+}
+
+/// Reuse (delayConstraint steps 5-9): publish x with a uniformly random Omega entry containing it (Thm 5.2).
+bool Castle::try_reuse(int32_t t, int64_t at) {
+  if (!omega_.empty()) {
+    const double* v = &t_num_[sz(t) * sz(dn_)];
+    const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+    int64_t count = 0;
+    size_t chosen = 0;
+    std::vector<size_t>& found = scratch_found_;
+    found.clear();
+    for (size_t i = 0; i < omega_.size(); ++i) {
+      const OmegaEntry& e = omega_[i];
+      bool in = true;
+      for (int64_t j = 0; j < dn_ && in; ++j) in = e.lo[sz(j)] <= v[j] && v[j] <= e.hi[sz(j)];
+      for (int64_t j = 0; j < dc_ && in; ++j) in = e.clo[sz(j)] <= cv[j] && cv[j] <= e.chi[sz(j)];
+      if (in) found.push_back(i);
+    }
+    count = static_cast<int64_t>(found.size());
+    if (count > 0) {
+      if (count > 1) {
+        Rng rng = next_rng();
+        chosen = found[rng.below(static_cast<uint64_t>(count))];
+      } else {
+        chosen = found[0];
+      }
+      const OmegaEntry& e = omega_[chosen];
+      emit_tuple(t, Mode::Reuse, at, e.gen_id, e.lo.data(), e.hi.data(), e.node.data());
+      remove_from_cluster(t);
+      release_tuple(t);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Castle::suppress(int32_t t, int64_t at) {
+  emit_tuple(t, Mode::Suppressed, at, -1, nullptr, nullptr, nullptr);
+  remove_from_cluster(t);
+  release_tuple(t);
+}
+
+void Castle::release_tuple(int32_t t) {
+  t_alive_[sz(t)] = 0;
+  t_cluster_[sz(t)] = -1;
+  --n_alive_;
+}
+
+// ------------------------------------------------------------------------------------------------ mergeClusters (§2.6)
+bool Castle::merge_clusters(int32_t c) {
+  for (;;) {
+    const Cluster& C = clusters_[sz(c)];
+    if (static_cast<int64_t>(C.pids.size()) >= p_.k && (p_.l == 0 || static_cast<int64_t>(C.sas.size()) >= p_.l))
+      return true;
+    int32_t best = -1;
+    double best_e = 0.0;
+    size_t best_size = 0;
+    for (int32_t o : gamma_) {
+      if (o == c) continue;
+      double e = il_with_cluster(c, o) - C.il;
+      size_t s = clusters_[sz(o)].pids.size();
+      if (best < 0 || (e < best_e && !approx_eq(e, best_e)) || (approx_eq(e, best_e) && s < best_size)) {
+        best = o;
+        best_e = e;
+        best_size = s;
+      }
+    }
+    if (best < 0) return false;
+    absorb(c, best);
+  }
+}
+
+/// C <- C ∪ O (members keep their order: C's, then O's); O leaves Gamma.
+void Castle::absorb(int32_t c, int32_t o) {
+  Cluster& B = clusters_[sz(o)];
+  std::vector<int32_t> moved = std::move(B.members);
+  B.members.clear();
+  for (int32_t t : moved) {
+    // move without touching the Gamma-wide counts (the tuples stay in Gamma)
+    dec_count(gamma_pids_, t_pid_[sz(t)]);
+    if (p_.l > 0) dec_count(gamma_sas_, t_sa_[sz(t)]);
+    add_to_cluster(c, t);
+  }
+  gamma_erase(o);
+  free_cluster(o);
+}
+
+/// End of stream, the thesis's comparison protocol (spec §2.10, flush='paper'): (i) release every open cluster
+/// with >= k persons (and >= l values), (ii) publish the remaining tuples by reuse where possible, (iii) release
+/// all the rest as ONE cluster if it has >= k persons (and >= l values), else suppress it.
+void Castle::flush_paper() {
+  const std::vector<int32_t> g = gamma_;
+  for (int32_t c : g) {
+    const Cluster& C = clusters_[sz(c)];
+    if (static_cast<int64_t>(C.pids.size()) >= p_.k && (p_.l == 0 || static_cast<int64_t>(C.sas.size()) >= p_.l))
+      output_cluster(c, Mode::Cluster, -1);
+  }
+  const std::deque<int32_t> q = queue_;
+  for (int32_t t : q)
+    if (t_alive_[sz(t)]) try_reuse(t, -1);
+  if (!gamma_.empty()) {
+    if (static_cast<int64_t>(gamma_pids_.size()) >= p_.k &&
+        (p_.l == 0 || static_cast<int64_t>(gamma_sas_.size()) >= p_.l)) {
+      int32_t c = gamma_.front();
+      while (gamma_.size() > 1) absorb(c, gamma_[1]);
+      output_cluster(c, Mode::Merge, -1);
+    } else {
+      for (int32_t t : q)
+        if (t_alive_[sz(t)]) suppress(t, -1);
+    }
+  }
+  expire_upto(std::numeric_limits<int64_t>::max(), -1);  // nothing left; frees the queue
+}
+
+// ------------------------------------------------------------------------------------------------ outputCluster (§2.7)
+void Castle::output_cluster(int32_t c, Mode mode, int64_t at) {
+  Cluster& C = clusters_[sz(c)];
+  std::vector<int32_t> members = std::move(C.members);
+  C.members.clear();
+  auto npids = static_cast<int64_t>(C.pids.size());
+  for (int32_t t : members) {
+    dec_count(gamma_pids_, t_pid_[sz(t)]);
+    if (p_.l > 0) dec_count(gamma_sas_, t_sa_[sz(t)]);
+  }
+  gamma_erase(c);
+  free_cluster(c);
+  Rng rng = next_rng();
+  if (npids >= 2 * p_.k) {
+    auto subs = p_.l > 0 ? split_l(members, rng) : split_k(members, rng);
+    Mode m = subs.size() > 1 ? Mode::Split : mode;
+    for (auto& s : subs) emit_group(s, m, at, rng);
+  } else {
+    emit_group(members, mode, at, rng);
+  }
+}
+
+void Castle::emit_tuple(int32_t t, Mode mode, int64_t at, int64_t gen, const double* lo, const double* hi,
+                        const int32_t* node) {
+  ev_.position.push_back(t_pos_[sz(t)]);
+  ev_.pid.push_back(t_pid_[sz(t)]);
+  ev_.emitted_at.push_back(at);
+  ev_.gen_id.push_back(gen);
+  ev_.mode.push_back(static_cast<int8_t>(mode));
+  for (int64_t j = 0; j < dn_; ++j) {
+    ev_.num_lo.push_back(lo ? lo[j] : kNaN);
+    ev_.num_hi.push_back(hi ? hi[j] : kNaN);
+  }
+  for (int64_t j = 0; j < dc_; ++j) ev_.cat_node.push_back(node ? node[j] : -1);
+}
+
+/// Release a group of tuples with its generalization (Def. 5.5), update tau (A6) and Omega (A12).
+void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t at, Rng& rng) {
+  std::vector<double> nlo(sz(dn_)), nhi(sz(dn_));
+  std::vector<int32_t> clo(sz(dc_)), chi(sz(dc_)), node(sz(dc_));
+  int32_t f = tuples.front();
+  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nlo.data());
+  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nhi.data());
+  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, clo.data());
+  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, chi.data());
+  std::vector<int64_t> pids;
+  std::vector<int32_t> sas;
+  pids.reserve(tuples.size());
+  for (int32_t t : tuples) {
+    for (int64_t j = 0; j < dn_; ++j) {
+      nlo[sz(j)] = std::min(nlo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+      nhi[sz(j)] = std::max(nhi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+    }
+    for (int64_t j = 0; j < dc_; ++j) {
+      clo[sz(j)] = std::min(clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+      chi[sz(j)] = std::max(chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+    }
+    pids.push_back(t_pid_[sz(t)]);
+    sas.push_back(t_sa_[sz(t)]);
+  }
+  for (int64_t j = 0; j < dc_; ++j) node[sz(j)] = cat_lca(j, clo[sz(j)], chi[sz(j)]);
+  std::sort(pids.begin(), pids.end());
+  std::sort(sas.begin(), sas.end());
+  auto npids = static_cast<int64_t>(std::unique(pids.begin(), pids.end()) - pids.begin());
+  auto ndiv = static_cast<int64_t>(std::unique(sas.begin(), sas.end()) - sas.begin());
+  double il = il_of_bounds(nlo.data(), nhi.data(), clo.data(), chi.data());
+  int64_t gen = next_gen_id_++;
+  std::vector<int32_t> order(tuples);
+  rng.shuffle(order.begin(), order.end());  // A21: no arrival order inside a released cluster
+  for (int32_t t : order) {
+    emit_tuple(t, mode, at, gen, nlo.data(), nhi.data(), node.data());
+    release_tuple(t);
+  }
+  // tau = mean IL of the last min(mu, #released) clusters, including this one (§2.7 step 7)
+  if (static_cast<int64_t>(recent_il_.size()) < p_.mu) {
+    recent_il_.push_back(il);
+  } else {
+    recent_il_[sz(recent_head_)] = il;
+    recent_head_ = (recent_head_ + 1) % p_.mu;
+  }
+  double s = 0.0;
+  for (double x : recent_il_) s += x;
+  tau_ = s / static_cast<double>(recent_il_.size());
+  bool kept = il < tau_ && p_.max_reuse != 0;
+  if (kept) {
+    OmegaEntry e;
+    e.gen_id = gen;
+    e.lo = nlo;
+    e.hi = nhi;
+    e.node = node;
+    if (p_.containment_range) {
+      e.clo = clo;
+      e.chi = chi;
+    } else {
+      e.clo.resize(sz(dc_));
+      e.chi.resize(sz(dc_));
+      for (int64_t j = 0; j < dc_; ++j) {
+        const CatHierarchy& h = cats_[sz(j)];
+        e.clo[sz(j)] = h.leaf_start[sz(node[sz(j)])];
+        e.chi[sz(j)] = h.leaf_start[sz(node[sz(j)])] + h.leaf_count[sz(node[sz(j)])] - 1;
+      }
+    }
+    omega_.push_back(std::move(e));
+    if (p_.max_reuse > 0 && static_cast<int64_t>(omega_.size()) > p_.max_reuse) omega_.pop_front();  // FIFO
+  }
+  ev_.g_id.push_back(gen);
+  ev_.g_pids.push_back(npids);
+  ev_.g_tuples.push_back(static_cast<int64_t>(tuples.size()));
+  ev_.g_diversity.push_back(ndiv);
+  ev_.g_il.push_back(il);
+  ev_.g_tau.push_back(tau_);
+  ev_.g_kept.push_back(kept ? 1 : 0);
+}
+
+// ------------------------------------------------------------------------------------------------ split^k (§2.8)
+namespace {
+struct Box {
+  std::vector<double> lo, hi;
+  std::vector<int32_t> clo, chi;
+};
+}  // namespace
+
+std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& members, Rng& rng) {
+  // phi: buckets of tuples grouped by pid (in pid order, tuples by position)
+  std::vector<int32_t> order(members);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return t_pid_[sz(a)] != t_pid_[sz(b)] ? t_pid_[sz(a)] < t_pid_[sz(b)] : t_pos_[sz(a)] < t_pos_[sz(b)];
+  });
+  // contiguous copies of the QI values (local index = rank in `order`), for the O(n^2/k) distance scans
+  const size_t n = order.size(), dn = sz(dn_), dc = sz(dc_);
+  std::vector<double> X(n * dn);
+  std::vector<int32_t> Y(n * dc);
+  for (size_t i = 0; i < n; ++i) {
+    std::copy_n(&t_num_[sz(order[i]) * dn], dn, &X[i * dn]);
+    std::copy_n(&t_cat_[sz(order[i]) * dc], dc, &Y[i * dc]);
+  }
+  // Buckets are contiguous runs of the active arrays (sorted by pid). Distances to x are computed for all
+  // active tuples at once in a column layout (vectorisable; same arithmetic order as il_of_bounds), and the
+  // arrays are compacted when half of them are dead, so each round costs O(alive * d).
+  const size_t nb = [&] {
+    size_t c = 0;
+    for (size_t i = 0; i < n; ++i) c += (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]);
+    return c;
+  }();
+  std::vector<uint32_t> bid(n);
+  for (size_t i = 0, b = 0; i < n; ++i) {
+    if (i > 0 && t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) ++b;
+    bid[i] = static_cast<uint32_t>(b);
+  }
+  std::vector<size_t> ids(n);  // active position -> local index
+  for (size_t i = 0; i < n; ++i) ids[i] = i;
+  std::vector<uint8_t> alive(n, 1);
+  std::vector<size_t> b_start(nb), b_end(nb), b_alive(nb, 0);
+  std::vector<double> XT, D;
+  std::vector<int32_t> YT;
+  size_t m = 0, n_alive = n;
+  auto rebuild = [&]() {
+    std::vector<size_t> nid;
+    nid.reserve(n_alive);
+    for (size_t q = 0; q < m || (m == 0 && q < ids.size()); ++q)
+      if (alive[q]) nid.push_back(ids[q]);
+    ids = std::move(nid);
+    m = ids.size();
+    alive.assign(m, 1);
+    XT.resize(dn * m);
+    YT.resize(dc * m);
+    D.resize(m);
+    for (size_t q = 0; q < m; ++q) {
+      for (size_t j = 0; j < dn; ++j) XT[j * m + q] = X[ids[q] * dn + j];
+      for (size_t j = 0; j < dc; ++j) YT[j * m + q] = Y[ids[q] * dc + j];
+    }
+    std::fill(b_alive.begin(), b_alive.end(), 0);
+    for (size_t q = 0; q < m; ++q) {
+      uint32_t b = bid[ids[q]];
+      if (b_alive[b]++ == 0) b_start[b] = q;
+      b_end[b] = q + 1;
+    }
+  };
+  rebuild();
+  std::vector<size_t> phi(nb);
+  for (size_t i = 0; i < nb; ++i) phi[i] = i;
+  const double* inv = inv_range_.data();
+  auto take = [&](size_t b, size_t q) {
+    alive[q] = 0;
+    --b_alive[b];
+    --n_alive;
+  };
+  const auto k = static_cast<size_t>(p_.k);
+  std::vector<std::vector<int32_t>> subs;  // local indices until the end
+  struct Node {
+    double d;
+    size_t rank;    // position in phi (ties: earlier bucket wins)
+    size_t bucket;
+    size_t pos;     // active position of the representative
+  };
+  auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.rank < b.rank; };
+  std::vector<Node> heap;
+  while (phi.size() >= k) {
+    size_t bi = phi[rng.below(phi.size())];
+    size_t ti = rng.below(b_alive[bi]);  // a uniformly random alive tuple of the bucket
+    size_t xq = b_start[bi];
+    for (;; ++xq) {
+      if (alive[xq] && ti-- == 0) break;
+    }
+    const size_t xl = ids[xq];
+    take(bi, xq);
+    std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
+    if (k > 1) {
+      // dist(x̂, x) = IL({x̂, x}) (A13) for every active tuple
+      std::fill(D.begin(), D.end(), 0.0);
+      for (size_t j = 0; j < dn; ++j) {
+        const double xv = X[xl * dn + j], w = inv[j];
+        const double* col = &XT[j * m];
+        for (size_t q = 0; q < m; ++q) D[q] += std::fabs(col[q] - xv) * w;
+      }
+      for (size_t j = 0; j < dc; ++j) {
+        const int32_t yv = Y[xl * dc + j];
+        const int32_t* col = &YT[j * m];
+        const double* tab = cat_tab_[j];
+        if (tab) {
+          const size_t L = cat_L_[j];
+          for (size_t q = 0; q < m; ++q)
+            D[q] += tab[static_cast<size_t>(std::min(col[q], yv)) * L + static_cast<size_t>(std::max(col[q], yv))];
+        } else {
+          for (size_t q = 0; q < m; ++q)
+            if (col[q] != yv) D[q] += cat_term(static_cast<int64_t>(j), std::min(col[q], yv), std::max(col[q], yv));
+        }
+      }
+      for (size_t q = 0; q < m; ++q) D[q] *= inv_d_;
+    }
+    heap.clear();
+    double root = std::numeric_limits<double>::infinity();
+    for (size_t r = 0; k > 1 && r < phi.size(); ++r) {
+      size_t b = phi[r];
+      if (b == bi) continue;
+      // A14: the bucket's representative is its tuple nearest to x
+      size_t bj = m;
+      double bd = 0.0;
+      for (size_t q = b_start[b]; q < b_end[b]; ++q) {
+        if (!alive[q]) continue;
+        if (bj == m || D[q] < bd) {
+          bd = D[q];
+          bj = q;
+        }
+      }
+      if (heap.size() < k - 1) {
+        heap.push_back(Node{bd, r, b, bj});
+        std::push_heap(heap.begin(), heap.end(), cmp);
+        if (heap.size() == k - 1) root = heap.front().d;
+      } else if (bd < root) {  // ties keep the earlier bucket (rank order)
+        std::pop_heap(heap.begin(), heap.end(), cmp);
+        heap.back() = Node{bd, r, b, bj};
+        std::push_heap(heap.begin(), heap.end(), cmp);
+        root = heap.front().d;
+      }
+    }
+    std::sort(heap.begin(), heap.end(), cmp);
+    for (const Node& nd : heap) {
+      cnew.push_back(static_cast<int32_t>(ids[nd.pos]));
+      take(nd.bucket, nd.pos);
+    }
+    subs.push_back(std::move(cnew));
+    phi.erase(std::remove_if(phi.begin(), phi.end(), [&](size_t bb) { return b_alive[bb] == 0; }), phi.end());
+    if (n_alive * 2 < m && m > 64) rebuild();
+  }
+  // back to tuple slots; leftover buckets as lists of slots
+  for (auto& sv : subs)
+    for (auto& v : sv) v = order[sz(v)];
+  std::vector<std::vector<int32_t>> buckets(nb);
+  for (size_t bb : phi)
+    for (size_t q = b_start[bb]; q < b_end[bb]; ++q)
+      if (alive[q]) buckets[bb].push_back(order[ids[q]]);
+  if (subs.empty()) return {members};
+  // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
+  std::vector<Box> boxes(subs.size());
+  for (size_t s = 0; s < subs.size(); ++s) {
+    Box& b = boxes[s];
+    int32_t f = subs[s][0];
+    b.lo.assign(&t_num_[sz(f) * sz(dn_)], &t_num_[sz(f) * sz(dn_)] + dn_);
+    b.hi = b.lo;
+    b.clo.assign(&t_cat_[sz(f) * sz(dc_)], &t_cat_[sz(f) * sz(dc_)] + dc_);
+    b.chi = b.clo;
+    for (int32_t t : subs[s]) {
+      for (int64_t j = 0; j < dn_; ++j) {
+        b.lo[sz(j)] = std::min(b.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+        b.hi[sz(j)] = std::max(b.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+      }
+      for (int64_t j = 0; j < dc_; ++j) {
+        b.clo[sz(j)] = std::min(b.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+        b.chi[sz(j)] = std::max(b.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+      }
+    }
+  }
+  for (size_t b : phi) {
+    int32_t xt = buckets[b][0];
+    size_t best = 0;
+    double best_e = 0.0;
+    for (size_t s = 0; s < subs.size(); ++s) {
+      Box& bx = boxes[s];
+      double s0 = 0.0, s1 = 0.0;
+      for (int64_t j = 0; j < dn_; ++j) {
+        double v = t_num_[sz(xt) * sz(dn_) + sz(j)];
+        s0 += (bx.hi[sz(j)] - bx.lo[sz(j)]) * inv_range_[sz(j)];
+        s1 += (std::max(bx.hi[sz(j)], v) - std::min(bx.lo[sz(j)], v)) * inv_range_[sz(j)];
+      }
+      for (int64_t j = 0; j < dc_; ++j) {
+        int32_t v = t_cat_[sz(xt) * sz(dc_) + sz(j)];
+        s0 += cat_term(j, bx.clo[sz(j)], bx.chi[sz(j)]);
+        s1 += cat_term(j, std::min(bx.clo[sz(j)], v), std::max(bx.chi[sz(j)], v));
+      }
+      double e = (s1 - s0) * inv_d_;
+      if (s == 0 || (e < best_e && !approx_eq(e, best_e))) {
+        best = s;
+        best_e = e;
+      }
+    }
+    for (int32_t t : buckets[b]) {
+      subs[best].push_back(t);
+      Box& bx = boxes[best];
+      for (int64_t j = 0; j < dn_; ++j) {
+        bx.lo[sz(j)] = std::min(bx.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+        bx.hi[sz(j)] = std::max(bx.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+      }
+      for (int64_t j = 0; j < dc_; ++j) {
+        bx.clo[sz(j)] = std::min(bx.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+        bx.chi[sz(j)] = std::max(bx.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+      }
+    }
+  }
+  return subs;
+}
+
+// ------------------------------------------------------------------------------------------------ split^l (§2.9, A17)
+std::vector<std::vector<int32_t>> Castle::split_l(const std::vector<int32_t>& members, Rng& rng) {
+  std::vector<int32_t> order(members);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return t_pid_[sz(a)] != t_pid_[sz(b)] ? t_pid_[sz(a)] < t_pid_[sz(b)] : t_pos_[sz(a)] < t_pos_[sz(b)];
+  });
+  // A17(iii): a pid is represented by its earliest tuple.
+  std::vector<int32_t> reps;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) reps.push_back(order[i]);
+  std::stable_sort(reps.begin(), reps.end(), [&](int32_t a, int32_t b) { return t_sa_[sz(a)] < t_sa_[sz(b)]; });
+  std::vector<std::vector<int32_t>> buckets;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    if (i == 0 || t_sa_[sz(reps[i])] != t_sa_[sz(reps[i - 1])]) buckets.emplace_back();
+    buckets.back().push_back(reps[i]);
+  }
+  std::vector<size_t> phi(buckets.size());
+  for (size_t i = 0; i < phi.size(); ++i) phi[i] = i;
+  const auto k = static_cast<size_t>(p_.k);
+  const auto l = static_cast<size_t>(p_.l);
+  std::vector<std::vector<int32_t>> subs;
+  std::vector<Box> boxes;
+  auto box_of = [&](int32_t f) {
+    Box b;
+    b.lo.assign(&t_num_[sz(f) * sz(dn_)], &t_num_[sz(f) * sz(dn_)] + dn_);
+    b.hi = b.lo;
+    b.clo.assign(&t_cat_[sz(f) * sz(dc_)], &t_cat_[sz(f) * sz(dc_)] + dc_);
+    b.chi = b.clo;
+    return b;
+  };
+  auto box_add = [&](Box& b, int32_t t) {
+    for (int64_t j = 0; j < dn_; ++j) {
+      b.lo[sz(j)] = std::min(b.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+      b.hi[sz(j)] = std::max(b.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
+    }
+    for (int64_t j = 0; j < dc_; ++j) {
+      b.clo[sz(j)] = std::min(b.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+      b.chi[sz(j)] = std::max(b.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
+    }
+  };
+  auto box_il = [&](const Box& b) { return il_of_bounds(b.lo.data(), b.hi.data(), b.clo.data(), b.chi.data()); };
+  auto enl = [&](const Box& b, int32_t t) {
+    Box c = b;
+    box_add(c, t);
+    return box_il(c) - box_il(b);
+  };
+  auto box_union = [&](const Box& a, const Box& b) {
+    Box c = a;
+    for (int64_t j = 0; j < dn_; ++j) {
+      c.lo[sz(j)] = std::min(c.lo[sz(j)], b.lo[sz(j)]);
+      c.hi[sz(j)] = std::max(c.hi[sz(j)], b.hi[sz(j)]);
+    }
+    for (int64_t j = 0; j < dc_; ++j) {
+      c.clo[sz(j)] = std::min(c.clo[sz(j)], b.clo[sz(j)]);
+      c.chi[sz(j)] = std::max(c.chi[sz(j)], b.chi[sz(j)]);
+    }
+    return c;
+  };
+  std::vector<std::pair<double, int32_t>> keyed;
+  while (phi.size() >= l) {
+    size_t sum = 0;
+    std::vector<size_t> frozen(buckets.size(), 0);
+    for (size_t b : phi) {
+      frozen[b] = buckets[b].size();
+      sum += frozen[b];
+    }
+    if (sum < k) break;
+    size_t bi = phi[rng.below(phi.size())];
+    size_t ti = rng.below(buckets[bi].size());
+    int32_t x = buckets[bi][ti];
+    buckets[bi].erase(buckets[bi].begin() + static_cast<std::ptrdiff_t>(ti));
+    std::vector<int32_t> sub{x};
+    Box box = box_of(x);
+    for (size_t b : phi) {
+      auto& Bh = buckets[b];
+      if (Bh.empty()) continue;
+      size_t want = std::max<size_t>(1, (k * frozen[b] + sum - 1) / sum);  // A17(i): ceil, at least 1
+      size_t nb = std::min(Bh.size(), want);
+      keyed.clear();
+      for (int32_t y : Bh) keyed.emplace_back(enl(box, y), y);
+      auto by = [&](const std::pair<double, int32_t>& a, const std::pair<double, int32_t>& c) {
+        return a.first != c.first ? a.first < c.first : t_pos_[sz(a.second)] < t_pos_[sz(c.second)];
+      };
+      std::sort(keyed.begin(), keyed.end(), by);
+      std::vector<int32_t> rest;
+      for (size_t q = 0; q < keyed.size(); ++q) {
+        if (q < nb) {
+          sub.push_back(keyed[q].second);
+          box_add(box, keyed[q].second);
+        } else {
+          rest.push_back(keyed[q].second);
+        }
+      }
+      std::sort(rest.begin(), rest.end(), [&](int32_t a, int32_t c) { return t_pid_[sz(a)] < t_pid_[sz(c)]; });
+      Bh = std::move(rest);
+    }
+    subs.push_back(std::move(sub));
+    boxes.push_back(std::move(box));
+    phi.erase(std::remove_if(phi.begin(), phi.end(), [&](size_t b) { return buckets[b].empty(); }), phi.end());
+  }
+  if (subs.empty()) return {members};  // A17(iv)
+  // Leftover representatives, one by one, to the sub-cluster of least enlargement.
+  for (size_t b : phi) {
+    for (int32_t y : buckets[b]) {
+      size_t best = 0;
+      double best_e = 0.0;
+      for (size_t s = 0; s < subs.size(); ++s) {
+        double e = enl(boxes[s], y);
+        if (s == 0 || (e < best_e && !approx_eq(e, best_e))) {
+          best = s;
+          best_e = e;
+        }
+      }
+      subs[best].push_back(y);
+      box_add(boxes[best], y);
+    }
+  }
+  // Every tuple of a represented pid joins its representative (set semantics, A17(v)).
+  std::unordered_map<int64_t, size_t> where;
+  for (size_t s = 0; s < subs.size(); ++s)
+    for (int32_t y : subs[s]) where[t_pid_[sz(y)]] = s;
+  std::vector<std::vector<int32_t>> full(subs.size());
+  for (int32_t t : order) {
+    size_t s = where.at(t_pid_[sz(t)]);
+    full[s].push_back(t);
+  }
+  // A17 final check: merge a sub-cluster short of k pids or l SA values into its nearest sibling.
+  auto ok = [&](const std::vector<int32_t>& g) {
+    std::vector<int64_t> ps;
+    std::vector<int32_t> ss;
+    for (int32_t t : g) {
+      ps.push_back(t_pid_[sz(t)]);
+      ss.push_back(t_sa_[sz(t)]);
+    }
+    std::sort(ps.begin(), ps.end());
+    std::sort(ss.begin(), ss.end());
+    auto np = static_cast<size_t>(std::unique(ps.begin(), ps.end()) - ps.begin());
+    auto ns = static_cast<size_t>(std::unique(ss.begin(), ss.end()) - ss.begin());
+    return np >= k && ns >= l;
+  };
+  std::vector<Box> fb;
+  for (auto& g : full) {
+    Box b = box_of(g[0]);
+    for (int32_t t : g) box_add(b, t);
+    fb.push_back(std::move(b));
+  }
+  for (;;) {
+    if (full.size() <= 1) break;
+    size_t bad = full.size();
+    for (size_t s = 0; s < full.size(); ++s)
+      if (!ok(full[s])) {
+        bad = s;
+        break;
+      }
+    if (bad == full.size()) break;
+    size_t best = bad == 0 ? 1 : 0;
+    double best_e = std::numeric_limits<double>::infinity();
+    double base = box_il(fb[bad]);
+    for (size_t s = 0; s < full.size(); ++s) {
+      if (s == bad) continue;
+      double e = box_il(box_union(fb[bad], fb[s])) - base;
+      if (e < best_e && !approx_eq(e, best_e)) {
+        best = s;
+        best_e = e;
+      }
+    }
+    full[best].insert(full[best].end(), full[bad].begin(), full[bad].end());
+    fb[best] = box_union(fb[best], fb[bad]);
+    full.erase(full.begin() + static_cast<std::ptrdiff_t>(bad));
+    fb.erase(fb.begin() + static_cast<std::ptrdiff_t>(bad));
+  }
+  return full;
+}
+
+CastleEvents Castle::take_events() {
+  CastleEvents out = std::move(ev_);
+  ev_ = CastleEvents{};
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------ checkpoint
+namespace {
+constexpr char kMagic[8] = {'A', 'N', 'C', 'C', 'A', 'S', 'T', 'L'};
+constexpr uint32_t kVersion = 1;
+
+struct Writer {
+  std::string out;
+  template <class T>
+  void put(T v) {
+    char buf[sizeof(T)];
+    std::memcpy(buf, &v, sizeof(T));
+    out.append(buf, sizeof(T));
+  }
+  template <class T>
+  void vec(const std::vector<T>& v) {
+    put<uint64_t>(v.size());
+    if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+};
+
+struct Reader {
+  const std::string& in;
+  size_t at = 0;
+  void need(size_t n) const {
+    if (at + n > in.size() || at + n < at) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+  }
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, in.data() + at, sizeof(T));
+    at += sizeof(T);
+    return v;
+  }
+  template <class T>
+  std::vector<T> vec() {
+    auto n = get<uint64_t>();
+    if (n > in.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+    need(static_cast<size_t>(n) * sizeof(T));
+    std::vector<T> v(static_cast<size_t>(n));
+    if (n) std::memcpy(v.data(), in.data() + at, static_cast<size_t>(n) * sizeof(T));
+    at += static_cast<size_t>(n) * sizeof(T);
+    return v;
+  }
+};
+}  // namespace
+
+std::string Castle::checkpoint() const {
+  if (!ev_.position.empty() || !ev_.g_id.empty()) throw InternalError("CASTLE: checkpoint with untaken events");
+  Writer w;
+  w.out.append(kMagic, 8);
+  w.put<uint32_t>(kVersion);
+  w.put<uint32_t>(0x01020304u);
+  w.put(p_.k);
+  w.put(p_.delta);
+  w.put(p_.eta);
+  w.put(p_.mu);
+  w.put(p_.l);
+  w.put(p_.max_reuse);
+  w.put(p_.initial_tau);
+  w.put<uint8_t>(p_.containment_range ? 1 : 0);
+  w.put<uint8_t>(p_.outlier_suppression ? 1 : 0);
+  w.put(p_.seed);
+  w.vec(dom_lo_);
+  w.vec(dom_hi_);
+  w.put<uint64_t>(cats_.size());
+  for (const auto& h : cats_) {
+    w.put(h.n_leaves);
+    w.vec(h.parent);
+    w.vec(h.leaf_start);
+    w.vec(h.leaf_count);
+  }
+  w.put(next_cluster_id_);
+  w.put(next_gen_id_);
+  w.put(rng_counter_);
+  w.put(n_arrivals_);
+  w.put(last_pos_);
+  w.put<uint8_t>(has_last_ ? 1 : 0);
+  w.put(tau_);
+  w.vec(recent_il_);
+  w.put(recent_head_);
+  w.put<uint64_t>(omega_.size());
+  for (const auto& e : omega_) {
+    w.put(e.gen_id);
+    w.vec(e.lo);
+    w.vec(e.hi);
+    w.vec(e.clo);
+    w.vec(e.chi);
+    w.vec(e.node);
+  }
+  // pending tuples in arrival order; index in this list identifies them below
+  std::vector<int32_t> alive;
+  for (int32_t s : queue_)
+    if (t_alive_[sz(s)]) alive.push_back(s);
+  std::unordered_map<int32_t, int64_t> index;
+  w.put<uint64_t>(alive.size());
+  for (size_t i = 0; i < alive.size(); ++i) {
+    int32_t s = alive[i];
+    index[s] = static_cast<int64_t>(i);
+    w.put(t_pos_[sz(s)]);
+    w.put(t_pid_[sz(s)]);
+    w.put(t_sa_[sz(s)]);
+    for (int64_t j = 0; j < dn_; ++j) w.put(t_num_[sz(s) * sz(dn_) + sz(j)]);
+    for (int64_t j = 0; j < dc_; ++j) w.put(t_cat_[sz(s) * sz(dc_) + sz(j)]);
+  }
+  w.put<uint64_t>(gamma_.size());
+  for (int32_t c : gamma_) {
+    const Cluster& C = clusters_[sz(c)];
+    w.put(C.id);
+    w.put<uint64_t>(C.members.size());
+    for (int32_t t : C.members) w.put(index.at(t));
+  }
+  return w.out;
+}
+
+Castle Castle::restore(const std::string& bytes) {
+  Reader r{bytes};
+  r.need(8);
+  if (std::memcmp(bytes.data(), kMagic, 8) != 0) throw std::invalid_argument("not a CASTLE checkpoint");
+  r.at = 8;
+  auto version = r.get<uint32_t>();
+  if (version != kVersion)
+    throw std::invalid_argument("unsupported CASTLE checkpoint version " + std::to_string(version));
+  if (r.get<uint32_t>() != 0x01020304u) throw std::invalid_argument("CASTLE checkpoint has another byte order");
+  CastleParams p;
+  p.k = r.get<int64_t>();
+  p.delta = r.get<int64_t>();
+  p.eta = r.get<int64_t>();
+  p.mu = r.get<int64_t>();
+  p.l = r.get<int64_t>();
+  p.max_reuse = r.get<int64_t>();
+  p.initial_tau = r.get<double>();
+  p.containment_range = r.get<uint8_t>() != 0;
+  p.outlier_suppression = r.get<uint8_t>() != 0;
+  p.seed = r.get<uint64_t>();
+  auto lo = r.vec<double>();
+  auto hi = r.vec<double>();
+  auto nc = r.get<uint64_t>();
+  if (nc > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+  std::vector<CatHierarchy> cats(static_cast<size_t>(nc));
+  for (auto& h : cats) {
+    h.n_leaves = r.get<int32_t>();
+    h.parent = r.vec<int32_t>();
+    h.leaf_start = r.vec<int32_t>();
+    h.leaf_count = r.vec<int32_t>();
+  }
+  Castle c(p, std::move(lo), std::move(hi), std::move(cats));
+  const auto next_cluster_id = r.get<int64_t>();
+  c.next_gen_id_ = r.get<int64_t>();
+  c.rng_counter_ = r.get<uint64_t>();
+  c.n_arrivals_ = r.get<int64_t>();
+  c.last_pos_ = r.get<int64_t>();
+  c.has_last_ = r.get<uint8_t>() != 0;
+  c.tau_ = r.get<double>();
+  c.recent_il_ = r.vec<double>();
+  c.recent_head_ = r.get<int64_t>();
+  auto no = r.get<uint64_t>();
+  if (no > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+  for (uint64_t i = 0; i < no; ++i) {
+    OmegaEntry e;
+    e.gen_id = r.get<int64_t>();
+    e.lo = r.vec<double>();
+    e.hi = r.vec<double>();
+    e.clo = r.vec<int32_t>();
+    e.chi = r.vec<int32_t>();
+    e.node = r.vec<int32_t>();
+    c.omega_.push_back(std::move(e));
+  }
+  auto nt = r.get<uint64_t>();
+  if (nt > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+  std::vector<int32_t> slots(static_cast<size_t>(nt));
+  for (auto& s : slots) {
+    s = c.new_tuple_slot();
+    c.t_pos_[sz(s)] = r.get<int64_t>();
+    c.t_pid_[sz(s)] = r.get<int64_t>();
+    c.t_sa_[sz(s)] = r.get<int32_t>();
+    for (int64_t j = 0; j < c.dn_; ++j) c.t_num_[sz(s) * sz(c.dn_) + sz(j)] = r.get<double>();
+    for (int64_t j = 0; j < c.dc_; ++j) c.t_cat_[sz(s) * sz(c.dc_) + sz(j)] = r.get<int32_t>();
+    c.t_alive_[sz(s)] = 1;
+    c.queue_.push_back(s);
+    ++c.n_alive_;
+  }
+  auto ng = r.get<uint64_t>();
+  if (ng > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+  int64_t assigned = 0;
+  for (uint64_t g = 0; g < ng; ++g) {
+    auto id = r.get<int64_t>();
+    auto nm = r.get<uint64_t>();
+    if (nm == 0 || nm > nt) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+    int32_t cl = -1;
+    for (uint64_t m = 0; m < nm; ++m) {
+      auto ix = r.get<int64_t>();
+      if (ix < 0 || static_cast<uint64_t>(ix) >= nt || c.t_cluster_[sz(slots[sz(ix)])] >= 0)
+        throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+      if (m == 0) {
+        cl = c.new_cluster(slots[sz(ix)]);
+      } else {
+        c.add_to_cluster(cl, slots[sz(ix)]);
+      }
+      ++assigned;
+    }
+    c.clusters_[sz(cl)].id = id;
+  }
+  c.next_cluster_id_ = next_cluster_id;
+  if (assigned != static_cast<int64_t>(nt) || r.at != bytes.size())
+    throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+  return c;
+}
+
+}  // namespace anoncore::stream

@@ -1,0 +1,777 @@
+"""CASTLE: continuous k_s-anonymity (and distinct l-diversity) of a data stream under a delay bound.
+
+The algorithm runs in C++ (``anoncore._core.stream.Castle``); this module validates, encodes batches of
+tuples (DataFrame, Arrow, or a mapping of arrays), keeps the columns that are published as they are, and
+turns the kernel's events into :class:`CastleRelease` objects.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import pickle
+import struct
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from anoncore import _core  # type: ignore[attr-defined]
+from anoncore.data.hierarchy import Hierarchy
+from anoncore.data.schema import Attribute, Schema
+from anoncore.data.table import Table
+
+__all__ = ["MODES", "Castle", "CastleRelease"]
+
+#: Event modes of the audit channel (spec §8): how each tuple left the algorithm.
+MODES = ("cluster", "split", "merge", "reuse", "suppressed")
+
+_MAGIC = b"ANCCASTLEPY\0"
+_VERSION = 1
+
+
+def _ro(a: NDArray[Any]) -> NDArray[Any]:
+    a.setflags(write=False)
+    return a
+
+
+def _label(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CastleRelease:
+    """Tuples released (or suppressed) by one :meth:`Castle.push` or :meth:`Castle.flush`.
+
+    Every input tuple appears exactly once over the whole run, in exactly one release, either generalized
+    (``suppressed`` False) or suppressed.
+
+    Attributes
+    ----------
+    position : ndarray of int64, shape (n,)
+        Stream position of each tuple (ties the output back to the input).
+    suppressed : ndarray of bool, shape (n,)
+    mode : ndarray of int8, shape (n,)
+        Index into :data:`MODES`: released with its own cluster, a split sub-cluster, a merged cluster,
+        reused an earlier released generalization, or suppressed.
+    gen_id : ndarray of int64, shape (n,)
+        Id of the generalization (released cluster) the tuple is published with; -1 if suppressed. Tuples
+        published by reuse carry the id of the earlier cluster whose generalization they take.
+    emitted_at : ndarray of int64, shape (n,)
+        Position of the arrival during which the tuple left (-1 during :meth:`Castle.flush`).
+    num_lo, num_hi : ndarray of float64, shape (n, n_numeric_qi)
+        Published interval of each numeric quasi-identifier (NaN when suppressed).
+    cat_node : ndarray of int32, shape (n, n_categorical_qi)
+        Published hierarchy node of each categorical quasi-identifier (-1 when suppressed).
+    columns : dict of str to ndarray
+        Columns published as they are (sensitive and insensitive attributes), aligned with ``position``.
+    pid : ndarray of int64, shape (n,)
+        Person id used by the algorithm (audit channel only; not part of the published stream).
+    clusters : pandas.DataFrame
+        One row per cluster released in this call: ``gen_id``, ``il`` (GLM information loss),
+        ``n_persons``, ``n_tuples``, ``diversity``, ``tau`` (threshold after it) and ``kept`` (added to
+        the reuse set).
+    """
+
+    position: NDArray[np.int64] = field(repr=False)
+    suppressed: NDArray[np.bool_] = field(repr=False)
+    mode: NDArray[np.int8] = field(repr=False)
+    gen_id: NDArray[np.int64] = field(repr=False)
+    emitted_at: NDArray[np.int64] = field(repr=False)
+    num_lo: NDArray[np.float64] = field(repr=False)
+    num_hi: NDArray[np.float64] = field(repr=False)
+    cat_node: NDArray[np.int32] = field(repr=False)
+    columns: dict[str, NDArray[Any]] = field(repr=False)
+    pid: NDArray[np.int64] = field(repr=False)
+    clusters: pd.DataFrame = field(repr=False)
+    numeric_qi: tuple[str, ...] = ()
+    categorical_qi: tuple[str, ...] = ()
+    hierarchies: tuple[Hierarchy, ...] = field(default=(), repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return int(self.position.shape[0])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CastleRelease):
+            return NotImplemented
+        arrays = ("position", "suppressed", "mode", "gen_id", "emitted_at", "num_lo", "num_hi", "cat_node", "pid")
+        return (all(np.array_equal(getattr(self, a), getattr(other, a), equal_nan=a.startswith("num"))
+                    for a in arrays)
+                and self.columns.keys() == other.columns.keys()
+                and all(np.array_equal(self.columns[c], other.columns[c]) for c in self.columns)
+                and self.clusters.equals(other.clusters)
+                and (self.numeric_qi, self.categorical_qi) == (other.numeric_qi, other.categorical_qi))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def n_released(self) -> int:
+        return int((~self.suppressed).sum())
+
+    @property
+    def n_suppressed(self) -> int:
+        return int(self.suppressed.sum())
+
+    def __repr__(self) -> str:
+        return (f"CastleRelease(n_released={self.n_released}, n_suppressed={self.n_suppressed}, "
+                f"n_clusters={len(self.clusters)})")
+
+    def to_pandas(self, include_suppressed: bool = False, ranges: bool = False,
+                  suppressed_token: str = "*") -> pd.DataFrame:
+        """The published tuples as a DataFrame (column ``position`` first, then the quasi-identifiers).
+
+        Parameters
+        ----------
+        include_suppressed : bool, default=False
+            Also list suppressed tuples (their quasi-identifiers show ``suppressed_token``).
+        ranges : bool, default=False
+            Numeric quasi-identifiers as two float columns ``<name>_lo`` / ``<name>_hi`` instead of labels
+            such as ``"[20, 60]"``.
+        suppressed_token : str, default='*'
+        """
+        keep = np.ones(len(self), dtype=bool) if include_suppressed else ~self.suppressed
+        out: dict[str, Any] = {"position": self.position[keep]}
+        sup = self.suppressed[keep]
+        for j, name in enumerate(self.numeric_qi):
+            lo = self.num_lo[keep, j]
+            hi = self.num_hi[keep, j]
+            if ranges:
+                out[f"{name}_lo"] = lo
+                out[f"{name}_hi"] = hi
+            else:
+                lab = np.array([suppressed_token if s else (_label(a) if a == b else f"[{_label(a)}, {_label(b)}]")
+                                for a, b, s in zip(lo, hi, sup)], dtype=object)
+                out[name] = lab
+        for j, name in enumerate(self.categorical_qi):
+            labels = np.asarray(self.hierarchies[j].labels + (suppressed_token,), dtype=object)
+            node = self.cat_node[keep, j]
+            out[name] = labels[np.where(node < 0, len(labels) - 1, node)]
+        for name, col in self.columns.items():
+            out[name] = col[keep]
+        out["ec"] = self.gen_id[keep]
+        if include_suppressed:
+            out["suppressed"] = sup
+        return pd.DataFrame(out)
+
+
+def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"The {name!r} parameter of Castle must be an int. Got {value!r} instead.")
+    if not low <= int(value) <= high:
+        hi = "inf" if high == math.inf else str(int(high))
+        raise ValueError(f"The {name!r} parameter of Castle must be an int in the range [{low}, {hi}]. "
+                         f"Got {value!r} instead.")
+    return int(value)
+
+
+class Castle:
+    """CASTLE stream anonymizer (Cao, Carminati, Ferrari, Tan; Cao PhD thesis, NUS 2010, chapter 5).
+
+    Tuples are pushed in batches; every tuple is published at most ``delta`` arrivals after it arrived,
+    generalized so that each published equivalence class refers to at least ``k`` distinct persons
+    (k_s-anonymity, Def. 5.1) and, with ``l``, holds at least ``l`` distinct sensitive values; a tuple
+    that cannot be published so in time is suppressed and reported.
+
+    Parameters
+    ----------
+    schema : Schema or Table
+        The stream's attributes. It needs one ``pid`` attribute (person id) and at least one
+        quasi-identifier; an optional ``time`` attribute gives the positions (strictly increasing
+        integers; by default positions count arrivals from 1). Numeric quasi-identifiers need a declared
+        ``domain`` (or a numeric hierarchy) and categorical ones a hierarchy, because the values of a
+        stream are not known in advance. A :class:`~anoncore.Table` template supplies both (its
+        hierarchies and observed numeric ranges).
+    k : int
+        Distinct persons per published class.
+    delta : int
+        Delay bound in arrivals. With ``delta + 1 < k`` nothing can ever be published (a warning is
+        raised and every tuple is suppressed, spec §2.12 invariant 8).
+    eta : int, default=50
+        Maximum number of open (not yet released) clusters (β in the published paper).
+    beta : int, default=None
+        Alias of ``eta`` (the TDSC paper's name).
+    mu : int, default=100
+        Number of most recently released clusters whose mean information loss is the threshold τ.
+    l : int, default=None
+        Distinct l-diversity of the sensitive attribute (``sensitive``), or None.
+    sensitive : str, default=None
+        The sensitive attribute for ``l`` (default: the schema's only sensitive attribute).
+    max_reuse : int, default=None
+        Maximum number of released clusters kept for reuse (Ω, N_ks). None keeps all of them (as the
+        thesis); otherwise the oldest is evicted first (FIFO). 0 disables reuse.
+    initial_tau : float, default=0.0
+        Threshold before the first release (the thesis uses 0).
+    containment : {'generalization', 'range'}, default='generalization'
+        Whether a tuple may reuse a released cluster when it lies in its generalization (the subtree of
+        the published hierarchy node) or only in its leaf range (spec A8).
+    reorder : bool, default=False
+        Deliver tuples in input order (Thm 5.3): a tuple is handed out only once every smaller position was
+        released or suppressed (delivery still within ``delta`` arrivals). Leaks identities to an attacker who
+        knows the input order (thesis l.1827); by default tuples of a released cluster come in random order.
+    outlier_suppression : bool, default=False
+        The published TDSC version's extra step (absent from the thesis): an expiring tuple that cannot reuse a
+        released cluster is suppressed when more than half of the open clusters are larger than its own.
+    rng : int, numpy.random.Generator or None, default=None
+        Seed of every random choice (reuse selection, split^k, order inside a released cluster).
+
+    Attributes
+    ----------
+    tau_ : float
+        Current threshold τ.
+    n_open_ : int
+        Open clusters (|Γ|).
+    n_pending_ : int
+        Tuples received and not yet released or suppressed (at most ``delta``).
+    n_reuse_ : int
+        Released clusters kept for reuse (|Ω|).
+    closed_ : bool
+        True after :meth:`flush`.
+
+    Notes
+    -----
+    Per arrival the cost is O(η·d) for the best-cluster selection plus, amortised, the merges
+    (O(η²·d) per release), the splits (O(n²·d/k) for a cluster of n tuples) and the reuse scan
+    (O(|Ω|·d) when an expiring tuple's cluster is too small). Resolutions of the spec's ambiguities
+    are listed in ``docs/castle.md``. Checkpoints embed a pickle: restore only bytes you produced.
+
+    References
+    ----------
+    J. Cao, B. Carminati, E. Ferrari, K.-L. Tan. CASTLE: Continuously Anonymizing Data Streams. IEEE TDSC
+    8(3), 2011. doi:10.1109/TDSC.2009.47
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anoncore import Schema
+    >>> from anoncore.stream import Castle
+    >>> schema = Schema.build({"v": {"kind": "numeric", "domain": (0, 100)}}, pid="pid")
+    >>> values = [20, 22, 80, 20, 60, 23, 81, 22, 50, 70, 5, 79, 6, 40, 41, 99]
+    >>> c = Castle(schema, k=2, delta=3, eta=3, mu=2, rng=0)
+    >>> out = c.push({"v": values, "pid": np.arange(16)})
+    >>> out.to_pandas().head(4)
+       position         v  ec
+    0         1        20   0
+    1         4        20   0
+    2         5  [22, 60]   1
+    3         2  [22, 60]   1
+    >>> rest = c.flush()
+    >>> len(out) + len(rest)
+    16
+    """
+
+    _core: Any
+    _spec: _StreamSpec
+    _py: _PyState
+    closed_: bool
+
+    def __init__(
+        self,
+        schema: Schema | Table,
+        k: int,
+        delta: int,
+        eta: int = 50,
+        mu: int = 100,
+        l: int | None = None,
+        *,
+        beta: int | None = None,
+        sensitive: str | None = None,
+        max_reuse: int | None = None,
+        initial_tau: float = 0.0,
+        containment: str = "generalization",
+        reorder: bool = False,
+        outlier_suppression: bool = False,
+        rng: int | np.random.Generator | None = None,
+    ) -> None:
+        k = _check_int(k, "k", 1)
+        delta = _check_int(delta, "delta", 1)
+        eta = _check_int(eta, "eta", 1)
+        if beta is not None:
+            beta = _check_int(beta, "beta", 1)
+            if eta not in (50, beta):
+                raise ValueError(f"The 'beta' parameter of Castle is another name for 'eta'; got eta={eta} and "
+                                 f"beta={beta}. Pass only one of them.")
+            eta = beta
+        mu = _check_int(mu, "mu", 1)
+        if l is not None:
+            l = _check_int(l, "l", 1)
+        if max_reuse is not None:
+            max_reuse = _check_int(max_reuse, "max_reuse", 0)
+        if isinstance(initial_tau, bool) or not isinstance(initial_tau, numbers.Real):
+            raise TypeError(f"The 'initial_tau' parameter of Castle must be a float. Got {initial_tau!r} instead.")
+        if not 0.0 <= float(initial_tau) <= 1.0:
+            raise ValueError(f"The 'initial_tau' parameter of Castle must be a float in the range [0, 1]. "
+                             f"Got {initial_tau!r} instead.")
+        if containment not in ("generalization", "range"):
+            raise ValueError(f"The 'containment' parameter of Castle must be a str among "
+                             f"{{'generalization', 'range'}}. Got {containment!r} instead.")
+        if not isinstance(reorder, bool):
+            raise TypeError(f"The 'reorder' parameter of Castle must be a bool. Got {reorder!r} instead.")
+        if not isinstance(outlier_suppression, bool):
+            raise TypeError(f"The 'outlier_suppression' parameter of Castle must be a bool. "
+                            f"Got {outlier_suppression!r} instead.")
+        if rng is not None and not isinstance(rng, (numbers.Integral, np.random.Generator)):
+            raise TypeError(f"The 'rng' parameter of Castle must be an int, a numpy Generator or None. "
+                            f"Got {rng!r} instead.")
+        spec = _StreamSpec.build(schema, l is not None, sensitive)
+        if delta + 1 < k:
+            warnings.warn(f"delta + 1 = {delta + 1} < k = {k}: no cluster can ever gather k persons within the "
+                          f"delay bound, so every tuple will be suppressed.", UserWarning, stacklevel=2)
+        seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
+        self._spec = spec
+        self._core = _core.stream.Castle(
+            k, delta, eta, mu, 0 if l is None else l, -1 if max_reuse is None else max_reuse, float(initial_tau),
+            containment == "range", outlier_suppression, seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
+        )
+        self._py = _PyState(spec.passthrough)
+        self._py.reorder = reorder
+        self.closed_ = False
+
+    # ------------------------------------------------------------------ state
+    @property
+    def tau_(self) -> float:
+        return float(self._core.tau)
+
+    @property
+    def n_open_(self) -> int:
+        return int(self._core.n_open)
+
+    @property
+    def n_pending_(self) -> int:
+        return int(self._core.n_pending)
+
+    @property
+    def n_reuse_(self) -> int:
+        return int(self._core.n_reuse)
+
+    @property
+    def n_arrivals_(self) -> int:
+        return int(self._core.n_arrivals)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        c = self._core
+        return {"k": c.k, "delta": c.delta, "eta": c.eta, "mu": c.mu, "l": c.l or None,
+                "max_reuse": None if c.max_reuse < 0 else c.max_reuse, "initial_tau": c.initial_tau,
+                "containment": "range" if c.containment_range else "generalization", "reorder": self._py.reorder,
+                "outlier_suppression": c.outlier_suppression}
+
+    def __repr__(self) -> str:
+        p = self.params
+        return (f"Castle(k={p['k']}, delta={p['delta']}, eta={p['eta']}, mu={p['mu']}, l={p['l']}, "
+                f"pending={self.n_pending_}, open={self.n_open_}, reuse={self.n_reuse_})")
+
+    # ------------------------------------------------------------------ stream
+    def push(self, batch: Any) -> CastleRelease:
+        """Append a batch of tuples; returns the tuples released or suppressed while processing it.
+
+        Parameters
+        ----------
+        batch : pandas.DataFrame, pyarrow.RecordBatch / Table, or mapping of str to 1-D array
+            Must hold the quasi-identifiers, the pid column, the time column if the schema declares one,
+            and the columns published as they are (sensitive/insensitive attributes of the schema).
+            The batch is validated completely before any tuple enters the algorithm.
+
+        Returns
+        -------
+        CastleRelease
+
+        Raises
+        ------
+        RuntimeError
+            After :meth:`flush`.
+        ValueError
+            Missing column, value outside its declared domain or missing from its hierarchy, positions
+            not strictly increasing.
+        """
+        if self.closed_:
+            raise RuntimeError("Castle.push was called after flush(): the stream is closed.")
+        df = _as_frame(batch)
+        enc = self._spec.encode(df, self._py, self._core.last_position)
+        if enc["position"].size == 0:
+            return self._release(_empty_events(self._spec))
+        self._py.add_chunk(enc["position"], enc["columns"])
+        if self._py.reorder:
+            self._py.arrived = np.concatenate([self._py.arrived, enc["position"]])
+        ev = self._core.push(enc["position"], enc["pid"], enc["sa"], enc["num"], enc["cat"])
+        return self._release(ev)
+
+    def flush(self, mode: str = "drain") -> CastleRelease:
+        """End of stream (spec §2.10); the stream is closed afterwards.
+
+        Parameters
+        ----------
+        mode : {'drain', 'paper'}, default='drain'
+            ``'drain'`` expires every pending tuple in position order with the normal procedure (merge, reuse
+            or suppression), as if ``delta`` more arrivals had happened. ``'paper'`` is the thesis's protocol for
+            its comparison with dynamicGroup: release every open cluster with ``k`` persons, publish what it can
+            by reuse, then release all remaining tuples as one cluster if they hold ``k`` persons (and ``l``
+            values), else suppress them.
+        """
+        if self.closed_:
+            raise RuntimeError("Castle.flush was called twice: the stream is closed.")
+        if mode not in ("drain", "paper"):
+            raise ValueError(f"The 'mode' parameter of Castle.flush must be a str among {{'drain', 'paper'}}. "
+                             f"Got {mode!r} instead.")
+        self.closed_ = True
+        return self._release(self._core.flush(mode == "paper"))
+
+    def _release(self, ev: dict[str, NDArray[Any]]) -> CastleRelease:
+        rows: dict[str, Any] = {key: ev[key] for key in _ROW_KEYS}
+        rows["columns"] = self._py.take(ev["position"])
+        if self._py.reorder:
+            rows = self._py.reorder_rows(rows, flush=self.closed_)
+        mode = rows["mode"]
+        clusters = pd.DataFrame({
+            "gen_id": ev["g_id"], "il": ev["g_il"], "n_persons": ev["g_pids"], "n_tuples": ev["g_tuples"],
+            "diversity": ev["g_diversity"], "tau": ev["g_tau"], "kept": ev["g_kept"].astype(bool),
+        })
+        return CastleRelease(
+            position=_ro(rows["position"]), suppressed=_ro(mode == MODES.index("suppressed")), mode=_ro(mode),
+            gen_id=_ro(rows["gen_id"]), emitted_at=_ro(rows["emitted_at"]), num_lo=_ro(rows["num_lo"]),
+            num_hi=_ro(rows["num_hi"]), cat_node=_ro(rows["cat_node"]), columns=rows["columns"],
+            pid=_ro(rows["pid"]), clusters=clusters, numeric_qi=self._spec.numeric,
+            categorical_qi=self._spec.categorical, hierarchies=self._spec.hierarchies,
+        )
+
+    # ------------------------------------------------------------------ checkpoint
+    def checkpoint(self) -> bytes:
+        """The whole state as versioned bytes; :meth:`restore` continues the stream from it.
+
+        A process restarted from its last checkpoint re-pushes the tuples after it; with the same seed the
+        output is the same as without the interruption.
+        """
+        core = bytes(self._core.checkpoint())
+        py = pickle.dumps({"spec": self._spec, "py": self._py, "closed": self.closed_},
+                          protocol=pickle.HIGHEST_PROTOCOL)
+        return _MAGIC + struct.pack("<IQ", _VERSION, len(core)) + core + py
+
+    @classmethod
+    def restore(cls, state: bytes) -> Castle:
+        """Rebuild a :class:`Castle` from :meth:`checkpoint` bytes (only from a source you trust).
+
+        Examples
+        --------
+        >>> from anoncore import Schema
+        >>> from anoncore.stream import Castle
+        >>> s = Schema.build({"v": {"kind": "numeric", "domain": (0, 9)}}, pid="pid")
+        >>> c = Castle(s, k=2, delta=4, rng=1)
+        >>> _ = c.push({"v": [1, 2, 3], "pid": [1, 2, 3]})
+        >>> c2 = Castle.restore(c.checkpoint())
+        >>> c2.n_pending_
+        3
+        """
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise TypeError(f"Castle.restore expects bytes. Got {type(state).__name__} instead.")
+        state = bytes(state)
+        head = len(_MAGIC) + 12
+        if len(state) < head or not state.startswith(_MAGIC):
+            raise ValueError("Castle.restore: the bytes are not a Castle checkpoint.")
+        version, n = struct.unpack("<IQ", state[len(_MAGIC):head])
+        if version != _VERSION:
+            raise ValueError(f"Castle.restore: unsupported checkpoint version {version} (this is {_VERSION}).")
+        if len(state) < head + n:
+            raise ValueError("Castle.restore: the checkpoint is truncated.")
+        core = _core.stream.Castle.restore(state[head:head + n])
+        py = pickle.loads(state[head + n:])
+        obj = cls.__new__(cls)
+        obj._spec = py["spec"]
+        obj._core = core
+        obj._py = py["py"]
+        obj.closed_ = bool(py["closed"])
+        return obj
+
+
+def releases_to_partition(table: Table, releases: Any, positions: Any = None) -> Any:
+    """The whole run as a :class:`~anoncore.Partition` over ``table`` (the stream's tuples, one row each).
+
+    Row ``i`` of ``table`` is the tuple at stream position ``positions[i]`` (default ``i + 1``). Tuples published
+    with the same generalization (one released cluster plus the tuples that reused it) form one class; suppressed
+    tuples form one fully suppressed class. Each class's minimal box is the published generalization, so the
+    partition can go through the project's audit (which counts rows; k_s-anonymity, which counts persons, is
+    checked by the algorithm's own guarantee and by the test oracle).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from anoncore import Schema, Table
+    >>> s = Schema.build({"v": {"kind": "numeric", "domain": (0, 100)}}, pid="pid")
+    >>> df = pd.DataFrame({"v": [20, 22, 80, 20, 60, 23], "pid": np.arange(6)})
+    >>> c = Castle(s, k=2, delta=3, eta=3, mu=2, rng=0)
+    >>> p = releases_to_partition(Table.from_pandas(df, s), [c.push(df), c.flush()])
+    >>> p.n_classes, p.class_sizes.tolist()
+    (3, [2, 2, 2])
+    """
+    from anoncore.results import Partition
+
+    if not isinstance(table, Table):
+        raise TypeError(f"table must be a Table. Got {type(table).__name__} instead.")
+    rel = list(releases)
+    pos = np.concatenate([r.position for r in rel]) if rel else np.empty(0, np.int64)
+    gen = np.concatenate([r.gen_id for r in rel]) if rel else np.empty(0, np.int64)
+    sup = np.concatenate([r.suppressed for r in rel]) if rel else np.empty(0, bool)
+    want = np.arange(1, table.n_rows + 1) if positions is None else np.asarray(positions, dtype=np.int64)
+    order = np.argsort(pos, kind="stable")
+    if pos.size != want.size or not np.array_equal(pos[order], np.sort(want)):
+        raise ValueError("The releases do not cover exactly the table's positions (every tuple must be released "
+                         "or suppressed once; did you flush?).")
+    idx = np.searchsorted(pos[order], want)
+    labels = np.where(sup[order][idx], -1, gen[order][idx])
+    return Partition.from_labels(table, labels, sup[order][idx])
+
+
+# ---------------------------------------------------------------------------------------------- internals
+def _as_frame(batch: Any) -> pd.DataFrame:
+    if isinstance(batch, pd.DataFrame):
+        return batch
+    if isinstance(batch, Mapping):
+        lens = {k: len(v) for k, v in batch.items()}
+        if len(set(lens.values())) > 1:
+            raise ValueError(f"Columns of the batch have different lengths: {lens}.")
+        return pd.DataFrame({k: np.asarray(v) for k, v in batch.items()})
+    mod = type(batch).__module__
+    if mod.startswith("pyarrow") and hasattr(batch, "to_pandas"):
+        return batch.to_pandas()
+    raise TypeError(f"Castle.push expects a pandas DataFrame, a pyarrow RecordBatch/Table or a mapping of "
+                    f"arrays. Got {type(batch).__name__} instead.")
+
+
+def _empty_events(spec: _StreamSpec) -> dict[str, NDArray[Any]]:
+    i64 = np.empty(0, dtype=np.int64)
+    return {"position": i64, "pid": i64, "emitted_at": i64, "gen_id": i64, "mode": np.empty(0, np.int8),
+            "num_lo": np.empty((0, len(spec.numeric))), "num_hi": np.empty((0, len(spec.numeric))),
+            "cat_node": np.empty((0, len(spec.categorical)), np.int32), "g_id": i64, "g_pids": i64,
+            "g_tuples": i64, "g_diversity": i64, "g_il": np.empty(0), "g_tau": np.empty(0),
+            "g_kept": np.empty(0, np.int8)}
+
+
+@dataclass
+class _StreamSpec:
+    """How batches are encoded: resolved once from the schema or table template."""
+
+    numeric: tuple[str, ...]
+    categorical: tuple[str, ...]
+    hierarchies: tuple[Hierarchy, ...]
+    dom_lo: NDArray[np.float64]
+    dom_hi: NDArray[np.float64]
+    pid: str
+    time: str | None
+    sensitive: str | None
+    passthrough: tuple[str, ...]
+
+    @classmethod
+    def build(cls, schema: Schema | Table, need_sa: bool, sensitive: str | None) -> _StreamSpec:
+        table = None
+        if isinstance(schema, Table):
+            table, schema = schema, schema.schema
+        if not isinstance(schema, Schema):
+            raise TypeError(f"The 'schema' parameter of Castle must be a Schema or a Table. "
+                            f"Got {type(schema).__name__} instead.")
+        pids = schema.with_role("pid")
+        if not pids:
+            raise ValueError("Castle needs a person id: declare one attribute with role='pid' "
+                             "(k_s-anonymity counts distinct persons, not tuples).")
+        times = schema.with_role("time")
+        qis = schema.quasi_identifiers
+        if not qis:
+            raise ValueError("Castle needs at least one quasi-identifier in the schema.")
+        numeric, categorical, hs, lo, hi = [], [], [], [], []
+        for name in qis:
+            a: Attribute = schema[name]
+            if a.kind == "numeric":
+                if a.domain is not None:
+                    d = a.domain
+                elif a.hierarchy is not None:
+                    leaves = [float(x) for x in a.hierarchy.leaves]
+                    d = (min(leaves), max(leaves))
+                elif table is not None:
+                    d = table.domain(name)
+                else:
+                    raise ValueError(f"Numeric quasi-identifier {name!r} needs a declared domain (L, U) for a "
+                                     f"stream: Attribute(..., domain=(L, U)), or pass a Table template.")
+                numeric.append(name)
+                lo.append(float(d[0]))
+                hi.append(float(d[1]))
+            else:
+                if a.hierarchy is None:
+                    raise ValueError(f"Categorical quasi-identifier {name!r} needs a hierarchy for a stream (its "
+                                     f"values are not known in advance); pass one or a Table template.")
+                categorical.append(name)
+                hs.append(a.hierarchy)
+        sa = None
+        if need_sa:
+            sas = schema.sensitive
+            if sensitive is not None:
+                if sensitive not in sas:
+                    raise ValueError(f"The 'sensitive' parameter of Castle must name a sensitive attribute "
+                                     f"among {list(sas)}. Got {sensitive!r} instead.")
+                sa = sensitive
+            elif len(sas) == 1:
+                sa = sas[0]
+            else:
+                raise ValueError(f"Castle with l needs exactly one sensitive attribute or sensitive=...; the schema "
+                                 f"has {list(sas)}.")
+        passthrough = tuple(n for n in schema.names if schema[n].role in ("sensitive", "insensitive"))
+        return cls(tuple(numeric), tuple(categorical), tuple(hs), np.asarray(lo, dtype=np.float64),
+                   np.asarray(hi, dtype=np.float64), pids[0], times[0] if times else None, sa, passthrough)
+
+    def core_cats(self) -> list[tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], int]]:
+        return [(np.ascontiguousarray(h.parent, dtype=np.int32), np.ascontiguousarray(h.leaf_start, dtype=np.int32),
+                 np.ascontiguousarray(h.leaf_count, dtype=np.int32), int(h.n_leaves)) for h in self.hierarchies]
+
+    def encode(self, df: pd.DataFrame, py: _PyState, last: int | None) -> dict[str, Any]:
+        need = [*self.numeric, *self.categorical, self.pid, *([self.time] if self.time else []), *self.passthrough]
+        missing = [c for c in need if c not in df.columns]
+        if missing:
+            raise ValueError(f"The batch lacks column(s) {missing}; Castle needs {need}.")
+        n = len(df)
+        num = np.empty((n, len(self.numeric)), dtype=np.float64)
+        for j, name in enumerate(self.numeric):
+            v = pd.to_numeric(df[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            bad = ~np.isfinite(v)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"Column {name!r} is numeric but holds {df[name].iloc[i]!r} (batch row {i}).")
+            out = (v < self.dom_lo[j]) | (v > self.dom_hi[j])
+            if out.any():
+                i = int(np.flatnonzero(out)[0])
+                raise ValueError(f"Value {float(v[i])!r} of column {name!r} (batch row {i}) lies outside its declared "
+                                 f"domain [{float(self.dom_lo[j])!r}, {float(self.dom_hi[j])!r}].")
+            num[:, j] = v
+        cat = np.empty((n, len(self.categorical)), dtype=np.int32)
+        for j, (name, h) in enumerate(zip(self.categorical, self.hierarchies)):
+            codes, uniq = pd.factorize(df[name], use_na_sentinel=True)
+            if (codes < 0).any():
+                i = int(np.flatnonzero(codes < 0)[0])
+                raise ValueError(f"Column {name!r} has a missing value at batch row {i}.")
+            lookup = h.leaf_lookup()
+            mapped = np.empty(len(uniq), dtype=np.int32)
+            for u, val in enumerate(uniq):
+                lab = str(int(val)) if isinstance(val, (float, np.floating)) and float(val).is_integer() else str(val)
+                code = lookup.get(lab, lookup.get(lab.strip()))
+                if code is None:
+                    raise ValueError(f"Value {lab!r} of column {name!r} is missing from its hierarchy {h.name!r} "
+                                     f"(unknown categorical value; the batch was not consumed).")
+                mapped[u] = code
+            cat[:, j] = mapped[codes]
+        pid = py.encode_pid(df[self.pid])
+        if self.time is not None:
+            t = df[self.time].to_numpy()
+            if not np.issubdtype(t.dtype, np.integer):
+                raise ValueError(f"Positions in column {self.time!r} must be integers. Got dtype {t.dtype}.")
+            pos = t.astype(np.int64)
+        else:
+            start = (last if last is not None else 0) + 1
+            pos = np.arange(start, start + n, dtype=np.int64)
+        if n and (np.any(np.diff(pos) <= 0) or (last is not None and pos[0] <= last)):
+            raise ValueError(f"Positions must be strictly increasing across the stream (out-of-order positions; "
+                             f"last accepted {last}, batch starts {int(pos[0])}).")
+        sa = np.zeros(n, dtype=np.int32) if self.sensitive is None else py.encode_sa(df[self.sensitive])
+        cols = {c: df[c].to_numpy() for c in self.passthrough}
+        return {"position": pos, "pid": pid, "sa": sa, "num": num, "cat": cat, "columns": cols}
+
+
+_ROW_KEYS = ("position", "pid", "emitted_at", "gen_id", "mode", "num_lo", "num_hi", "cat_node")
+
+
+class _PyState:
+    """Python-side state kept across pushes (and in checkpoints): pid/SA dictionaries, pending columns."""
+
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        self.names = names
+        self.reorder = False
+        self.arrived: NDArray[np.int64] = np.empty(0, dtype=np.int64)  # reorder: not yet delivered
+        self.held: dict[str, Any] | None = None  # reorder: released, waiting for smaller positions
+        self.pid_mode: str | None = None
+        self.pid_map: dict[Any, int] = {}
+        self.sa_map: dict[Any, int] = {}
+        self.chunks: list[tuple[NDArray[np.int64], dict[str, NDArray[Any]], int]] = []
+
+    def encode_pid(self, s: pd.Series) -> NDArray[np.int64]:
+        if s.isna().any():
+            i = int(np.flatnonzero(s.isna().to_numpy())[0])
+            raise ValueError(f"The pid column {s.name!r} has a missing value at batch row {i}.")
+        integral = pd.api.types.is_integer_dtype(s.dtype)
+        mode = "int" if integral else "map"
+        if self.pid_mode is None:
+            self.pid_mode = mode
+        elif self.pid_mode != mode:
+            raise TypeError(f"The pid column {s.name!r} changed type mid-stream (was {self.pid_mode}, now {mode}).")
+        if integral:
+            out: NDArray[np.int64] = np.ascontiguousarray(s.to_numpy(), dtype=np.int64)
+            return out
+        codes, uniq = pd.factorize(s)
+        ids = np.empty(len(uniq), dtype=np.int64)
+        for u, val in enumerate(uniq):
+            ids[u] = self.pid_map.setdefault(val, len(self.pid_map))
+        res: NDArray[np.int64] = ids[codes]
+        return res
+
+    def encode_sa(self, s: pd.Series) -> NDArray[np.int32]:
+        codes, uniq = pd.factorize(s, use_na_sentinel=False)
+        ids = np.empty(len(uniq), dtype=np.int32)
+        for u, val in enumerate(uniq):
+            key = None if (isinstance(val, float) and math.isnan(val)) else val
+            ids[u] = self.sa_map.setdefault(key, len(self.sa_map))
+        res: NDArray[np.int32] = ids[codes]
+        return res
+
+    def reorder_rows(self, rows: dict[str, Any], flush: bool) -> dict[str, Any]:
+        """Thm 5.3: deliver, in position order, the released rows below the smallest undelivered position."""
+        if self.held is not None:
+            rows = {key: (np.concatenate([self.held[key], rows[key]]) if key != "columns" else
+                          {c: np.concatenate([self.held[key][c], rows[key][c]]) for c in rows[key]})
+                    for key in rows}
+        order = np.argsort(rows["position"], kind="stable")
+        rows = {key: (rows[key][order] if key != "columns" else {c: v[order] for c, v in rows[key].items()})
+                for key in rows}
+        done = np.isin(self.arrived, rows["position"])
+        first = int(np.argmin(done)) if not done.all() else done.size
+        if flush:
+            first = done.size
+        frontier = self.arrived[first] if first < self.arrived.size else np.iinfo(np.int64).max
+        cut = int(np.searchsorted(rows["position"], frontier))
+        out = {key: (rows[key][:cut] if key != "columns" else {c: _ro(v[:cut]) for c, v in rows[key].items()})
+               for key in rows}
+        self.held = {key: (rows[key][cut:] if key != "columns" else {c: v[cut:] for c, v in rows[key].items()})
+                     for key in rows}
+        self.arrived = self.arrived[first:]
+        return out
+
+    def add_chunk(self, pos: NDArray[np.int64], cols: dict[str, NDArray[Any]]) -> None:
+        if cols:
+            self.chunks.append((pos, cols, int(pos.size)))
+
+    def take(self, pos: NDArray[np.int64]) -> dict[str, NDArray[Any]]:
+        """Gather the published-as-is columns of released positions; forget fully released chunks."""
+        names = list(self.names)
+        if not names:
+            return {}
+        if pos.size == 0 or not self.chunks:
+            if self.chunks:
+                return {n: _ro(self.chunks[0][1][n][:0].copy()) for n in names}
+            return {n: _ro(np.empty(0, dtype=object)) for n in names}
+        starts = np.array([c[0][0] for c in self.chunks], dtype=np.int64)
+        which = np.searchsorted(starts, pos, side="right") - 1
+        out: dict[str, Any] = {}
+        parts: dict[str, list[Any]] = {n: [] for n in names}
+        order_parts = []
+        counts = np.bincount(which, minlength=len(self.chunks))
+        for ci in np.flatnonzero(counts):
+            sel = np.flatnonzero(which == ci)
+            cpos, ccols, _ = self.chunks[ci]
+            rows = np.searchsorted(cpos, pos[sel])
+            for n in names:
+                parts[n].append(ccols[n][rows])
+            order_parts.append(sel)
+        order = np.concatenate(order_parts)
+        inv = np.empty_like(order)
+        inv[order] = np.arange(order.size)
+        for n in names:
+            out[n] = _ro(np.concatenate(parts[n])[inv])
+        self.chunks = [(c[0], c[1], c[2] - int(counts[i])) for i, c in enumerate(self.chunks)]
+        self.chunks = [c for c in self.chunks if c[2] > 0]
+        return out
