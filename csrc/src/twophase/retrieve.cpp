@@ -19,21 +19,38 @@ class BucketPool {
     off_.assign(static_cast<size_t>(nb_ + 1), 0);
     for (int64_t r = 0; r < n_; ++r) ++off_[static_cast<size_t>(in.bucket_of_row[r]) + 1];
     for (int64_t b = 0; b < nb_; ++b) off_[static_cast<size_t>(b + 1)] += off_[static_cast<size_t>(b)];
-    rows_.resize(n);
+    // (key, row) pairs grouped by bucket, then every bucket sorted by (key, row): a total order, so the result
+    // does not depend on the sort implementation or the number of threads.
+    std::vector<std::pair<uint64_t, int64_t>> kr(n);
     {
       std::vector<int64_t> fill(off_.begin(), off_.end() - 1);
-      for (int64_t r = 0; r < n_; ++r) rows_[static_cast<size_t>(fill[static_cast<size_t>(in.bucket_of_row[r])]++)] = r;
+      for (int64_t r = 0; r < n_; ++r)
+        kr[static_cast<size_t>(fill[static_cast<size_t>(in.bucket_of_row[r])]++)] = {in.keys[r], r};
     }
-    // Sort every bucket by (key, row); buckets are independent, so the result does not depend on threads.
-    parallel_chunks(nb_, 1, in.n_threads, [&](int64_t, int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)
-        std::sort(rows_.begin() + off_[static_cast<size_t>(b)], rows_.begin() + off_[static_cast<size_t>(b + 1)],
-                  [&](int64_t x, int64_t y) { return in.keys[x] != in.keys[y] ? in.keys[x] < in.keys[y] : x < y; });
-    });
+    const int64_t chunk = std::max<int64_t>(1, int64_t{1} << 16);
+    // Sort fixed-size runs in parallel, then merge them pairwise per bucket (deterministic chunking).
+    for (int64_t b = 0; b < nb_; ++b) {
+      const int64_t lo = off_[static_cast<size_t>(b)], hi = off_[static_cast<size_t>(b + 1)];
+      const int64_t len = hi - lo;
+      parallel_chunks(len, chunk, in.n_threads, [&](int64_t, int64_t c0, int64_t c1) {
+        std::sort(kr.begin() + lo + c0, kr.begin() + lo + c1);
+      });
+      for (int64_t width = chunk; width < len; width *= 2) {
+        const int64_t n_pairs = (len + 2 * width - 1) / (2 * width);
+        parallel_chunks(n_pairs, 1, in.n_threads, [&](int64_t, int64_t p0, int64_t p1) {
+          for (int64_t q = p0; q < p1; ++q) {
+            const int64_t a = lo + q * 2 * width, mid = std::min(hi, a + width), e = std::min(hi, a + 2 * width);
+            std::inplace_merge(kr.begin() + a, kr.begin() + mid, kr.begin() + e);
+          }
+        });
+      }
+    }
+    rows_.resize(n);
     keys_.resize(n);
     pos_.resize(n);
     for (size_t p = 0; p < n; ++p) {
-      keys_[p] = in.keys[rows_[p]];
+      keys_[p] = kr[p].first;
+      rows_[p] = kr[p].second;
       pos_[static_cast<size_t>(rows_[p])] = static_cast<int64_t>(p);
     }
     nxt_.resize(n + 1);
@@ -143,30 +160,40 @@ void check_recipes(const RetrieveInput& in, BucketPool& pool) {
 }
 
 // ------------------------------------------------------------------------------------------- k-d tree
-/// Static k-d tree over the points of one bucket, with deletion (alive counts per subtree).
+/// Static k-d tree over the points of one bucket, with deletion: alive counts per subtree, and inside every
+/// leaf the alive points are kept at the front (swap-remove), so scans never touch deleted points. Points are
+/// addressed by row through `local_of_row` (shared by all trees; each row belongs to one bucket).
 class KdTree {
  public:
+  using Hit = std::pair<double, int64_t>;  // (squared distance, row)
+
   KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords, int64_t d,
          std::vector<int64_t>& local_of_row)
-      : d_(d) {
+      : d_(d), local_of_row_(&local_of_row) {
     const auto n = static_cast<int64_t>(rows.size());
     std::vector<double> raw(static_cast<size_t>(n * d));
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < d; ++j) raw[static_cast<size_t>(i * d + j)] = coords.at(codes(rows[static_cast<size_t>(i)], j), j);
+      for (int64_t j = 0; j < d; ++j)
+        raw[static_cast<size_t>(i * d + j)] = coords.at(codes(rows[static_cast<size_t>(i)], j), j);
     std::vector<int64_t> perm(static_cast<size_t>(n));
     std::iota(perm.begin(), perm.end(), int64_t{0});
-    // Build iteratively; nodes are created in pre-order.
-    struct Job { int64_t begin, end; int32_t parent; bool is_right; };
+    struct Job {
+      int64_t begin, end;
+      int32_t parent;
+      bool is_right;
+    };
     std::vector<Job> stack{{0, n, -1, false}};
     std::vector<double> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d));
     while (!stack.empty()) {
       const Job job = stack.back();
       stack.pop_back();
       const auto id = static_cast<int32_t>(nodes_.size());
-      nodes_.push_back(Node{job.begin, job.end, -1, -1, job.parent, job.end - job.begin});
+      nodes_.push_back(Node{job.begin, job.end, -1, -1, job.parent, job.end - job.begin, false});
       if (job.parent >= 0) {
-        if (job.is_right) nodes_[static_cast<size_t>(job.parent)].right = id;
-        else nodes_[static_cast<size_t>(job.parent)].left = id;
+        if (job.is_right)
+          nodes_[static_cast<size_t>(job.parent)].right = id;
+        else
+          nodes_[static_cast<size_t>(job.parent)].left = id;
       }
       std::fill(lo.begin(), lo.end(), std::numeric_limits<double>::infinity());
       std::fill(hi.begin(), hi.end(), -std::numeric_limits<double>::infinity());
@@ -185,18 +212,20 @@ class KdTree {
           spread = hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)];
           dim = j;
         }
+      if (spread <= 0) nodes_.back().same = true;  // all points identical: a leaf whatever its size
       if (job.end - job.begin <= kLeaf || spread <= 0) continue;
       const int64_t mid = job.begin + (job.end - job.begin) / 2;
-      std::nth_element(perm.begin() + job.begin, perm.begin() + mid, perm.begin() + job.end, [&](int64_t x, int64_t y) {
-        const double vx = raw[static_cast<size_t>(x * d + dim)], vy = raw[static_cast<size_t>(y * d + dim)];
-        return vx != vy ? vx < vy : x < y;
-      });
+      std::nth_element(perm.begin() + job.begin, perm.begin() + mid, perm.begin() + job.end,
+                       [&](int64_t x, int64_t y) {
+                         const double vx = raw[static_cast<size_t>(x * d + dim)];
+                         const double vy = raw[static_cast<size_t>(y * d + dim)];
+                         return vx != vy ? vx < vy : x < y;
+                       });
       stack.push_back({mid, job.end, id, true});
       stack.push_back({job.begin, mid, id, false});
     }
     pts_.resize(static_cast<size_t>(n * d));
     ids_.resize(static_cast<size_t>(n));
-    alive_.assign(static_cast<size_t>(n), 1);
     leaf_of_.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       const int64_t src = perm[static_cast<size_t>(i)];
@@ -206,20 +235,40 @@ class KdTree {
     }
     for (size_t k = 0; k < nodes_.size(); ++k)
       if (nodes_[k].left < 0)
-        for (int64_t i = nodes_[k].begin; i < nodes_[k].end; ++i) leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+        for (int64_t i = nodes_[k].begin; i < nodes_[k].end; ++i)
+          leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
   }
 
-  const double* point(int64_t local) const { return pts_.data() + local * d_; }
-  int64_t row(int64_t local) const { return ids_[static_cast<size_t>(local)]; }
+  const double* point_of_row(int64_t row) const { return pts_.data() + local(row) * d_; }
+  int64_t alive() const { return nodes_.empty() ? 0 : nodes_[0].alive; }
+  int64_t built_size() const { return static_cast<int64_t>(ids_.size()); }
 
-  void erase(int64_t local) {
-    alive_[static_cast<size_t>(local)] = 0;
-    for (int32_t k = leaf_of_[static_cast<size_t>(local)]; k >= 0; k = nodes_[static_cast<size_t>(k)].parent)
-      --nodes_[static_cast<size_t>(k)].alive;
+  /// Rows still alive, in storage order (deterministic).
+  std::vector<int64_t> alive_rows() const {
+    std::vector<int64_t> out;
+    for (const Node& nd : nodes_)
+      if (nd.left < 0)
+        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i) out.push_back(ids_[static_cast<size_t>(i)]);
+    return out;
   }
 
-  /// The kk nearest alive points to q (local indices, unordered), ties by (distance, row).
-  void knn(const double* q, int64_t kk, std::vector<std::pair<double, int64_t>>& heap) {
+  void erase_row(int64_t row) {
+    const int64_t i = local(row);
+    const int32_t leaf = leaf_of_[static_cast<size_t>(i)];
+    Node& nd = nodes_[static_cast<size_t>(leaf)];
+    const int64_t last = nd.begin + nd.alive - 1;
+    if (i != last) {  // move the last alive point of the leaf into the hole
+      for (int64_t j = 0; j < d_; ++j) std::swap(pts_[static_cast<size_t>(i * d_ + j)], pts_[static_cast<size_t>(last * d_ + j)]);
+      std::swap(ids_[static_cast<size_t>(i)], ids_[static_cast<size_t>(last)]);
+      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(i)])] = i;
+      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(last)])] = last;
+    }
+    for (int32_t k = leaf; k >= 0; k = nodes_[static_cast<size_t>(k)].parent) --nodes_[static_cast<size_t>(k)].alive;
+  }
+
+  /// The kk nearest alive points to q as (squared distance, row). Among equal distances the first met in the
+  /// tree's deterministic visiting order win.
+  void knn(const double* q, int64_t kk, std::vector<Hit>& heap) {
     heap.clear();
     if (kk <= 0 || nodes_.empty() || nodes_[0].alive == 0) return;
     kk_ = kk;
@@ -227,12 +276,14 @@ class KdTree {
   }
 
  private:
-  static constexpr int64_t kLeaf = 12;
+  static constexpr int64_t kLeaf = 8;
   struct Node {
     int64_t begin, end;
     int32_t left, right, parent;
     int64_t alive;
+    bool same;
   };
+  int64_t local(int64_t row) const { return (*local_of_row_)[static_cast<size_t>(row)]; }
   double mindist(int32_t k, const double* q) const {
     const double* lo = box_.data() + static_cast<size_t>(k) * 2 * static_cast<size_t>(d_);
     const double* hi = lo + d_;
@@ -243,27 +294,36 @@ class KdTree {
     }
     return s;
   }
-  bool worse(const std::pair<double, int64_t>& a, const std::pair<double, int64_t>& b) const {
-    return a.first != b.first ? a.first < b.first : row(a.second) < row(b.second);
+  static bool closer(const Hit& a, const Hit& b) { return a.first < b.first; }
+  void offer(std::vector<Hit>& heap, const Hit& c) {
+    if (static_cast<int64_t>(heap.size()) < kk_) {
+      heap.push_back(c);
+      std::push_heap(heap.begin(), heap.end(), closer);
+    } else if (c.first < heap.front().first) {
+      std::pop_heap(heap.begin(), heap.end(), closer);
+      heap.back() = c;
+      std::push_heap(heap.begin(), heap.end(), closer);
+    }
   }
-  void visit(int32_t k, const double* q, std::vector<std::pair<double, int64_t>>& heap) {
+  void visit(int32_t k, const double* q, std::vector<Hit>& heap) {
     const Node& nd = nodes_[static_cast<size_t>(k)];
     if (nd.left < 0) {
-      auto cmp = [&](const std::pair<double, int64_t>& a, const std::pair<double, int64_t>& b) { return worse(a, b); };
-      for (int64_t i = nd.begin; i < nd.end; ++i) {
-        if (!alive_[static_cast<size_t>(i)]) continue;
-        const double* p = point(i);
-        double s = 0;
-        for (int64_t j = 0; j < d_; ++j) s += (p[j] - q[j]) * (p[j] - q[j]);
-        std::pair<double, int64_t> c{s, i};
-        if (static_cast<int64_t>(heap.size()) < kk_) {
-          heap.push_back(c);
-          std::push_heap(heap.begin(), heap.end(), cmp);
-        } else if (worse(c, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), cmp);
-          heap.back() = c;
-          std::push_heap(heap.begin(), heap.end(), cmp);
+      const int64_t end = nd.begin + nd.alive;
+      if (nd.same) {  // identical points: one distance, take them in storage order while they improve the heap
+        const double s = mindist(k, q);
+        for (int64_t i = nd.begin; i < end; ++i) {
+          if (static_cast<int64_t>(heap.size()) >= kk_ && !(s < heap.front().first)) break;
+          offer(heap, {s, ids_[static_cast<size_t>(i)]});
         }
+        return;
+      }
+      for (int64_t i = nd.begin; i < end; ++i) {
+        const double* p = pts_.data() + i * d_;
+        const bool full = static_cast<int64_t>(heap.size()) >= kk_;
+        const double bound = full ? heap.front().first : std::numeric_limits<double>::infinity();
+        double s = 0;
+        for (int64_t j = 0; j < d_ && s < bound; ++j) s += (p[j] - q[j]) * (p[j] - q[j]);
+        if (!full || s < bound) offer(heap, {s, ids_[static_cast<size_t>(i)]});
       }
       return;
     }
@@ -282,11 +342,11 @@ class KdTree {
   }
 
   int64_t d_;
+  std::vector<int64_t>* local_of_row_;
   int64_t kk_ = 0;
   std::vector<Node> nodes_;
   std::vector<double> box_, pts_;
   std::vector<int64_t> ids_;
-  std::vector<uint8_t> alive_;
   std::vector<int32_t> leaf_of_;
 };
 
@@ -366,9 +426,16 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
       trees.emplace_back(rows, codes, coords, d, local_of_row);
     }
   }
+  // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
+  // fewer than three quarters of the points it was built on are alive (amortised O(n log n) in total).
+  auto maybe_rebuild = [&](int64_t b) {
+    KdTree& tree = trees[static_cast<size_t>(b)];
+    if (tree.alive() >= 32 && 4 * tree.alive() < 3 * tree.built_size())
+      tree = KdTree(tree.alive_rows(), codes, coords, d, local_of_row);
+  };
   Rng rng(in.seed);
   std::vector<int64_t> eligible;
-  std::vector<std::pair<double, int64_t>> heap;
+  std::vector<std::vector<KdTree::Hit>> heaps(static_cast<size_t>(nb));
   std::vector<double> q(static_cast<size_t>(std::max<int64_t>(d, 1)));
   for (int64_t e = 0; e < in.leaves.rows; ++e) {
     if ((e & 0x3FF) == 0 && interrupted(in.interrupt)) return Status::Interrupted;
@@ -376,25 +443,32 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
     const auto [px, bx] = pick_seed(pool, a, nb, in.policy, rng, eligible);
     const int64_t xrow = pool.row(px);
     {
-      const double* xp = trees[static_cast<size_t>(bx)].point(local_of_row[static_cast<size_t>(xrow)]);
+      const double* xp = trees[static_cast<size_t>(bx)].point_of_row(xrow);
       std::copy(xp, xp + d, q.begin());
     }
     labels[xrow] = e;
     pool.kill(px, bx);
-    trees[static_cast<size_t>(bx)].erase(local_of_row[static_cast<size_t>(xrow)]);
+    trees[static_cast<size_t>(bx)].erase_row(xrow);
+    // Buckets are independent within one EC: query (and delete from) every bucket's tree, then update the
+    // shared pool in bucket order. (Running the buckets in parallel was measured slower: one parallel region
+    // per EC costs more than the queries on a loaded machine.)
     for (int64_t b = 0; b < nb; ++b) {
+      auto& heap = heaps[static_cast<size_t>(b)];
+      heap.clear();
       const int64_t need = a[b] - (b == bx ? 1 : 0);
-      if (need <= 0) continue;
-      KdTree& tree = trees[static_cast<size_t>(b)];
-      tree.knn(q.data(), need, heap);
-      if (static_cast<int64_t>(heap.size()) != need) throw InternalError("bucket exhausted during kNN retrieval");
-      for (const auto& h : heap) {
-        const int64_t r = tree.row(h.second);
-        labels[r] = e;
-        pool.kill(pool.pos_of_row(r), b);
-        tree.erase(h.second);
+      if (need > 0) {
+        KdTree& tree = trees[static_cast<size_t>(b)];
+        tree.knn(q.data(), need, heap);
+        if (static_cast<int64_t>(heap.size()) != need) throw InternalError("bucket exhausted during kNN retrieval");
+        for (const auto& h : heap) tree.erase_row(h.second);
       }
+      maybe_rebuild(b);
     }
+    for (int64_t b = 0; b < nb; ++b)
+      for (const auto& h : heaps[static_cast<size_t>(b)]) {
+        labels[h.second] = e;
+        pool.kill(pool.pos_of_row(h.second), b);
+      }
   }
   return Status::Ok;
 }

@@ -173,8 +173,7 @@ def max_class_emd(partition: Partition, sa: _space.SensitiveInfo) -> float:
     lab = partition.labels
     keep = ~partition.suppressed
     C, m = partition.n_classes, sa.m
-    hist = np.zeros((C, m), dtype=np.int64)
-    np.add.at(hist, (lab[keep], sa.codes[keep].astype(np.int64)), 1)
+    hist = np.bincount(lab[keep] * m + sa.codes[keep], minlength=C * m).reshape(C, m)
     size = hist.sum(axis=1)
     ref = hist.sum(axis=0)
     P = float(ref.sum())
