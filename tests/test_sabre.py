@@ -386,3 +386,56 @@ def test_no_sensitive_attribute() -> None:
     tab = Table.from_pandas(pd.DataFrame({"a": [1, 2]}), Schema((Attribute("a", "quasi_identifier", "numeric"),)))
     with pytest.raises(ValueError, match=r"sabre needs a sensitive attribute"):
         sabre(tab, t=0.5)
+
+
+# --------------------------------------------------------------------------- utility measures
+def test_count_queries_equal_reference() -> None:
+    from anoncore.workload import count_query_error
+    from oracles.sabre import count_estimate_reference, count_exact_reference
+
+    tab = random_table(8, 80, 3, 5, False)
+    part = sabre(tab, t=0.4, k=3, rng=0).partition
+    rng = np.random.default_rng(1)
+    Q, lam = 40, 2
+    dims = np.ascontiguousarray(np.array([np.sort(rng.choice(3, lam, replace=False)) for _ in range(Q)]),
+                                dtype=np.int32)
+    cards = np.array([tab.cardinality(q) for q in tab.quasi_identifiers])
+    lo = rng.integers(0, cards[dims]).astype(np.int32)
+    hi = np.minimum(lo + rng.integers(0, 5, lo.shape), cards[dims] - 1).astype(np.int32)
+    m = tab.cardinality("s")
+    sa = tab.column("s")
+    sa_lo = rng.integers(0, m, Q).astype(np.int32)
+    sa_hi = np.minimum(sa_lo + 2, m - 1).astype(np.int32)
+    C = part.n_classes
+    hist = np.bincount(part.labels * m + sa, minlength=C * m).reshape(C, m)
+    prefix = np.zeros((C, m + 1), dtype=np.int64)
+    prefix[:, 1:] = np.cumsum(hist, axis=1)
+    exact, est = tw.count_queries(tab.qi_codes(), sa, np.ascontiguousarray(part.gen_lo),
+                                  np.ascontiguousarray(part.gen_hi), prefix, dims, lo, hi, sa_lo, sa_hi, 1)
+    qi = tab.qi_codes()
+    np.testing.assert_array_equal(exact, count_exact_reference(qi, sa, dims, lo, hi, sa_lo, sa_hi))
+    np.testing.assert_allclose(est, count_estimate_reference(part.labels, sa, part.gen_lo, part.gen_hi, dims, lo,
+                                                             hi, sa_lo, sa_hi), rtol=1e-12)
+    # public wrapper: same seed, same workload; a finer partition answers better than the whole table
+    fine = count_query_error(part, n_queries=300, rng=5)
+    whole = count_query_error(sabre(tab, t=0.4, k=80, rng=0).partition, n_queries=300, rng=5)
+    assert fine == count_query_error(part, n_queries=300, rng=5)
+    assert 0 <= fine <= whole
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_olap_kl_equals_reference(level: int) -> None:
+    import itertools
+
+    from anoncore.workload import olap_kl
+    from oracles.sabre import olap_kl_reference
+
+    tab = random_table(9, 60, 3, 4, True)
+    part = sabre(tab, t=0.5, k=4, rng=0).partition
+    cards = [tab.cardinality(q) for q in tab.quasi_identifiers]
+    want = np.mean([olap_kl_reference(tab.qi_codes(), tab.column("s"), part.labels, part.gen_lo, part.gen_hi, sub,
+                                      cards, tab.cardinality("s"))
+                    for sub in itertools.combinations(range(3), level)])
+    got = olap_kl(part, level=level)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert np.isfinite(got) and got >= 0

@@ -190,3 +190,58 @@ def dichotomize_reference(root: list[int], accept: Any) -> list[list[int]]:
 def frac(x: float, limit: int = 10_000) -> Fraction:
     return Fraction(x).limit_denominator(limit)
 
+
+
+# --------------------------------------------------------------------------- query workload and OLAP KL
+
+
+def count_exact_reference(qi: np.ndarray, sa: np.ndarray, dims: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                          sa_lo: np.ndarray, sa_hi: np.ndarray) -> np.ndarray:
+    out = []
+    for q in range(len(dims)):
+        ok = (sa >= sa_lo[q]) & (sa <= sa_hi[q])
+        for i, j in enumerate(dims[q]):
+            ok &= (qi[:, j] >= lo[q, i]) & (qi[:, j] <= hi[q, i])
+        out.append(int(ok.sum()))
+    return np.array(out)
+
+
+def count_estimate_reference(labels: np.ndarray, sa: np.ndarray, gen_lo: np.ndarray, gen_hi: np.ndarray,
+                             dims: np.ndarray, lo: np.ndarray, hi: np.ndarray, sa_lo: np.ndarray,
+                             sa_hi: np.ndarray) -> np.ndarray:
+    """Every tuple of class c contributes prod_i |R_i cap box_i| / |box_i| when its SA is in range."""
+    out = []
+    for q in range(len(dims)):
+        est = 0.0
+        for r in range(len(sa)):
+            if not sa_lo[q] <= sa[r] <= sa_hi[q]:
+                continue
+            c = labels[r]
+            f = 1.0
+            for i, j in enumerate(dims[q]):
+                a, b = gen_lo[c, j], gen_hi[c, j]
+                pts = set(range(a, b + 1)) & set(range(lo[q, i], hi[q, i] + 1))
+                f *= len(pts) / (b - a + 1)
+            est += f
+        out.append(est)
+    return np.array(out)
+
+
+def olap_kl_reference(qi: np.ndarray, sa: np.ndarray, labels: np.ndarray, gen_lo: np.ndarray, gen_hi: np.ndarray,
+                      dims: tuple[int, ...], cards: list[int], m: int) -> float:
+    """alpha: counts per (cell, SA); beta: every tuple spread uniformly over the cells of its class's box."""
+    import itertools as it
+
+    alpha: dict[tuple[int, ...], float] = {}
+    beta: dict[tuple[int, ...], float] = {}
+    for r in range(len(sa)):
+        key = tuple(int(qi[r, j]) for j in dims) + (int(sa[r]),)
+        alpha[key] = alpha.get(key, 0.0) + 1
+        c = labels[r]
+        ranges = [range(gen_lo[c, j], gen_hi[c, j] + 1) for j in dims]
+        vol = float(np.prod([len(x) for x in ranges]))
+        for cell in it.product(*ranges):
+            k2 = tuple(cell) + (int(sa[r]),)
+            beta[k2] = beta.get(k2, 0.0) + 1 / vol
+    n = len(sa)
+    return sum(a / n * np.log(a / beta[k]) for k, a in alpha.items())

@@ -6,6 +6,7 @@ import time
 
 from anoncore import _core
 from anoncore.data.table import Table
+from anoncore.metrics import ail
 from anoncore.exceptions import InfeasibleError
 from anoncore.results import Partition, Result
 from anoncore.static import _space
@@ -76,5 +77,6 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,
              "seconds_total": t3 - t0}
-    return Result("tmondrian", partition, {"t": tt, "k": kk, "sensitive": sa.name}, achieved, {}, trace, stats)
+    return Result("tmondrian", partition, {"t": tt, "k": kk, "sensitive": sa.name}, achieved, {"ail": ail(table, partition)},
+                  trace, stats)
 

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from anoncore import _core
 from anoncore.data.table import Table
+from anoncore.metrics import ail
 from anoncore.results import Partition, Result
 from anoncore.static import _space
 
@@ -144,7 +145,7 @@ def sabre(
     }
     params = {"t": tt, "k": kk, "method": method, "sensitive": sa.name, "seed_policy": seed_policy,
               "tight_bound": tight_bound}
-    return Result(f"sabre-{method}", partition, params, achieved, {}, trace, stats)
+    return Result(f"sabre-{method}", partition, params, achieved, {"ail": ail(table, partition)}, trace, stats)
 
 
 def _bucket_labels(table: Table, sa: _space.SensitiveInfo, b: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
