@@ -234,7 +234,7 @@ def _check_output(tab: Table, res: Any, t: float, k: int) -> None:
     emds = class_emds(tab.column("s").astype(np.int64), part.labels, ground_of(tab))
     assert max(emds.values()) <= t + 1e-9
     assert res.achieved["t"] == pytest.approx(max(emds.values()), abs=1e-9)
-    assert res.achieved["k"] == sizes.min()
+    assert res.achieved["k"] == sizes.min() and res.achieved["passed"]
     # boxes contain their rows
     qc = tab.qi_codes()
     assert np.all(part.gen_lo[part.labels] <= qc) and np.all(qc <= part.gen_hi[part.labels])

@@ -12,8 +12,8 @@ import pytest
 
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table, _core
 from anoncore.static import sabre
-from anoncore.static._space import sensitive_info
-from anoncore.static.sabre import max_class_emd
+from anoncore.audit import audit
+from anoncore.models import HierarchicalDistanceTCloseness
 from oracles.sabre import class_emds, hierarchical_ground
 
 tw = _core.twophase
@@ -163,7 +163,7 @@ def test_example_3_1_emd_of_ec1() -> None:
     # Example 3.1: EC1 of Table 3.2 = {SARS, pneumonia, bronchitis} has EMD 0.5.
     tab = table_31()
     part = Partition.from_labels(tab, [0, 1, 0, 0, 1, 1])
-    assert max_class_emd(part, sensitive_info(tab, None, "test")) == pytest.approx(0.5, abs=1e-15)
+    assert audit(tab, part, HierarchicalDistanceTCloseness(0.5))[0].values.tolist() == [0.5, 0.5]
     assert sorted(_emds_of(tab, part.labels)) == pytest.approx([0.5, 0.5], abs=1e-9)
 
 

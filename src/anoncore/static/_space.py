@@ -21,7 +21,7 @@ from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
 __all__ = ["QISpace", "SensitiveInfo", "qi_space", "sensitive_info", "check_table", "check_t", "check_k",
-           "check_option", "check_threads", "seed_from"]
+           "check_option", "check_threads", "seed_from", "audited"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,14 @@ class SensitiveInfo:
     codes: NDArray[np.int32]
     m: int
     hierarchy: Hierarchy | None
+
+    def closeness_model(self, t: float) -> Any:
+        """The t-closeness model with this attribute's ground distance (for the independent audit)."""
+        from anoncore.models import HierarchicalDistanceTCloseness, OrderedDistanceTCloseness
+
+        if self.hierarchy is None:
+            return OrderedDistanceTCloseness(t, sensitive=self.name)
+        return HierarchicalDistanceTCloseness(t, sensitive=self.name)
 
     @property
     def hierarchy_arrays(self) -> tuple[NDArray[np.int32], ...] | None:
@@ -134,6 +142,15 @@ def qi_space(table: Table) -> QISpace:
                     int(max(t.size for t in tabs)))
     table._cache[key] = space
     return space
+
+
+def audited(table: Table, partition: Any, sa: SensitiveInfo, t: float, k: int) -> dict[str, Any]:
+    """Achieved k and t of a partition as measured by :func:`anoncore.audit` (never by the algorithm)."""
+    from anoncore.audit import audit
+    from anoncore.models import KAnonymity
+
+    rep = audit(table, partition, [KAnonymity(k), sa.closeness_model(t)])
+    return {"k": int(rep[0].achieved), "t": float(rep[1].achieved), "passed": bool(rep.passed)}
 
 
 def sensitive_info(table: Table, sensitive: str | None, caller: str) -> SensitiveInfo:

@@ -10,7 +10,6 @@ from anoncore.metrics import ail
 from anoncore.exceptions import InfeasibleError
 from anoncore.results import Partition, Result
 from anoncore.static import _space
-from anoncore.static.sabre import max_class_emd
 
 __all__ = ["tmondrian"]
 
@@ -72,7 +71,7 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     if out["n_classes"] < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
     partition = Partition.from_labels(table, out["labels"])
-    achieved = {"k": int(partition.class_sizes.min()), "t": max_class_emd(partition, sa)}
+    achieved = _space.audited(table, partition, sa, tt, kk)
     t3 = time.perf_counter()
     trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,

@@ -71,7 +71,8 @@ def sabre(
     -------
     Result
         ``algorithm`` is ``'sabre-ak'`` or ``'sabre-knn'``; ``achieved`` holds the smallest class size
-        ``'k'`` and the largest class EMD ``'t'``; ``trace`` holds the bucketization (buckets, ``U`` after
+        ``'k'``, the largest class EMD ``'t'`` and ``'passed'``, as measured by :func:`anoncore.audit`;
+        ``metrics`` holds the AIL (GLM); ``trace`` holds the bucketization (buckets, ``U`` after
         every split) and EC-tree summary; ``stats`` holds timings.
 
     Raises
@@ -125,7 +126,7 @@ def sabre(
     labels: NDArray[np.int64] = out["labels"]
     partition = Partition.from_labels(table, labels)
     t3 = time.perf_counter()
-    achieved = {"k": int(partition.class_sizes.min()), "t": max_class_emd(partition, sa)}
+    achieved = _space.audited(table, partition, sa, tt, kk)
     t4 = time.perf_counter()
     b = out["buckets"]
     trace = (
@@ -163,51 +164,3 @@ def _label(v: Any) -> str:
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
     return str(v)
-
-
-def max_class_emd(partition: Partition, sa: _space.SensitiveInfo) -> float:
-    """Largest EMD between a class's SA distribution and the table's (ordered or hierarchical distance).
-
-    Vectorised over classes with NumPy; used to report the achieved ``t`` (the independent audit in
-    ``anoncore.audit`` recomputes it separately).
-    """
-    lab = partition.labels
-    keep = ~partition.suppressed
-    C, m = partition.n_classes, sa.m
-    hist = np.bincount(lab[keep] * m + sa.codes[keep], minlength=C * m).reshape(C, m)
-    size = hist.sum(axis=1)
-    ref = hist.sum(axis=0)
-    P = float(ref.sum())
-    nz = size > 0
-    hist, size = hist[nz], size[nz].astype(np.float64)
-    if hist.shape[0] == 0:
-        return 0.0
-    q = hist / size[:, None]
-    p = ref / P
-    if sa.hierarchy is None:
-        present = ref > 0
-        mp = int(present.sum())
-        if mp <= 1:
-            return 0.0
-        d = np.cumsum((q - p)[:, present], axis=1)
-        return float(np.abs(d).sum(axis=1).max() / (mp - 1))
-    h = sa.hierarchy
-    H = h.height
-    if H == 0:
-        return 0.0
-    nn = h.n_nodes
-    pos = np.zeros((hist.shape[0], nn))
-    neg = np.zeros((hist.shape[0], nn))
-    cost = np.zeros(hist.shape[0])
-    extra_leaf = p[None, :] - q  # holes minus earth; the sign convention does not change min(pos, neg)
-    for v in range(nn):
-        if v < h.n_leaves:
-            e = extra_leaf[:, v]
-        else:
-            cost += h.node_height[v] * np.minimum(pos[:, v], neg[:, v])
-            e = pos[:, v] - neg[:, v]
-        par = h.parent[v]
-        if par >= 0:
-            pos[:, par] += np.where(e > 0, e, 0.0)
-            neg[:, par] += np.where(e < 0, -e, 0.0)
-    return float(cost.max() / H)
