@@ -244,13 +244,14 @@ table_cases = st.tuples(st.integers(0, 10**6), st.integers(1, 60), st.integers(1
                         st.booleans(), st.floats(0.05, 1.0), st.integers(1, 8))
 
 
-@settings(max_examples=50)
-@given(table_cases, st.sampled_from(["ak", "knn"]))
-def test_sabre_output_is_k_anonymous_and_t_close(case: tuple[Any, ...], method: str) -> None:
+@settings(max_examples=80)
+@given(table_cases, st.sampled_from([("ak", "random"), ("knn", "random"), ("ak", "min_key"), ("knn", "min_key"),
+                                     ("ak", "slices")]))
+def test_sabre_output_is_k_anonymous_and_t_close(case: tuple[Any, ...], variant: tuple[str, str]) -> None:
     seed, n, n_qi, m, cat, t, k = case
     tab = random_table(seed, n, n_qi, m, cat)
     k = min(k, n)
-    res = sabre(tab, t=t, k=k, method=method, rng=seed)
+    res = sabre(tab, t=t, k=k, method=variant[0], seed_policy=variant[1], rng=seed)
     _check_output(tab, res, t, k)
     b = res.trace[0]
     assert b["u"] < t
@@ -348,6 +349,7 @@ def test_tmondrian_deterministic() -> None:
     ({"t": 0.3, "k": 2.0}, TypeError, r"The 'k' parameter of sabre must be an int"),
     ({"t": 0.3, "method": "exact"}, ValueError, r"The 'method' parameter of sabre must be one of"),
     ({"t": 0.3, "seed_policy": "first"}, ValueError, r"The 'seed_policy' parameter"),
+    ({"t": 0.3, "seed_policy": "slices", "method": "knn"}, ValueError, r"variant of method='ak' only"),
     ({"t": 0.3, "rng": "x"}, TypeError, r"The 'rng' parameter of sabre"),
     ({"t": 0.3, "n_threads": 0}, ValueError, r"The 'n_threads' parameter of sabre"),
     ({"t": 0.3, "tight_bound": 1}, TypeError, r"The 'tight_bound' parameter"),

@@ -201,7 +201,8 @@ void bind_twophase(py::module_ m) {
         cfg.k = k;
         cfg.tight_bound = tight;
         cfg.knn = knn;
-        cfg.policy = static_cast<twophase::SeedPolicy>(policy);
+        cfg.slices = policy == 2;
+        cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
         cfg.seed = seed;
         cfg.n_threads = n_threads;
         cfg.interrupt = python_interrupt_hook();

@@ -410,6 +410,18 @@ Status retrieve_hilbert(const RetrieveInput& in, MutSpan<int64_t> labels) {
   return Status::Ok;
 }
 
+Status retrieve_slices(const RetrieveInput& in, MutSpan<int64_t> labels) {
+  BucketPool pool(in);
+  check_recipes(in, pool);
+  const int64_t nb = in.n_buckets;
+  std::vector<int64_t> next(static_cast<size_t>(nb));
+  for (int64_t b = 0; b < nb; ++b) next[static_cast<size_t>(b)] = pool.begin(b);
+  for (int64_t e = 0; e < in.leaves.rows; ++e)
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t i = 0; i < in.leaves(e, b); ++i) labels[pool.row(next[static_cast<size_t>(b)]++)] = e;
+  return Status::Ok;
+}
+
 Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordTables& coords,
                     MutSpan<int64_t> labels) {
   BucketPool pool(in);

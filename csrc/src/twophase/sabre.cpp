@@ -62,7 +62,7 @@ SabreOutput sabre(Span<int32_t> sa, int64_t m, const HierarchyView* h, Matrix<in
   in.interrupt = cfg.interrupt;
   out.labels.assign(static_cast<size_t>(n), -1);
   const MutSpan<int64_t> lab{out.labels.data(), n};
-  out.status = cfg.knn ? retrieve_knn(in, qi, coords, lab) : retrieve_hilbert(in, lab);
+  out.status = cfg.knn ? retrieve_knn(in, qi, coords, lab) : cfg.slices ? retrieve_slices(in, lab) : retrieve_hilbert(in, lab);
   out.seconds_retrieve = since(t0);
   return out;
 }

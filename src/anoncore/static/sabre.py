@@ -58,9 +58,12 @@ def sabre(
         Seeds the choice of seed tuples. Same seed, same output (whatever ``n_threads``).
     sensitive : str, default=None
         The sensitive attribute to protect when the table declares several.
-    seed_policy : {'random', 'min_key'}, default='random'
+    seed_policy : {'random', 'min_key', 'slices'}, default='random'
         ``'random'`` (the thesis): a random bucket among those the class draws from, then a random remaining
-        tuple; ``'min_key'``: the remaining tuple with the smallest Hilbert key (deterministic).
+        tuple; ``'min_key'``: the remaining tuple with the smallest Hilbert key (deterministic);
+        ``'slices'`` (SABRE-AK only; spec §7, not the thesis algorithm): no seeds, every bucket's tuples in
+        Hilbert order are dealt to the classes in EC-tree order (each class takes the same curve quantiles of
+        every bucket). Deterministic and fast; avoids the wide "leftover" classes of seeded greedy retrieval.
     tight_bound : bool, default=False
         Categorical SA only: use the exact per-bucket bound instead of the thesis formula, which is loose for
         buckets spanning several levels (spec §8 item 4).
@@ -110,7 +113,9 @@ def sabre(
     tt = _space.check_t(t, _CALLER)
     kk = _space.check_k(k, table.n_rows, _CALLER)
     method = _space.check_option(method, "method", ("ak", "knn"), _CALLER)
-    seed_policy = _space.check_option(seed_policy, "seed_policy", ("random", "min_key"), _CALLER)
+    seed_policy = _space.check_option(seed_policy, "seed_policy", ("random", "min_key", "slices"), _CALLER)
+    if seed_policy == "slices" and method != "ak":
+        raise ValueError("seed_policy='slices' (Hilbert slicing) is a variant of method='ak' only.")
     if not isinstance(tight_bound, bool):
         raise TypeError(f"The 'tight_bound' parameter of {_CALLER} must be a bool. Got {tight_bound!r} instead.")
     threads = _space.check_threads(n_threads, _CALLER)
@@ -120,7 +125,7 @@ def sabre(
     t1 = time.perf_counter()
     out = _core.twophase.sabre(
         sa.codes, sa.m, space.codes, space.values, space.offsets, space.max_card, tt, kk, tight_bound,
-        method == "knn", 0 if seed_policy == "random" else 1, seed, threads, sa.hierarchy_arrays,
+        method == "knn", {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed, threads, sa.hierarchy_arrays,
     )
     t2 = time.perf_counter()
     labels: NDArray[np.int64] = out["labels"]

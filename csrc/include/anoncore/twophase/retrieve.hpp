@@ -36,6 +36,12 @@ struct RetrieveInput {
 /// Writes the EC index of every row into `labels`. O(n log n + |S_G| |phi| log n).
 Status retrieve_hilbert(const RetrieveInput& in, MutSpan<int64_t> labels);
 
+/// "Hilbert slicing" (spec §7, an optional deviation from the thesis): because EC-tree leaves come from halving
+/// every bucket, giving the left child the first ceil(a_i/2) tuples of each bucket's current slice in Hilbert
+/// order is the same as handing every bucket's tuples, sorted by (key, row), to the leaves in depth-first order,
+/// a_i at a time. No seed, no leftovers, deterministic; O(n log n).
+Status retrieve_slices(const RetrieveInput& in, MutSpan<int64_t> labels);
+
 /// SABRE-KNN retrieval: the a_i exact Euclidean nearest remaining neighbours of x in every bucket (coordinates
 /// normalised as for the Hilbert keys), found with a per-bucket k-d tree that supports deletion (subtree alive
 /// counts; pruning by bounding boxes). Ties between equal distances are resolved by the tree's deterministic

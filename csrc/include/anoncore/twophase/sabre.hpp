@@ -26,6 +26,7 @@ struct SabreConfig {
   int64_t k = 1;
   bool tight_bound = false;
   bool knn = false;
+  bool slices = false;  // Hilbert slicing (spec §7) instead of seeded AK retrieval
   SeedPolicy policy = SeedPolicy::Random;
   uint64_t seed = 0;
   int n_threads = 1;
