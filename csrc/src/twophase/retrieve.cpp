@@ -276,7 +276,7 @@ class KdTree {
   }
 
  private:
-  static constexpr int64_t kLeaf = 8;
+  static constexpr int64_t kLeaf = 16;
   struct Node {
     int64_t begin, end;
     int32_t left, right, parent;
@@ -439,10 +439,10 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
     }
   }
   // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
-  // fewer than three quarters of the points it was built on are alive (amortised O(n log n) in total).
+  // fewer than half of the points it was built on are alive (amortised O(n log n) in total).
   auto maybe_rebuild = [&](int64_t b) {
     KdTree& tree = trees[static_cast<size_t>(b)];
-    if (tree.alive() >= 32 && 4 * tree.alive() < 3 * tree.built_size())
+    if (tree.alive() >= 32 && 2 * tree.alive() < tree.built_size())
       tree = KdTree(tree.alive_rows(), codes, coords, d, local_of_row);
   };
   Rng rng(in.seed);
