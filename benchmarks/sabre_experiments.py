@@ -113,7 +113,7 @@ def run_one(name: str, fn: Any, tab: Table, t: float, k: int) -> tuple[Any, dict
     t0 = time.perf_counter()
     try:
         res = fn(tab, t, k)
-    except Exception as exc:  # a baseline may not apply (e.g. no hierarchy): record and go on
+    except (ValueError, TypeError) as exc:  # a baseline may not apply (e.g. no hierarchy): record, go on
         return None, {"method": name, "error": f"{type(exc).__name__}: {exc}"[:200]}
     el = time.perf_counter() - t0
     sa = sensitive_info(tab, None, "experiments")

@@ -11,10 +11,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table, _core
-from anoncore.datasets import toy_table
-from anoncore.static import sabre, tmondrian
 from oracles.sabre import (
     bucket_distance_lp,
     bucket_ground,
@@ -27,6 +23,10 @@ from oracles.sabre import (
     numeric_split_children,
     ordered_ground,
 )
+
+from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table, _core
+from anoncore.datasets import toy_table
+from anoncore.static import sabre, tmondrian
 
 tw = _core.twophase
 _ = InfeasibleError
@@ -392,8 +392,9 @@ def test_no_sensitive_attribute() -> None:
 
 # --------------------------------------------------------------------------- utility measures
 def test_count_queries_equal_reference() -> None:
-    from anoncore.workload import count_query_error
     from oracles.sabre import count_estimate_reference, count_exact_reference
+
+    from anoncore.workload import count_query_error
 
     tab = random_table(8, 80, 3, 5, False)
     part = sabre(tab, t=0.4, k=3, rng=0).partition
@@ -429,8 +430,9 @@ def test_count_queries_equal_reference() -> None:
 def test_olap_kl_equals_reference(level: int) -> None:
     import itertools
 
-    from anoncore.workload import olap_kl
     from oracles.sabre import olap_kl_reference
+
+    from anoncore.workload import olap_kl
 
     tab = random_table(9, 60, 3, 4, True)
     part = sabre(tab, t=0.5, k=4, rng=0).partition

@@ -55,7 +55,7 @@ def count_query_error(
     """Median relative error of random COUNT queries on the published table.
 
     Each query is ``SELECT COUNT(*) WHERE A_1 in R_1 AND ... AND A_lam in R_lam AND SA in R_SA`` over ``lam``
-    random quasi-identifiers; every range covers ``round(|A| theta^(1/(lam+1)))`` consecutive codes (at least
+    random quasi-identifiers; every range covers ``|A| theta^(1/(lam+1))`` (rounded half-up) consecutive codes (at least
     one) starting uniformly at random, so that the expected selectivity is ``theta``. The estimate assumes
     tuples spread uniformly over the integer points of their class's box, with exact SA counts. Queries whose
     exact answer is 0 are dropped. Suppressed rows count in the exact answer only.
@@ -105,16 +105,16 @@ def count_query_error(
     dims = np.empty((n_queries, lam), dtype=np.int32)
     for i in range(n_queries):
         dims[i] = np.sort(gen.choice(d, lam, replace=False))
-    length = np.maximum(1, np.rint(cards[dims] * frac)).astype(np.int64)
+    length = np.maximum(1, np.floor(cards[dims] * frac + 0.5)).astype(np.int64)  # half-up
     lo = (gen.random(dims.shape) * (cards[dims] - length + 1)).astype(np.int64)
     hi = lo + length - 1
-    sl = max(1, int(round(m * frac)))
+    sl = max(1, int(np.floor(m * frac + 0.5)))
     sa_lo = (gen.random(n_queries) * (m - sl + 1)).astype(np.int64)
     sa_hi = sa_lo + sl - 1
     hist = _class_hist(part, sa, m)
     prefix = np.zeros((part.n_classes, m + 1), dtype=np.int64)
     np.cumsum(hist, axis=1, out=prefix[:, 1:])
-    i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)  # noqa: E731
+    i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)
     exact, est = _core.twophase.count_queries(
         t.qi_codes(), i32(sa), i32(part.gen_lo), i32(part.gen_hi), prefix, dims, i32(lo), i32(hi), i32(sa_lo),
         i32(sa_hi), 0 if n_threads is None else int(n_threads))

@@ -9,12 +9,12 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from oracles.sabre import class_emds, hierarchical_ground
 
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table, _core
-from anoncore.static import sabre
 from anoncore.audit import audit
 from anoncore.models import HierarchicalDistanceTCloseness
-from oracles.sabre import class_emds, hierarchical_ground
+from anoncore.static import sabre
 
 tw = _core.twophase
 

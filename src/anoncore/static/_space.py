@@ -20,8 +20,19 @@ from anoncore import _core
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
-__all__ = ["QISpace", "SensitiveInfo", "qi_space", "sensitive_info", "check_table", "check_t", "check_k",
-           "check_option", "check_threads", "seed_from", "audited"]
+__all__ = [
+    "QISpace",
+    "SensitiveInfo",
+    "audited",
+    "check_k",
+    "check_option",
+    "check_t",
+    "check_table",
+    "check_threads",
+    "qi_space",
+    "seed_from",
+    "sensitive_info",
+]
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,7 @@ def check_threads(n_threads: Any, caller: str) -> int:
     if isinstance(n_threads, bool) or not isinstance(n_threads, Integral):
         raise TypeError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
                         f"instead.")
-    if n_threads < 1:
+    if int(n_threads) < 1:
         raise ValueError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
                          f"instead.")
     if n_threads > 1 and not _core.has_openmp:
@@ -115,7 +126,7 @@ def seed_from(rng: Any, caller: str) -> int:
     if rng is not None and not isinstance(rng, (Integral, np.random.Generator)) or isinstance(rng, bool):
         raise TypeError(f"The 'rng' parameter of {caller} must be an int, a numpy Generator or None. Got "
                         f"{rng!r} instead.")
-    gen = np.random.default_rng(rng)
+    gen = np.random.default_rng(rng if rng is None or isinstance(rng, np.random.Generator) else int(rng))
     return int(gen.integers(0, 2**64, dtype=np.uint64))
 
 

@@ -6,8 +6,8 @@ import time
 
 from anoncore import _core
 from anoncore.data.table import Table
-from anoncore.metrics import ail
 from anoncore.exceptions import InfeasibleError
+from anoncore.metrics import ail
 from anoncore.results import Partition, Result
 from anoncore.static import _space
 
