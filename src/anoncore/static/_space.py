@@ -116,7 +116,7 @@ def check_threads(n_threads: Any, caller: str) -> int:
     if int(n_threads) < 1:
         raise ValueError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
                          f"instead.")
-    if n_threads > 1 and not _core.has_openmp:
+    if int(n_threads) > 1 and not _core.has_openmp:
         warnings.warn(f"{caller}: n_threads={n_threads} requested but anoncore was built without OpenMP; "
                       f"running serially.", RuntimeWarning, stacklevel=3)
     return int(n_threads)
