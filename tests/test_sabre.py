@@ -457,3 +457,26 @@ def test_deterministic_across_threads_with_parallel_sort() -> None:
     one = sabre(tab, t=0.3, k=4, rng=5, n_threads=1)
     two = sabre(tab, t=0.3, k=4, rng=5, n_threads=2 if _core.has_openmp else 1)
     assert one == two and one.achieved["passed"]
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 10**6), st.integers(1, 80), st.integers(1, 3))
+def test_mondrian_without_constraints_separates_distinct_points(seed: int, n: int, n_qi: int) -> None:
+    # With k = 1 and t = 1 every partition holding two distinct QI vectors can be cut, so the classes are exactly
+    # the distinct QI vectors.
+    tab = random_table(seed, n, n_qi, 3, False)
+    part = tmondrian(tab, t=1.0, k=1).partition
+    _, inv = np.unique(tab.qi_codes(), axis=0, return_inverse=True)
+    assert part.n_classes == inv.max() + 1
+    for c in range(part.n_classes):
+        assert np.unique(inv.reshape(-1)[part.labels == c]).size == 1
+
+
+def test_mondrian_kernel_rejects_unknown_model() -> None:
+    from anoncore.static._space import qi_space, sensitive_info
+
+    tab = toy_table()
+    sp, sa = qi_space(tab), sensitive_info(tab, None, "test")
+    with pytest.raises(ValueError, match="unknown Mondrian model 'beta'"):
+        _core.mondrian.partition(sp.codes, sp.values, sp.offsets, sa.codes, sa.m, [("beta", 1.0)],
+                                 sa.hierarchy_arrays)

@@ -65,8 +65,8 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     space = _space.qi_space(table)
     t1 = time.perf_counter()
-    out = _core.mondrian.tmondrian(space.codes, space.values, space.offsets, sa.codes, sa.m, kk, tt,
-                                   sa.hierarchy_arrays)
+    out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
+                                   [("k", float(kk)), ("t", tt)], sa.hierarchy_arrays)
     t2 = time.perf_counter()
     if out["n_classes"] < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
