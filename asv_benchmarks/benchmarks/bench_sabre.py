@@ -10,6 +10,9 @@ import numpy as np
 
 from .common import require_large, synthetic
 
+# Interval widths of the numeric attributes' hierarchies (heights 4 with the root, as in Table 3.4), so that
+# full-domain baselines (tIncognito) can run on the stand-in too.
+_WIDTHS = {"age": [5, 10, 20], "education": [2, 4, 8]}
 _CARDS = (("age", 79, "numeric"), ("sex", 2, "cat"), ("education", 17, "numeric"), ("marital", 6, "cat"),
           ("race", 9, "cat"), ("workclass", 10, "cat"), ("birthplace", 83, "cat"))
 
@@ -37,7 +40,7 @@ def census_like(n_rows: int, seed: int = 0):  # type: ignore[no-untyped-def]
     """Fallback when anoncore.datasets.synthetic_census is not available: correlated QIs, salary SA."""
     import pandas as pd
 
-    from anoncore import Attribute, Schema, Table
+    from anoncore import Attribute, Schema, Table, interval_hierarchy
 
     rng = np.random.default_rng(seed)
     z = rng.normal(size=n_rows)
@@ -46,7 +49,8 @@ def census_like(n_rows: int, seed: int = 0):  # type: ignore[no-untyped-def]
         x = np.clip(((z * 0.6 + rng.normal(size=n_rows)) * card / 5 + card / 2).astype(int), 0, card - 1)
         if kind == "numeric":
             data[name] = x
-            attrs.append(Attribute(name, "quasi_identifier", "numeric"))
+            attrs.append(Attribute(name, "quasi_identifier", "numeric",
+                                   hierarchy=interval_hierarchy(range(card), widths=_WIDTHS[name], name=name)))
         else:
             h, vals = _grouped(name, card)
             data[name] = np.asarray(vals)[x]
