@@ -86,16 +86,28 @@ def project(table: Table, n_qi: int) -> Table:
     return Table.from_pandas(table.to_pandas(), replace(table.schema, attributes=attrs))
 
 
+def numeric_boxes(table: Table) -> Table:
+    """Numeric QIs without hierarchies: classes publish [min, max] boxes (SABRE's and Mondrian's MBBs)."""
+    from dataclasses import replace
+
+    attrs = tuple(replace(a, hierarchy=None) if a.kind == "numeric" else a for a in table.attributes)
+    if attrs == table.attributes:
+        return table
+    return Table.from_pandas(table.to_pandas(), Schema(attrs, missing=table.schema.missing))
+
+
 def methods() -> dict[str, Any]:
+    """Each method gets (tables, t, k) where tables = (with hierarchies, numeric boxes)."""
     out: dict[str, Any] = {
-        "SABRE-AK": lambda tab, t, k: sabre(tab, t=t, k=k, method="ak", rng=0),
-        "SABRE-KNN": lambda tab, t, k: sabre(tab, t=t, k=k, method="knn", rng=0),
-        "tMondrian": lambda tab, t, k: tmondrian(tab, t=t, k=k),
+        "SABRE-AK": lambda tabs, t, k: sabre(tabs[1], t=t, k=k, method="ak", rng=0),
+        "SABRE-KNN": lambda tabs, t, k: sabre(tabs[1], t=t, k=k, method="knn", rng=0),
+        "tMondrian": lambda tabs, t, k: tmondrian(tabs[1], t=t, k=k),
     }
     try:
         from anoncore.static import t_incognito  # type: ignore[attr-defined]
 
-        def tinc(tab: Table, t: float, k: int) -> Any:
+        def tinc(tabs: tuple[Table, Table], t: float, k: int) -> Any:
+            tab = tabs[0]  # full-domain generalization needs every QI's hierarchy
             kind = tab.attribute(tab.sensitive[0]).kind
             return t_incognito(tab, k=k, t=t, distance="hierarchical" if kind == "categorical" else "ordered")
 
@@ -110,12 +122,14 @@ def run_one(name: str, fn: Any, tab: Table, t: float, k: int) -> tuple[Any, dict
     from anoncore.metrics import ail
     from anoncore.static._space import sensitive_info
 
+    tabs = (tab, numeric_boxes(tab))
     t0 = time.perf_counter()
     try:
-        res = fn(tab, t, k)
+        res = fn(tabs, t, k)
     except (ValueError, TypeError) as exc:  # a baseline may not apply (e.g. no hierarchy): record, go on
         return None, {"method": name, "error": f"{type(exc).__name__}: {exc}"[:200]}
     el = time.perf_counter() - t0
+    tab = res.partition.table
     sa = sensitive_info(tab, None, "experiments")
     rep = audit(tab, res.partition, [anoncore.KAnonymity(k), sa.closeness_model(t)])
     return res, {"method": name, "seconds": el, "ail": ail(tab, res.partition), "closeness": rep[1].achieved,
