@@ -1,6 +1,79 @@
-// Bindings for anoncore::mondrian (filled in by the issue that builds this concern).
+// Bindings for anoncore::mondrian: Mondrian median splits under a list of class models.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anoncore/mondrian/mondrian.hpp"
 #include "common.hpp"
 
 namespace anoncore::bindings {
-void bind_mondrian(py::module_ m) { m.doc() = "mondrian kernels"; }
+
+void bind_mondrian(py::module_ m) {
+  m.doc() = "mondrian kernels: multidimensional median partitioning under monotone class models";
+  m.def(
+      "partition",
+      [](const CArray<int32_t>& qi, const CArray<double>& coord_values, const CArray<int64_t>& coord_offsets,
+         const CArray<int32_t>& sa, int64_t m_codes, const std::vector<std::pair<std::string, double>>& models,
+         const py::object& hierarchy) {
+        mondrian::MondrianInput in;
+        in.qi = matrix_of(qi, "qi");
+        in.coords = {span_of(coord_values, "coord_values"), span_of(coord_offsets, "coord_offsets", in.qi.cols + 1)};
+        in.sa = span_of(sa, "sa", in.qi.rows);
+        in.m = m_codes;
+        CArray<int32_t> arrays[4];
+        twophase::HierarchyView hv;
+        const twophase::HierarchyView* hp = nullptr;
+        if (!hierarchy.is_none()) {
+          auto tup = hierarchy.cast<py::tuple>();
+          if (tup.size() != 4) throw std::invalid_argument("hierarchy must be (parent, height, leaf_start, leaf_count)");
+          for (size_t i = 0; i < 4; ++i) {
+            if (!py::isinstance<CArray<int32_t>>(tup[i])) throw py::type_error("hierarchy arrays must be C-contiguous int32");
+            arrays[i] = tup[i].cast<CArray<int32_t>>();
+          }
+          hv.parent = span_of(arrays[0], "parent");
+          hv.height = span_of(arrays[1], "height", hv.parent.size);
+          hv.leaf_start = span_of(arrays[2], "leaf_start", hv.parent.size);
+          hv.leaf_count = span_of(arrays[3], "leaf_count", hv.parent.size);
+          hv.n_leaves = m_codes;
+          hp = &hv;
+        }
+        std::vector<int64_t> reference(static_cast<size_t>(m_codes), 0);
+        for (int64_t r = 0; r < in.sa.size; ++r) {
+          if (in.sa[r] < 0 || in.sa[r] >= m_codes) throw std::invalid_argument("sensitive code out of range");
+          ++reference[static_cast<size_t>(in.sa[r])];
+        }
+        // Model specs: ("k", k), ("t", t) (ordered EMD, or hierarchical when a hierarchy is given). Further
+        // models (LMondrian's beta-likeness, DMondrian's delta-disclosure) add a ClassModel and a name here.
+        std::vector<std::unique_ptr<mondrian::ClassModel>> owned;
+        for (const auto& [name, value] : models) {
+          if (name == "k")
+            owned.push_back(std::make_unique<mondrian::KAnonymityModel>(static_cast<int64_t>(value)));
+          else if (name == "t")
+            owned.push_back(std::make_unique<mondrian::TClosenessModel>(reference, value, hp));
+          else
+            throw std::invalid_argument("unknown Mondrian model '" + name + "'");
+          in.models.push_back(owned.back().get());
+        }
+        in.interrupt = python_interrupt_hook();
+        mondrian::MondrianOutput o;
+        {
+          py::gil_scoped_release nogil;
+          o = mondrian::mondrian(in);
+        }
+        raise_for_status(o.status);
+        py::dict d;
+        d["labels"] = to_numpy(std::move(o.labels));
+        d["n_classes"] = o.n_classes;
+        d["n_splits"] = o.n_splits;
+        d["n_refused"] = o.n_refused;
+        return d;
+      },
+      py::arg("qi").noconvert(), py::arg("coord_values").noconvert(), py::arg("coord_offsets").noconvert(),
+      py::arg("sa").noconvert(), py::arg("m"), py::arg("models"), py::arg("hierarchy") = py::none(),
+      "Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs.");
+}
+
 }  // namespace anoncore::bindings

@@ -1,6 +1,286 @@
-// Bindings for anoncore::twophase (filled in by the issue that builds this concern).
+// Bindings for anoncore::twophase: SABRE bucketization, EC-size tree, Hilbert keys, retrieval, SABRE end to end.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+
+#include "anoncore/metrics/workload.hpp"
+#include "anoncore/twophase/sabre.hpp"
 #include "common.hpp"
 
 namespace anoncore::bindings {
-void bind_twophase(py::module_ m) { m.doc() = "twophase kernels"; }
+namespace {
+
+using twophase::HierarchyView;
+
+/// Hierarchy arrays (parent, height, leaf_start, leaf_count) as int32 C arrays, kept alive by the holder.
+struct HierarchyArg {
+  CArray<int32_t> parent, height, leaf_start, leaf_count;
+  HierarchyView view;
+};
+
+std::unique_ptr<HierarchyArg> hierarchy_arg(const py::object& obj, int64_t n_leaves) {
+  if (obj.is_none()) return nullptr;
+  auto t = obj.cast<py::tuple>();
+  if (t.size() != 4) throw std::invalid_argument("hierarchy must be (parent, height, leaf_start, leaf_count)");
+  auto h = std::make_unique<HierarchyArg>();
+  CArray<int32_t>* slots[4] = {&h->parent, &h->height, &h->leaf_start, &h->leaf_count};
+  for (size_t i = 0; i < 4; ++i) {
+    if (!py::isinstance<CArray<int32_t>>(t[i])) throw py::type_error("hierarchy arrays must be C-contiguous int32");
+    *slots[i] = t[i].cast<CArray<int32_t>>();
+  }
+  h->view.parent = span_of(h->parent, "parent");
+  const int64_t nn = h->view.parent.size;
+  h->view.height = span_of(h->height, "height", nn);
+  h->view.leaf_start = span_of(h->leaf_start, "leaf_start", nn);
+  h->view.leaf_count = span_of(h->leaf_count, "leaf_count", nn);
+  if (n_leaves < 1 || n_leaves > nn) throw std::invalid_argument("n_leaves inconsistent with the hierarchy");
+  h->view.n_leaves = n_leaves;
+  return h;
+}
+
+py::dict buckets_dict(const twophase::Buckets& b) {
+  py::dict d;
+  d["bucket_of"] = to_numpy(std::vector<int32_t>(b.bucket_of));
+  d["node"] = to_numpy(std::vector<int32_t>(b.node));
+  d["lo"] = to_numpy(std::vector<int32_t>(b.lo));
+  d["hi"] = to_numpy(std::vector<int32_t>(b.hi));
+  d["size"] = to_numpy(std::vector<int64_t>(b.size));
+  d["cet"] = to_numpy(std::vector<double>(b.cet));
+  d["u"] = b.u;
+  d["root_cet"] = b.root_cet;
+  d["u_trace"] = to_numpy(std::vector<double>(b.u_trace));
+  d["n_present"] = b.n_present;
+  return d;
+}
+
+py::array_t<int64_t> leaves_array(twophase::EcLeaves&& l) {
+  const int64_t rows = l.n_leaves(), cols = l.n_buckets;
+  auto flat = to_numpy(std::move(l.counts));
+  return flat.reshape({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+}
+
+twophase::CoordTables coord_tables(const CArray<double>& values, const CArray<int64_t>& offsets, int64_t d) {
+  return {span_of(values, "coord_values"), span_of(offsets, "coord_offsets", d + 1)};
+}
+
+}  // namespace
+
+void bind_twophase(py::module_ m) {
+  m.doc() = "twophase kernels: SABRE bucketization, EC-size tree, Hilbert keys, retrieval";
+  m.def(
+      "bucketize",
+      [](const CArray<int64_t>& reference, double t, const py::object& hierarchy, bool tight) {
+        auto ref = span_of(reference, "reference");
+        auto h = hierarchy_arg(hierarchy, ref.size);
+        twophase::Buckets b;
+        {
+          py::gil_scoped_release nogil;
+          b = h ? twophase::bucket_cat(ref, h->view, t, tight) : twophase::bucket_num(ref, t);
+        }
+        return buckets_dict(b);
+      },
+      py::arg("reference").noconvert(), py::arg("t"), py::arg("hierarchy") = py::none(), py::arg("tight") = false,
+      "SABRE bucketCat (hierarchy given) or bucketNum.");
+  m.def(
+      "ec_sizes",
+      [](const CArray<int64_t>& sizes, const CArray<int32_t>& node, const CArray<int32_t>& lo,
+         const CArray<int32_t>& hi, int64_t n_present, double u, double t, int64_t k, const py::object& hierarchy,
+         int64_t n_leaves) {
+        twophase::Buckets b;
+        auto s = span_of(sizes, "sizes");
+        b.size.assign(s.begin(), s.end());
+        auto nd = span_of(node, "node", s.size), l = span_of(lo, "lo", s.size), r = span_of(hi, "hi", s.size);
+        b.node.assign(nd.begin(), nd.end());
+        b.lo.assign(l.begin(), l.end());
+        b.hi.assign(r.begin(), r.end());
+        b.n_present = n_present;
+        b.u = u;
+        auto h = hierarchy_arg(hierarchy, n_leaves);
+        twophase::EcLeaves leaves;
+        {
+          py::gil_scoped_release nogil;
+          leaves = twophase::sabre_ec_sizes(b, h ? &h->view : nullptr, t, k, 1);
+        }
+        return leaves_array(std::move(leaves));
+      },
+      py::arg("sizes").noconvert(), py::arg("node").noconvert(), py::arg("lo").noconvert(), py::arg("hi").noconvert(),
+      py::arg("n_present"), py::arg("u"), py::arg("t"), py::arg("k"), py::arg("hierarchy") = py::none(),
+      py::arg("n_leaves") = 0, "SABRE ECSize/dichotomize: leaf arrays in depth-first order.");
+  m.def(
+      "bucket_distance",
+      [](const CArray<int64_t>& counts, const CArray<int64_t>& sizes, const CArray<int32_t>& node,
+         const CArray<int32_t>& lo, const CArray<int32_t>& hi, int64_t n_present, const py::object& hierarchy,
+         int64_t n_leaves) {
+        auto c = matrix_of(counts, "counts");
+        auto s = span_of(sizes, "sizes", c.cols);
+        auto h = hierarchy_arg(hierarchy, n_leaves);
+        CArray<double> out(c.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          if (h)
+            twophase::bucket_emd_hierarchical(c, s, span_of(node, "node", c.cols), h->view, ov, 1);
+          else
+            twophase::bucket_emd_ordered(c, s, span_of(lo, "lo", c.cols), span_of(hi, "hi", c.cols), n_present, ov, 1);
+        }
+        return out;
+      },
+      py::arg("counts").noconvert(), py::arg("sizes").noconvert(), py::arg("node").noconvert(),
+      py::arg("lo").noconvert(), py::arg("hi").noconvert(), py::arg("n_present"), py::arg("hierarchy") = py::none(),
+      py::arg("n_leaves") = 0, "Bucket-level EMD D(G) of each row of counts (closed forms of spec §3.3).");
+  m.def(
+      "hilbert_index",
+      [](const CArray<uint32_t>& cells, int bits) {
+        auto c = matrix_of(cells, "cells");
+        if (bits < 1 || c.cols * bits > 64) throw std::invalid_argument("need 1 <= bits and n_dims * bits <= 64");
+        CArray<uint64_t> out(c.rows);
+        auto ov = mut_span_of(out, "out");
+        std::vector<uint32_t> buf(static_cast<size_t>(c.cols));
+        for (int64_t r = 0; r < c.rows; ++r) {
+          std::copy(c.row(r), c.row(r) + c.cols, buf.begin());
+          ov[r] = twophase::hilbert_index(buf.data(), c.cols, bits);
+        }
+        return out;
+      },
+      py::arg("cells").noconvert(), py::arg("bits"), "Hilbert index of grid cells (n, d).");
+  m.def(
+      "hilbert_keys",
+      [](const CArray<int32_t>& qi, const CArray<double>& coord_values, const CArray<int64_t>& coord_offsets, int bits,
+         int n_threads) {
+        auto q = matrix_of(qi, "qi");
+        auto ct = coord_tables(coord_values, coord_offsets, q.cols);
+        CArray<uint64_t> out(q.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          twophase::hilbert_keys(q, ct, bits, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("qi").noconvert(), py::arg("coord_values").noconvert(), py::arg("coord_offsets").noconvert(),
+      py::arg("bits"), py::arg("n_threads") = 1, "Hilbert key of every row over normalised QI coordinates.");
+  m.def("hilbert_bits", &twophase::hilbert_bits, py::arg("n_dims"), py::arg("max_card"));
+  m.def(
+      "retrieve_hilbert",
+      [](const CArray<int32_t>& bucket_of_row, int64_t n_buckets, const CArray<int64_t>& leaves,
+         const CArray<uint64_t>& keys, uint64_t seed, int policy, int n_threads) {
+        twophase::RetrieveInput in;
+        in.bucket_of_row = span_of(bucket_of_row, "bucket_of_row");
+        in.n_buckets = n_buckets;
+        in.leaves = matrix_of(leaves, "leaves", -1, n_buckets);
+        in.keys = span_of(keys, "keys", in.bucket_of_row.size);
+        in.seed = seed;
+        in.policy = static_cast<twophase::SeedPolicy>(policy);
+        in.n_threads = n_threads;
+        in.interrupt = python_interrupt_hook();
+        CArray<int64_t> labels(in.bucket_of_row.size);
+        auto lv = mut_span_of(labels, "labels");
+        Status s;
+        {
+          py::gil_scoped_release nogil;
+          s = twophase::retrieve_hilbert(in, lv);
+        }
+        raise_for_status(s);
+        return labels;
+      },
+      py::arg("bucket_of_row").noconvert(), py::arg("n_buckets"), py::arg("leaves").noconvert(),
+      py::arg("keys").noconvert(), py::arg("seed"), py::arg("policy") = 0, py::arg("n_threads") = 1,
+      "Hilbert-neighbour materialization of EC recipes (SABRE-AK, BUREL).");
+  m.def(
+      "sabre",
+      [](const CArray<int32_t>& sa, int64_t m_codes, const CArray<int32_t>& qi, const CArray<double>& coord_values,
+         const CArray<int64_t>& coord_offsets, int64_t max_card, double t, int64_t k, bool tight, bool knn,
+         int policy, uint64_t seed, int n_threads, const py::object& hierarchy) {
+        auto q = matrix_of(qi, "qi");
+        auto s = span_of(sa, "sa", q.rows);
+        auto ct = coord_tables(coord_values, coord_offsets, q.cols);
+        auto h = hierarchy_arg(hierarchy, m_codes);
+        twophase::SabreConfig cfg;
+        cfg.t = t;
+        cfg.k = k;
+        cfg.tight_bound = tight;
+        cfg.knn = knn;
+        cfg.slices = policy == 2;
+        cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
+        cfg.seed = seed;
+        cfg.n_threads = n_threads;
+        cfg.interrupt = python_interrupt_hook();
+        twophase::SabreOutput o;
+        {
+          py::gil_scoped_release nogil;
+          o = twophase::sabre(s, m_codes, h ? &h->view : nullptr, q, ct, max_card, cfg);
+        }
+        raise_for_status(o.status);
+        py::dict d;
+        d["labels"] = to_numpy(std::move(o.labels));
+        d["buckets"] = buckets_dict(o.buckets);
+        d["n_tree_nodes"] = o.leaves.n_nodes;
+        d["n_rejected"] = o.leaves.n_rejected;
+        d["leaves"] = leaves_array(std::move(o.leaves));
+        d["hilbert_bits"] = o.hilbert_bits;
+        d["seconds"] = py::make_tuple(o.seconds_bucketize, o.seconds_ec_tree, o.seconds_keys, o.seconds_retrieve);
+        return d;
+      },
+      py::arg("sa").noconvert(), py::arg("m"), py::arg("qi").noconvert(), py::arg("coord_values").noconvert(),
+      py::arg("coord_offsets").noconvert(), py::arg("max_card"), py::arg("t"), py::arg("k"), py::arg("tight"),
+      py::arg("knn"), py::arg("policy"), py::arg("seed"), py::arg("n_threads"), py::arg("hierarchy") = py::none(),
+      "SABRE end to end: row labels, buckets, EC recipes, timings.");
+
+  // Utility measures of the SABRE/BUREL experiments (kernels in anoncore/metrics/workload.hpp).
+  m.def(
+      "count_queries",
+      [](const CArray<int32_t>& qi, const CArray<int32_t>& sa, const CArray<int32_t>& gen_lo,
+         const CArray<int32_t>& gen_hi, const CArray<int64_t>& sa_prefix, const CArray<int32_t>& dims,
+         const CArray<int32_t>& lo, const CArray<int32_t>& hi, const CArray<int32_t>& sa_lo,
+         const CArray<int32_t>& sa_hi, int n_threads) {
+        auto q = matrix_of(qi, "qi");
+        auto s = span_of(sa, "sa", q.rows);
+        auto gl = matrix_of(gen_lo, "gen_lo", -1, q.cols);
+        auto gh = matrix_of(gen_hi, "gen_hi", gl.rows, q.cols);
+        auto pre = matrix_of(sa_prefix, "sa_prefix", gl.rows);
+        metrics::CountQueries cq{matrix_of(dims, "dims"), {}, {}, {}, {}};
+        cq.lo = matrix_of(lo, "lo", cq.dims.rows, cq.dims.cols);
+        cq.hi = matrix_of(hi, "hi", cq.dims.rows, cq.dims.cols);
+        cq.sa_lo = span_of(sa_lo, "sa_lo", cq.dims.rows);
+        cq.sa_hi = span_of(sa_hi, "sa_hi", cq.dims.rows);
+        CArray<int64_t> exact(cq.dims.rows);
+        CArray<double> est(cq.dims.rows);
+        auto ev = mut_span_of(exact, "exact");
+        auto sv = mut_span_of(est, "est");
+        {
+          py::gil_scoped_release nogil;
+          metrics::count_exact(q, s, cq, ev, n_threads);
+          metrics::count_estimate(gl, gh, pre, cq, sv, n_threads);
+        }
+        return py::make_tuple(exact, est);
+      },
+      py::arg("qi").noconvert(), py::arg("sa").noconvert(), py::arg("gen_lo").noconvert(),
+      py::arg("gen_hi").noconvert(), py::arg("sa_prefix").noconvert(), py::arg("dims").noconvert(),
+      py::arg("lo").noconvert(), py::arg("hi").noconvert(), py::arg("sa_lo").noconvert(),
+      py::arg("sa_hi").noconvert(), py::arg("n_threads") = 1, "Exact and estimated answers of COUNT queries.");
+  m.def(
+      "olap_kl",
+      [](const CArray<int32_t>& qi, const CArray<int32_t>& sa, int64_t m_codes, const CArray<int32_t>& dims,
+         const CArray<int64_t>& cards, const CArray<int32_t>& gen_lo, const CArray<int32_t>& gen_hi,
+         const CArray<int64_t>& hist) {
+        auto q = matrix_of(qi, "qi");
+        auto d = span_of(dims, "dims");
+        auto c = span_of(cards, "cards", d.size);
+        auto gl = matrix_of(gen_lo, "gen_lo", -1, q.cols);
+        auto gh = matrix_of(gen_hi, "gen_hi", gl.rows, q.cols);
+        auto h = matrix_of(hist, "hist", gl.rows, m_codes);
+        auto s = span_of(sa, "sa", q.rows);
+        double out;
+        {
+          py::gil_scoped_release nogil;
+          out = metrics::olap_kl(q, s, m_codes, d, c, gl, gh, h);
+        }
+        return out;
+      },
+      py::arg("qi").noconvert(), py::arg("sa").noconvert(), py::arg("m"), py::arg("dims").noconvert(),
+      py::arg("cards").noconvert(), py::arg("gen_lo").noconvert(), py::arg("gen_hi").noconvert(),
+      py::arg("hist").noconvert(), "KL(alpha || beta) between original and anonymized OLAP count cubes.");
+}
+
 }  // namespace anoncore::bindings

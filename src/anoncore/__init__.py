@@ -36,6 +36,7 @@ from anoncore.models import (
     RecursiveCLDiversity,
 )
 from anoncore.results import Partition, Result
+from anoncore.static import sabre, tmondrian  # noqa: E402 (issue 3: SABRE, tMondrian)
 
 __version__ = "0.1.0"
 __all__ = [
@@ -68,4 +69,6 @@ __all__ = [
     "interval_hierarchy",
     "masking_hierarchy",
     "ordered_grouping_hierarchy",
+    "sabre",
+    "tmondrian",
 ]

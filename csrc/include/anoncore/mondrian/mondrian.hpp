@@ -1,0 +1,71 @@
+// Strict multidimensional Mondrian (LeFevre et al., ICDE 2006) over any monotone class model: the baselines
+// tMondrian (k + t-closeness, spec sabre-burel.md §6.3), LMondrian and DMondrian (§6.4) are this one search with
+// different models. Choices (spec §8 item 21): split the dimension with the widest normalised range at its
+// median (left = codes <= median; when that leaves the right side empty, left = codes < median); if the split
+// is refused by a model, try the next widest dimension; a partition no dimension can split is a class.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "anoncore/core/status.hpp"
+#include "anoncore/core/views.hpp"
+#include "anoncore/twophase/distance_adapter.hpp"
+#include "anoncore/twophase/hilbert.hpp"
+
+namespace anoncore::mondrian {
+
+/// A privacy model checked on candidate classes from their sizes and sensitive-value histograms. Mondrian
+/// assumes it is monotone: the union of two accepted classes is accepted.
+class ClassModel {
+ public:
+  virtual ~ClassModel() = default;
+  /// ok[c] = 1 when class c (row c of hist (C, m), sizes[c] tuples) satisfies the model.
+  virtual void check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const = 0;
+};
+
+/// |G| >= k.
+class KAnonymityModel final : public ClassModel {
+ public:
+  explicit KAnonymityModel(int64_t k) : k_(k) {}
+  void check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const override;
+
+ private:
+  int64_t k_;
+};
+
+/// EMD(P, Q_G) <= t (+1e-12) with ordered ground distance (h null) or hierarchical ground distance.
+class TClosenessModel final : public ClassModel {
+ public:
+  TClosenessModel(std::vector<int64_t> reference, double t, const twophase::HierarchyView* h)
+      : reference_(std::move(reference)), t_(t), h_(h) {}
+  void check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const override;
+
+ private:
+  std::vector<int64_t> reference_;
+  double t_;
+  const twophase::HierarchyView* h_;
+};
+
+struct MondrianInput {
+  Matrix<int32_t> qi;             // (n, d) codes
+  twophase::CoordTables coords;   // normalised coordinate of every code (for the widest-dimension choice)
+  Span<int32_t> sa;               // sensitive codes (n,)
+  int64_t m = 0;                  // number of sensitive codes
+  std::vector<const ClassModel*> models;  // all must accept both halves of a split
+  InterruptHook interrupt;
+};
+
+struct MondrianOutput {
+  Status status = Status::Ok;
+  std::vector<int64_t> labels;  // class per row, numbered in depth-first order
+  int64_t n_classes = 0;
+  int64_t n_splits = 0;
+  int64_t n_refused = 0;  // candidate splits refused by a model
+};
+
+/// Run the search from the whole table (which the caller has checked against the models). O(n d log n) splits
+/// plus the model checks.
+MondrianOutput mondrian(const MondrianInput& in);
+
+}  // namespace anoncore::mondrian

@@ -1,0 +1,32 @@
+// Hilbert-curve keys over the quasi-identifier space (spec sabre-burel.md §3.4 SABRE-AK, §8 item 11): every
+// dimension is normalised to [0, 1] (numeric: (value - L) / (U - L); categorical: pre-order leaf rank over
+// n_leaves - 1), cut into 2^bits cells, and the cell is mapped to its position on the Hilbert curve with
+// Skilling's transpose method (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 2004).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "anoncore/core/views.hpp"
+
+namespace anoncore::twophase {
+
+/// Normalised coordinate of every row: coord(r, j) = tables[offsets[j] + codes(r, j)]. Helper shared by the
+/// Hilbert keys and the exact kNN. `offsets` has n_dims + 1 entries.
+struct CoordTables {
+  Span<double> values;
+  Span<int64_t> offsets;
+  double at(int32_t code, int64_t j) const { return values[offsets[j] + code]; }
+};
+
+/// Bits per dimension used for `n_dims` dimensions whose largest cardinality is `max_card`: enough to separate
+/// every code (ceil(log2 max_card)), capped so that n_dims * bits <= 64 (at least 1). With more than 64
+/// dimensions only the first 64 enter the key.
+int hilbert_bits(int64_t n_dims, int64_t max_card);
+
+/// Hilbert index of one cell (cell[j] < 2^bits, n_dims * bits <= 64). O(n_dims * bits).
+uint64_t hilbert_index(uint32_t* cell, int64_t n_dims, int bits);
+
+/// Hilbert key of every row (parallel over rows, deterministic). O(n * d * bits).
+void hilbert_keys(Matrix<int32_t> codes, const CoordTables& coords, int bits, MutSpan<uint64_t> keys, int n_threads);
+
+}  // namespace anoncore::twophase

@@ -1,0 +1,109 @@
+#include "anoncore/mondrian/mondrian.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace anoncore::mondrian {
+
+void KAnonymityModel::check(Matrix<int64_t>, Span<int64_t> sizes, MutSpan<uint8_t> ok) const {
+  for (int64_t c = 0; c < sizes.size; ++c) ok[c] = sizes[c] >= k_ ? 1 : 0;
+}
+
+void TClosenessModel::check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const {
+  std::vector<double> d(static_cast<size_t>(hist.rows));
+  const Span<int64_t> ref{reference_.data(), static_cast<int64_t>(reference_.size())};
+  const MutSpan<double> out{d.data(), hist.rows};
+  if (h_ != nullptr)
+    twophase::emd_hierarchical_classes(hist, sizes, ref, *h_, out, 1);
+  else
+    twophase::emd_ordered_classes(hist, sizes, ref, out, 1);
+  for (int64_t c = 0; c < hist.rows; ++c) ok[c] = (sizes[c] > 0 && d[static_cast<size_t>(c)] <= t_ + 1e-12) ? 1 : 0;
+}
+
+MondrianOutput mondrian(const MondrianInput& in) {
+  MondrianOutput out;
+  const int64_t n = in.qi.rows, d = in.qi.cols, m = in.m;
+  out.labels.assign(static_cast<size_t>(n), -1);
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), int64_t{0});
+  std::vector<std::pair<int64_t, int64_t>> stack{{0, n}};
+  std::vector<int32_t> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d)), vals;
+  std::vector<int64_t> order(static_cast<size_t>(d));
+  std::vector<double> width(static_cast<size_t>(d));
+  std::vector<int64_t> hist(static_cast<size_t>(2 * m)), sizes(2);
+  std::vector<uint8_t> ok(2), all_ok(2);
+  int64_t visited = 0;
+  while (!stack.empty()) {
+    if ((++visited & 0xFFF) == 0 && interrupted(in.interrupt)) {
+      out.status = Status::Interrupted;
+      return out;
+    }
+    const auto [b, e] = stack.back();
+    stack.pop_back();
+    std::fill(lo.begin(), lo.end(), INT32_MAX);
+    std::fill(hi.begin(), hi.end(), -1);
+    for (int64_t i = b; i < e; ++i) {
+      const int32_t* row = in.qi.row(idx[static_cast<size_t>(i)]);
+      for (int64_t j = 0; j < d; ++j) {
+        lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], row[j]);
+        hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], row[j]);
+      }
+    }
+    for (int64_t j = 0; j < d; ++j)
+      width[static_cast<size_t>(j)] = in.coords.at(hi[static_cast<size_t>(j)], j) - in.coords.at(lo[static_cast<size_t>(j)], j);
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t x, int64_t y) { return width[static_cast<size_t>(x)] > width[static_cast<size_t>(y)]; });
+    bool split = false;
+    for (int64_t j : order) {
+      if (lo[static_cast<size_t>(j)] == hi[static_cast<size_t>(j)]) break;
+      vals.clear();
+      for (int64_t i = b; i < e; ++i) vals.push_back(in.qi(idx[static_cast<size_t>(i)], j));
+      const auto mid = static_cast<std::ptrdiff_t>((vals.size() - 1) / 2);
+      std::nth_element(vals.begin(), vals.begin() + mid, vals.end());
+      int32_t cut = vals[static_cast<size_t>(mid)];  // left: codes <= cut
+      if (cut >= hi[static_cast<size_t>(j)]) {
+        // Everything is <= the median: put the median's ties on the right instead (left: codes < median).
+        int32_t below = INT32_MIN;
+        for (int32_t v : vals)
+          if (v < cut) below = std::max(below, v);
+        cut = below;
+      }
+      std::fill(hist.begin(), hist.end(), 0);
+      sizes[0] = sizes[1] = 0;
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t r = idx[static_cast<size_t>(i)];
+        const int side = in.qi(r, j) <= cut ? 0 : 1;
+        ++sizes[static_cast<size_t>(side)];
+        ++hist[static_cast<size_t>(side * m + in.sa[r])];
+      }
+      if (sizes[0] == 0 || sizes[1] == 0) continue;
+      std::fill(all_ok.begin(), all_ok.end(), 1);
+      for (const ClassModel* model : in.models) {
+        model->check(Matrix<int64_t>{hist.data(), 2, m}, Span<int64_t>{sizes.data(), 2}, MutSpan<uint8_t>{ok.data(), 2});
+        all_ok[0] = all_ok[0] && ok[0];
+        all_ok[1] = all_ok[1] && ok[1];
+        if (!(all_ok[0] && all_ok[1])) break;
+      }
+      if (!(all_ok[0] && all_ok[1])) {
+        ++out.n_refused;
+        continue;
+      }
+      const auto pivot = std::stable_partition(idx.begin() + b, idx.begin() + e,
+                                               [&](int64_t r) { return in.qi(r, j) <= cut; });
+      const auto m_ = static_cast<int64_t>(pivot - idx.begin());
+      ++out.n_splits;
+      stack.emplace_back(m_, e);
+      stack.emplace_back(b, m_);
+      split = true;
+      break;
+    }
+    if (!split) {
+      for (int64_t i = b; i < e; ++i) out.labels[static_cast<size_t>(idx[static_cast<size_t>(i)])] = out.n_classes;
+      ++out.n_classes;
+    }
+  }
+  return out;
+}
+
+}  // namespace anoncore::mondrian

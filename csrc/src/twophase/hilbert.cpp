@@ -1,0 +1,64 @@
+#include "anoncore/twophase/hilbert.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "anoncore/core/parallel.hpp"
+
+namespace anoncore::twophase {
+
+int hilbert_bits(int64_t n_dims, int64_t max_card) {
+  int need = 1;
+  while ((int64_t{1} << need) < max_card && need < 32) ++need;
+  const int64_t d = std::min<int64_t>(std::max<int64_t>(n_dims, 1), 64);
+  const int cap = static_cast<int>(std::max<int64_t>(1, 64 / d));
+  return std::min(need, cap);
+}
+
+uint64_t hilbert_index(uint32_t* x, int64_t n, int bits) {
+  if (n <= 0 || bits <= 0) return 0;
+  const uint32_t top = uint32_t{1} << (bits - 1);
+  // Undo excess work (Skilling's AxestoTranspose).
+  for (uint32_t q = top; q > 1; q >>= 1) {
+    const uint32_t p = q - 1;
+    for (int64_t i = 0; i < n; ++i) {
+      if (x[i] & q) {
+        x[0] ^= p;
+      } else {
+        const uint32_t t = (x[0] ^ x[i]) & p;
+        x[0] ^= t;
+        x[i] ^= t;
+      }
+    }
+  }
+  // Gray encode.
+  for (int64_t i = 1; i < n; ++i) x[i] ^= x[i - 1];
+  uint32_t t = 0;
+  for (uint32_t q = top; q > 1; q >>= 1)
+    if (x[n - 1] & q) t ^= q - 1;
+  for (int64_t i = 0; i < n; ++i) x[i] ^= t;
+  // Interleave the transposed bits, most significant first.
+  uint64_t key = 0;
+  for (int b = bits - 1; b >= 0; --b)
+    for (int64_t i = 0; i < n; ++i) key = (key << 1) | ((x[i] >> b) & 1U);
+  return key;
+}
+
+void hilbert_keys(Matrix<int32_t> codes, const CoordTables& coords, int bits, MutSpan<uint64_t> keys, int n_threads) {
+  const int64_t d = std::min<int64_t>(codes.cols, 64);
+  const double cells = static_cast<double>(uint64_t{1} << bits);
+  const auto maxc = static_cast<uint32_t>((uint64_t{1} << bits) - 1);
+  parallel_chunks(codes.rows, 1 << 15, n_threads, [&](int64_t, int64_t b, int64_t e) {
+    std::vector<uint32_t> cell(static_cast<size_t>(std::max<int64_t>(d, 1)));
+    for (int64_t r = b; r < e; ++r) {
+      const int32_t* row = codes.row(r);
+      for (int64_t j = 0; j < d; ++j) {
+        const double c = std::floor(coords.at(row[j], j) * cells);
+        cell[static_cast<size_t>(j)] = c <= 0 ? 0U : std::min(maxc, static_cast<uint32_t>(c));
+      }
+      keys[r] = hilbert_index(cell.data(), d, bits);
+    }
+  });
+}
+
+}  // namespace anoncore::twophase

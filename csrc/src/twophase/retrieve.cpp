@@ -1,0 +1,488 @@
+#include "anoncore/twophase/retrieve.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "anoncore/core/parallel.hpp"
+#include "anoncore/core/rng.hpp"
+
+namespace anoncore::twophase {
+namespace {
+
+/// Tuples of every bucket in (key, row) order with deletion: next/previous-alive links (path halving) for the
+/// neighbour walks and a Fenwick tree over alive positions for uniform choice of a remaining tuple.
+class BucketPool {
+ public:
+  BucketPool(const RetrieveInput& in) : n_(in.bucket_of_row.size), nb_(in.n_buckets) {
+    const auto n = static_cast<size_t>(n_);
+    off_.assign(static_cast<size_t>(nb_ + 1), 0);
+    for (int64_t r = 0; r < n_; ++r) ++off_[static_cast<size_t>(in.bucket_of_row[r]) + 1];
+    for (int64_t b = 0; b < nb_; ++b) off_[static_cast<size_t>(b + 1)] += off_[static_cast<size_t>(b)];
+    // (key, row) pairs grouped by bucket, then every bucket sorted by (key, row): a total order, so the result
+    // does not depend on the sort implementation or the number of threads.
+    std::vector<std::pair<uint64_t, int64_t>> kr(n);
+    {
+      std::vector<int64_t> fill(off_.begin(), off_.end() - 1);
+      for (int64_t r = 0; r < n_; ++r)
+        kr[static_cast<size_t>(fill[static_cast<size_t>(in.bucket_of_row[r])]++)] = {in.keys[r], r};
+    }
+    const int64_t chunk = std::max<int64_t>(1, int64_t{1} << 16);
+    // Sort fixed-size runs in parallel, then merge them pairwise per bucket (deterministic chunking).
+    for (int64_t b = 0; b < nb_; ++b) {
+      const int64_t lo = off_[static_cast<size_t>(b)], hi = off_[static_cast<size_t>(b + 1)];
+      const int64_t len = hi - lo;
+      parallel_chunks(len, chunk, in.n_threads, [&](int64_t, int64_t c0, int64_t c1) {
+        std::sort(kr.begin() + lo + c0, kr.begin() + lo + c1);
+      });
+      for (int64_t width = chunk; width < len; width *= 2) {
+        const int64_t n_pairs = (len + 2 * width - 1) / (2 * width);
+        parallel_chunks(n_pairs, 1, in.n_threads, [&](int64_t, int64_t p0, int64_t p1) {
+          for (int64_t q = p0; q < p1; ++q) {
+            const int64_t a = lo + q * 2 * width, mid = std::min(hi, a + width), e = std::min(hi, a + 2 * width);
+            std::inplace_merge(kr.begin() + a, kr.begin() + mid, kr.begin() + e);
+          }
+        });
+      }
+    }
+    rows_.resize(n);
+    keys_.resize(n);
+    pos_.resize(n);
+    for (size_t p = 0; p < n; ++p) {
+      keys_[p] = kr[p].first;
+      rows_[p] = kr[p].second;
+      pos_[static_cast<size_t>(rows_[p])] = static_cast<int64_t>(p);
+    }
+    nxt_.resize(n + 1);
+    std::iota(nxt_.begin(), nxt_.end(), int64_t{0});
+    prv_.resize(n + 1);
+    std::iota(prv_.begin(), prv_.end(), int64_t{0});
+    remaining_.resize(static_cast<size_t>(nb_));
+    for (int64_t b = 0; b < nb_; ++b) remaining_[static_cast<size_t>(b)] = size(b);
+    fen_.assign(n + 1, 0);
+    for (size_t i = 1; i <= n; ++i) {
+      fen_[i] += 1;
+      const size_t j = i + (i & (~i + 1));
+      if (j <= n) fen_[j] += fen_[i];
+    }
+    log_ = 1;
+    while ((size_t{1} << log_) <= n) ++log_;
+  }
+
+  int64_t begin(int64_t b) const { return off_[static_cast<size_t>(b)]; }
+  int64_t end(int64_t b) const { return off_[static_cast<size_t>(b + 1)]; }
+  int64_t size(int64_t b) const { return end(b) - begin(b); }
+  int64_t remaining(int64_t b) const { return remaining_[static_cast<size_t>(b)]; }
+  int64_t row(int64_t p) const { return rows_[static_cast<size_t>(p)]; }
+  uint64_t key(int64_t p) const { return keys_[static_cast<size_t>(p)]; }
+  int64_t pos_of_row(int64_t r) const { return pos_[static_cast<size_t>(r)]; }
+
+  /// First alive position >= p (n if none).
+  int64_t next_alive(int64_t p) {
+    while (nxt_[static_cast<size_t>(p)] != p) {
+      nxt_[static_cast<size_t>(p)] = nxt_[static_cast<size_t>(nxt_[static_cast<size_t>(p)])];
+      p = nxt_[static_cast<size_t>(p)];
+    }
+    return p;
+  }
+  /// Last alive position <= p (-1 if none).
+  int64_t prev_alive(int64_t p) {
+    int64_t q = p + 1;  // prv_ is shifted by one: index 0 stands for "none"
+    while (prv_[static_cast<size_t>(q)] != q) {
+      prv_[static_cast<size_t>(q)] = prv_[static_cast<size_t>(prv_[static_cast<size_t>(q)])];
+      q = prv_[static_cast<size_t>(q)];
+    }
+    return q - 1;
+  }
+  void kill(int64_t p, int64_t b) {
+    nxt_[static_cast<size_t>(p)] = p + 1;
+    prv_[static_cast<size_t>(p + 1)] = p;
+    for (auto i = static_cast<size_t>(p + 1); i < fen_.size(); i += i & (~i + 1)) fen_[i] -= 1;
+    --remaining_[static_cast<size_t>(b)];
+  }
+  /// Position of the r-th (0-based) remaining tuple of bucket b.
+  int64_t kth_alive(int64_t b, int64_t r) {
+    int64_t want = prefix(begin(b)) + r + 1;  // 1-based rank among all alive positions
+    size_t pos = 0;
+    for (int lg = log_; lg >= 0; --lg) {
+      const size_t nx = pos + (size_t{1} << lg);
+      if (nx < fen_.size() && fen_[nx] < want) {
+        pos = nx;
+        want -= fen_[nx];
+      }
+    }
+    return static_cast<int64_t>(pos);  // 0-based position
+  }
+
+ private:
+  int64_t prefix(int64_t p) const {  // alive positions in [0, p)
+    int64_t s = 0;
+    for (auto i = static_cast<size_t>(p); i > 0; i -= i & (~i + 1)) s += fen_[i];
+    return s;
+  }
+  int64_t n_, nb_;
+  std::vector<int64_t> off_, rows_, pos_, nxt_, prv_, remaining_, fen_;
+  std::vector<uint64_t> keys_;
+  int log_ = 1;
+};
+
+/// Seed of one EC: returns the pool position of x and its bucket.
+std::pair<int64_t, int64_t> pick_seed(BucketPool& pool, const int64_t* a, int64_t nb, SeedPolicy policy, Rng& rng,
+                                      std::vector<int64_t>& eligible) {
+  eligible.clear();
+  for (int64_t b = 0; b < nb; ++b)
+    if (a[b] > 0 && pool.remaining(b) > 0) eligible.push_back(b);
+  if (eligible.empty()) throw InternalError("EC recipe without remaining tuples");
+  if (policy == SeedPolicy::MinKey) {
+    int64_t best_p = -1, best_b = -1;
+    for (int64_t b : eligible) {
+      const int64_t p = pool.next_alive(pool.begin(b));
+      if (best_p < 0 || pool.key(p) < pool.key(best_p) ||
+          (pool.key(p) == pool.key(best_p) && pool.row(p) < pool.row(best_p))) {
+        best_p = p;
+        best_b = b;
+      }
+    }
+    return {best_p, best_b};
+  }
+  const int64_t b = eligible[static_cast<size_t>(rng.below(static_cast<uint64_t>(eligible.size())))];
+  const auto r = static_cast<int64_t>(rng.below(static_cast<uint64_t>(pool.remaining(b))));
+  return {pool.kth_alive(b, r), b};
+}
+
+void check_recipes(const RetrieveInput& in, BucketPool& pool) {
+  const int64_t nb = in.n_buckets;
+  std::vector<int64_t> col(static_cast<size_t>(nb), 0);
+  for (int64_t e = 0; e < in.leaves.rows; ++e)
+    for (int64_t b = 0; b < nb; ++b) col[static_cast<size_t>(b)] += in.leaves(e, b);
+  for (int64_t b = 0; b < nb; ++b)
+    if (col[static_cast<size_t>(b)] != pool.size(b)) throw InternalError("EC recipes do not sum to the bucket sizes");
+}
+
+// ------------------------------------------------------------------------------------------- k-d tree
+/// Static k-d tree over the points of one bucket, with deletion: alive counts per subtree, and inside every
+/// leaf the alive points are kept at the front (swap-remove), so scans never touch deleted points. Points are
+/// addressed by row through `local_of_row` (shared by all trees; each row belongs to one bucket).
+class KdTree {
+ public:
+  using Hit = std::pair<double, int64_t>;  // (squared distance, row)
+
+  KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords, int64_t d,
+         std::vector<int64_t>& local_of_row)
+      : d_(d), local_of_row_(&local_of_row) {
+    const auto n = static_cast<int64_t>(rows.size());
+    std::vector<double> raw(static_cast<size_t>(n * d));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < d; ++j)
+        raw[static_cast<size_t>(i * d + j)] = coords.at(codes(rows[static_cast<size_t>(i)], j), j);
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    std::iota(perm.begin(), perm.end(), int64_t{0});
+    struct Job {
+      int64_t begin, end;
+      int32_t parent;
+      bool is_right;
+    };
+    std::vector<Job> stack{{0, n, -1, false}};
+    std::vector<double> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d));
+    while (!stack.empty()) {
+      const Job job = stack.back();
+      stack.pop_back();
+      const auto id = static_cast<int32_t>(nodes_.size());
+      nodes_.push_back(Node{job.begin, job.end, -1, -1, job.parent, job.end - job.begin, false});
+      if (job.parent >= 0) {
+        if (job.is_right)
+          nodes_[static_cast<size_t>(job.parent)].right = id;
+        else
+          nodes_[static_cast<size_t>(job.parent)].left = id;
+      }
+      std::fill(lo.begin(), lo.end(), std::numeric_limits<double>::infinity());
+      std::fill(hi.begin(), hi.end(), -std::numeric_limits<double>::infinity());
+      for (int64_t i = job.begin; i < job.end; ++i)
+        for (int64_t j = 0; j < d; ++j) {
+          const double v = raw[static_cast<size_t>(perm[static_cast<size_t>(i)] * d + j)];
+          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], v);
+          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], v);
+        }
+      box_.insert(box_.end(), lo.begin(), lo.end());
+      box_.insert(box_.end(), hi.begin(), hi.end());
+      int64_t dim = 0;
+      double spread = -1;
+      for (int64_t j = 0; j < d; ++j)
+        if (hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)] > spread) {
+          spread = hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)];
+          dim = j;
+        }
+      if (spread <= 0) nodes_.back().same = true;  // all points identical: a leaf whatever its size
+      if (job.end - job.begin <= kLeaf || spread <= 0) continue;
+      const int64_t mid = job.begin + (job.end - job.begin) / 2;
+      std::nth_element(perm.begin() + job.begin, perm.begin() + mid, perm.begin() + job.end,
+                       [&](int64_t x, int64_t y) {
+                         const double vx = raw[static_cast<size_t>(x * d + dim)];
+                         const double vy = raw[static_cast<size_t>(y * d + dim)];
+                         return vx != vy ? vx < vy : x < y;
+                       });
+      stack.push_back({mid, job.end, id, true});
+      stack.push_back({job.begin, mid, id, false});
+    }
+    pts_.resize(static_cast<size_t>(n * d));
+    ids_.resize(static_cast<size_t>(n));
+    leaf_of_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t src = perm[static_cast<size_t>(i)];
+      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(i * d + j)] = raw[static_cast<size_t>(src * d + j)];
+      ids_[static_cast<size_t>(i)] = rows[static_cast<size_t>(src)];
+      local_of_row[static_cast<size_t>(rows[static_cast<size_t>(src)])] = i;
+    }
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      if (nodes_[k].left < 0)
+        for (int64_t i = nodes_[k].begin; i < nodes_[k].end; ++i)
+          leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+  }
+
+  const double* point_of_row(int64_t row) const { return pts_.data() + local(row) * d_; }
+  int64_t alive() const { return nodes_.empty() ? 0 : nodes_[0].alive; }
+  int64_t built_size() const { return static_cast<int64_t>(ids_.size()); }
+
+  /// Rows still alive, in storage order (deterministic).
+  std::vector<int64_t> alive_rows() const {
+    std::vector<int64_t> out;
+    for (const Node& nd : nodes_)
+      if (nd.left < 0)
+        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i) out.push_back(ids_[static_cast<size_t>(i)]);
+    return out;
+  }
+
+  void erase_row(int64_t row) {
+    const int64_t i = local(row);
+    const int32_t leaf = leaf_of_[static_cast<size_t>(i)];
+    Node& nd = nodes_[static_cast<size_t>(leaf)];
+    const int64_t last = nd.begin + nd.alive - 1;
+    if (i != last) {  // move the last alive point of the leaf into the hole
+      for (int64_t j = 0; j < d_; ++j) std::swap(pts_[static_cast<size_t>(i * d_ + j)], pts_[static_cast<size_t>(last * d_ + j)]);
+      std::swap(ids_[static_cast<size_t>(i)], ids_[static_cast<size_t>(last)]);
+      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(i)])] = i;
+      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(last)])] = last;
+    }
+    for (int32_t k = leaf; k >= 0; k = nodes_[static_cast<size_t>(k)].parent) --nodes_[static_cast<size_t>(k)].alive;
+  }
+
+  /// The kk nearest alive points to q as (squared distance, row). Among equal distances the first met in the
+  /// tree's deterministic visiting order win.
+  void knn(const double* q, int64_t kk, std::vector<Hit>& heap) {
+    heap.clear();
+    if (kk <= 0 || nodes_.empty() || nodes_[0].alive == 0) return;
+    kk_ = kk;
+    visit(0, q, heap);
+  }
+
+ private:
+  static constexpr int64_t kLeaf = 16;
+  struct Node {
+    int64_t begin, end;
+    int32_t left, right, parent;
+    int64_t alive;
+    bool same;
+  };
+  int64_t local(int64_t row) const { return (*local_of_row_)[static_cast<size_t>(row)]; }
+  double mindist(int32_t k, const double* q) const {
+    const double* lo = box_.data() + static_cast<size_t>(k) * 2 * static_cast<size_t>(d_);
+    const double* hi = lo + d_;
+    double s = 0;
+    for (int64_t j = 0; j < d_; ++j) {
+      const double v = q[j] < lo[j] ? lo[j] - q[j] : (q[j] > hi[j] ? q[j] - hi[j] : 0.0);
+      s += v * v;
+    }
+    return s;
+  }
+  static bool closer(const Hit& a, const Hit& b) { return a.first < b.first; }
+  void offer(std::vector<Hit>& heap, const Hit& c) {
+    if (static_cast<int64_t>(heap.size()) < kk_) {
+      heap.push_back(c);
+      std::push_heap(heap.begin(), heap.end(), closer);
+    } else if (c.first < heap.front().first) {
+      std::pop_heap(heap.begin(), heap.end(), closer);
+      heap.back() = c;
+      std::push_heap(heap.begin(), heap.end(), closer);
+    }
+  }
+  void visit(int32_t k, const double* q, std::vector<Hit>& heap) {
+    const Node& nd = nodes_[static_cast<size_t>(k)];
+    if (nd.left < 0) {
+      const int64_t end = nd.begin + nd.alive;
+      if (nd.same) {  // identical points: one distance, take them in storage order while they improve the heap
+        const double s = mindist(k, q);
+        for (int64_t i = nd.begin; i < end; ++i) {
+          if (static_cast<int64_t>(heap.size()) >= kk_ && !(s < heap.front().first)) break;
+          offer(heap, {s, ids_[static_cast<size_t>(i)]});
+        }
+        return;
+      }
+      for (int64_t i = nd.begin; i < end; ++i) {
+        const double* p = pts_.data() + i * d_;
+        const bool full = static_cast<int64_t>(heap.size()) >= kk_;
+        const double bound = full ? heap.front().first : std::numeric_limits<double>::infinity();
+        double s = 0;
+        for (int64_t j = 0; j < d_ && s < bound; ++j) s += (p[j] - q[j]) * (p[j] - q[j]);
+        if (!full || s < bound) offer(heap, {s, ids_[static_cast<size_t>(i)]});
+      }
+      return;
+    }
+    int32_t first = nd.left, second = nd.right;
+    double d1 = mindist(first, q), d2 = mindist(second, q);
+    if (d2 < d1) {
+      std::swap(first, second);
+      std::swap(d1, d2);
+    }
+    if (nodes_[static_cast<size_t>(first)].alive > 0 &&
+        (static_cast<int64_t>(heap.size()) < kk_ || d1 < heap.front().first))
+      visit(first, q, heap);
+    if (nodes_[static_cast<size_t>(second)].alive > 0 &&
+        (static_cast<int64_t>(heap.size()) < kk_ || d2 < heap.front().first))
+      visit(second, q, heap);
+  }
+
+  int64_t d_;
+  std::vector<int64_t>* local_of_row_;
+  int64_t kk_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<double> box_, pts_;
+  std::vector<int64_t> ids_;
+  std::vector<int32_t> leaf_of_;
+};
+
+}  // namespace
+
+Status retrieve_hilbert(const RetrieveInput& in, MutSpan<int64_t> labels) {
+  BucketPool pool(in);
+  check_recipes(in, pool);
+  const int64_t nb = in.n_buckets;
+  Rng rng(in.seed);
+  std::vector<int64_t> eligible;
+  for (int64_t e = 0; e < in.leaves.rows; ++e) {
+    if ((e & 0x3FFF) == 0 && interrupted(in.interrupt)) return Status::Interrupted;
+    const int64_t* a = in.leaves.row(e);
+    const auto [px, bx] = pick_seed(pool, a, nb, in.policy, rng, eligible);
+    const uint64_t hx = pool.key(px);
+    for (int64_t b = 0; b < nb; ++b) {
+      int64_t need = a[b];
+      if (need <= 0) continue;
+      const int64_t lo = pool.begin(b), hi = pool.end(b);
+      int64_t L, R;
+      if (b == bx) {
+        labels[pool.row(px)] = e;
+        pool.kill(px, b);
+        --need;
+        L = pool.prev_alive(px - 1);
+        R = pool.next_alive(px + 1);
+      } else {
+        const uint64_t* kb = nullptr;
+        (void)kb;
+        // Binary search over the bucket's keys (dead positions included: their keys are still sorted).
+        int64_t first = lo, count = hi - lo;
+        while (count > 0) {
+          const int64_t step = count / 2, mid = first + step;
+          if (pool.key(mid) < hx) {
+            first = mid + 1;
+            count -= step + 1;
+          } else {
+            count = step;
+          }
+        }
+        R = pool.next_alive(first);
+        L = pool.prev_alive(first - 1);
+      }
+      while (need > 0) {
+        const bool has_l = L >= lo, has_r = R < hi;
+        if (!has_l && !has_r) throw InternalError("bucket exhausted during retrieval");
+        if (has_l && (!has_r || hx - pool.key(L) <= pool.key(R) - hx)) {
+          labels[pool.row(L)] = e;
+          pool.kill(L, b);
+          L = pool.prev_alive(L - 1);
+        } else {
+          labels[pool.row(R)] = e;
+          pool.kill(R, b);
+          R = pool.next_alive(R + 1);
+        }
+        --need;
+      }
+    }
+  }
+  return Status::Ok;
+}
+
+Status retrieve_slices(const RetrieveInput& in, MutSpan<int64_t> labels) {
+  BucketPool pool(in);
+  check_recipes(in, pool);
+  const int64_t nb = in.n_buckets;
+  std::vector<int64_t> next(static_cast<size_t>(nb));
+  for (int64_t b = 0; b < nb; ++b) next[static_cast<size_t>(b)] = pool.begin(b);
+  for (int64_t e = 0; e < in.leaves.rows; ++e)
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t i = 0; i < in.leaves(e, b); ++i) labels[pool.row(next[static_cast<size_t>(b)]++)] = e;
+  return Status::Ok;
+}
+
+Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordTables& coords,
+                    MutSpan<int64_t> labels) {
+  BucketPool pool(in);
+  check_recipes(in, pool);
+  const int64_t nb = in.n_buckets, d = codes.cols;
+  std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
+  std::vector<KdTree> trees;
+  trees.reserve(static_cast<size_t>(nb));
+  {
+    std::vector<int64_t> rows;
+    for (int64_t b = 0; b < nb; ++b) {
+      rows.clear();
+      for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
+      trees.emplace_back(rows, codes, coords, d, local_of_row);
+    }
+  }
+  // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
+  // fewer than half of the points it was built on are alive (amortised O(n log n) in total).
+  auto maybe_rebuild = [&](int64_t b) {
+    KdTree& tree = trees[static_cast<size_t>(b)];
+    if (tree.alive() >= 32 && 2 * tree.alive() < tree.built_size())
+      tree = KdTree(tree.alive_rows(), codes, coords, d, local_of_row);
+  };
+  Rng rng(in.seed);
+  std::vector<int64_t> eligible;
+  std::vector<std::vector<KdTree::Hit>> heaps(static_cast<size_t>(nb));
+  std::vector<double> q(static_cast<size_t>(std::max<int64_t>(d, 1)));
+  for (int64_t e = 0; e < in.leaves.rows; ++e) {
+    if ((e & 0x3FF) == 0 && interrupted(in.interrupt)) return Status::Interrupted;
+    const int64_t* a = in.leaves.row(e);
+    const auto [px, bx] = pick_seed(pool, a, nb, in.policy, rng, eligible);
+    const int64_t xrow = pool.row(px);
+    {
+      const double* xp = trees[static_cast<size_t>(bx)].point_of_row(xrow);
+      std::copy(xp, xp + d, q.begin());
+    }
+    labels[xrow] = e;
+    pool.kill(px, bx);
+    trees[static_cast<size_t>(bx)].erase_row(xrow);
+    // Buckets are independent within one EC: query (and delete from) every bucket's tree, then update the
+    // shared pool in bucket order. (Running the buckets in parallel was measured slower: one parallel region
+    // per EC costs more than the queries on a loaded machine.)
+    for (int64_t b = 0; b < nb; ++b) {
+      auto& heap = heaps[static_cast<size_t>(b)];
+      heap.clear();
+      const int64_t need = a[b] - (b == bx ? 1 : 0);
+      if (need > 0) {
+        KdTree& tree = trees[static_cast<size_t>(b)];
+        tree.knn(q.data(), need, heap);
+        if (static_cast<int64_t>(heap.size()) != need) throw InternalError("bucket exhausted during kNN retrieval");
+        for (const auto& h : heap) tree.erase_row(h.second);
+      }
+      maybe_rebuild(b);
+    }
+    for (int64_t b = 0; b < nb; ++b)
+      for (const auto& h : heaps[static_cast<size_t>(b)]) {
+        labels[h.second] = e;
+        pool.kill(pool.pos_of_row(h.second), b);
+      }
+  }
+  return Status::Ok;
+}
+
+}  // namespace anoncore::twophase

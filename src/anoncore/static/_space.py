@@ -1,0 +1,178 @@
+"""Shared helpers of the static algorithms: parameter validation, the normalised QI space, SA kinds.
+
+The QI space (spec sabre-burel.md §3.4, §8 item 11): one dimension per quasi-identifier, normalised to
+[0, 1] by its domain: numeric values by ``(value - L) / (U - L)`` (``L, U`` from ``table.domain``), categorical
+and ordinal values by their pre-order leaf rank over ``n_leaves - 1``. Used by the Hilbert keys (SABRE-AK,
+BUREL), exact kNN (SABRE-KNN) and Mondrian's widest-dimension choice.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from anoncore import _core
+from anoncore.data.hierarchy import Hierarchy
+from anoncore.data.table import Table
+
+__all__ = [
+    "QISpace",
+    "SensitiveInfo",
+    "audited",
+    "check_k",
+    "check_option",
+    "check_t",
+    "check_table",
+    "check_threads",
+    "qi_space",
+    "seed_from",
+    "sensitive_info",
+]
+
+
+@dataclass(frozen=True)
+class QISpace:
+    """Codes (n, d) plus normalised coordinate tables: coordinate of code c of QI j is
+    ``values[offsets[j] + c]``."""
+
+    codes: NDArray[np.int32]
+    values: NDArray[np.float64]
+    offsets: NDArray[np.int64]
+    max_card: int
+
+
+@dataclass(frozen=True)
+class SensitiveInfo:
+    """The sensitive column's codes, its number of codes and, for a categorical SA, its hierarchy arrays."""
+
+    name: str
+    codes: NDArray[np.int32]
+    m: int
+    hierarchy: Hierarchy | None
+
+    def closeness_model(self, t: float) -> Any:
+        """The t-closeness model with this attribute's ground distance (for the independent audit)."""
+        from anoncore.models import HierarchicalDistanceTCloseness, OrderedDistanceTCloseness
+
+        if self.hierarchy is None:
+            return OrderedDistanceTCloseness(t, sensitive=self.name)
+        return HierarchicalDistanceTCloseness(t, sensitive=self.name)
+
+    @property
+    def hierarchy_arrays(self) -> tuple[NDArray[np.int32], ...] | None:
+        h = self.hierarchy
+        if h is None:
+            return None
+        return tuple(np.ascontiguousarray(a, dtype=np.int32) for a in (h.parent, h.node_height, h.leaf_start,
+                                                                          h.leaf_count))
+
+
+def check_table(table: Any, caller: str) -> Table:
+    if not isinstance(table, Table):
+        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore.Table (build one with "
+                        f"Table.from_pandas). Got {type(table).__name__} instead.")
+    if not table.quasi_identifiers:
+        raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
+    return table
+
+
+def check_t(t: Any, caller: str) -> float:
+    if isinstance(t, bool) or not isinstance(t, Real):
+        raise TypeError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+    tf = float(t)
+    if not (0.0 < tf <= 1.0):
+        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+    return tf
+
+
+def check_k(k: Any, n_rows: int, caller: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, Integral):
+        raise TypeError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {k!r} "
+                        f"instead.")
+    if not (1 <= int(k) <= n_rows):
+        raise ValueError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {k!r} "
+                         f"instead.")
+    return int(k)
+
+
+def check_option(value: Any, name: str, options: tuple[str, ...], caller: str) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"The {name!r} parameter of {caller} must be one of {set(options)}. Got {value!r} "
+                         f"instead.")
+    return value
+
+
+def check_threads(n_threads: Any, caller: str) -> int:
+    if n_threads is None:
+        return 0
+    if isinstance(n_threads, bool) or not isinstance(n_threads, Integral):
+        raise TypeError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
+                        f"instead.")
+    if int(n_threads) < 1:
+        raise ValueError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
+                         f"instead.")
+    if int(n_threads) > 1 and not _core.has_openmp:
+        warnings.warn(f"{caller}: n_threads={n_threads} requested but anoncore was built without OpenMP; "
+                      f"running serially.", RuntimeWarning, stacklevel=3)
+    return int(n_threads)
+
+
+def seed_from(rng: Any, caller: str) -> int:
+    if rng is not None and not isinstance(rng, (Integral, np.random.Generator)) or isinstance(rng, bool):
+        raise TypeError(f"The 'rng' parameter of {caller} must be an int, a numpy Generator or None. Got "
+                        f"{rng!r} instead.")
+    gen = np.random.default_rng(rng if rng is None or isinstance(rng, np.random.Generator) else int(rng))
+    return int(gen.integers(0, 2**64, dtype=np.uint64))
+
+
+def qi_space(table: Table) -> QISpace:
+    """Codes and normalised coordinate tables of the quasi-identifiers (cached on the table)."""
+    key = ("qi_space",)
+    cached = table._cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    tabs: list[NDArray[np.float64]] = []
+    for q in table.quasi_identifiers:
+        a = table.attribute(q)
+        if a.kind == "numeric":
+            v = table.numeric_values(q)
+            lo, hi = table.domain(q)
+            lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+            tabs.append((v - lo) / (hi - lo) if hi > lo else np.zeros_like(v))
+        else:
+            card = table.cardinality(q)
+            tabs.append(np.arange(card, dtype=np.float64) / max(card - 1, 1))
+    offsets = np.zeros(len(tabs) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([t.size for t in tabs])
+    space = QISpace(table.qi_codes(), np.ascontiguousarray(np.concatenate(tabs)), offsets,
+                    int(max(t.size for t in tabs)))
+    table._cache[key] = space
+    return space
+
+
+def audited(table: Table, partition: Any, sa: SensitiveInfo, t: float, k: int) -> dict[str, Any]:
+    """Achieved k and t of a partition as measured by :func:`anoncore.audit` (never by the algorithm)."""
+    from anoncore.audit import audit
+    from anoncore.models import KAnonymity
+
+    rep = audit(table, partition, [KAnonymity(k), sa.closeness_model(t)])
+    return {"k": int(rep[0].achieved), "t": float(rep[1].achieved), "passed": bool(rep.passed)}
+
+
+def sensitive_info(table: Table, sensitive: str | None, caller: str) -> SensitiveInfo:
+    """Resolve the sensitive attribute: numeric/ordinal -> ordered distance; categorical -> its hierarchy."""
+    name = table.sensitive_column(sensitive, caller=caller)
+    a = table.attribute(name)
+    h: Hierarchy | None = None
+    if a.kind == "categorical":
+        if a.hierarchy is None:
+            raise ValueError(f"{caller} needs a hierarchy for the categorical sensitive attribute {name!r} (the "
+                             f"ground distance of the EMD is height(LCA) / height(root)); declare one in the "
+                             f"schema, or declare the attribute numeric or ordinal for the ordered distance.")
+        h = a.hierarchy
+    return SensitiveInfo(name, table.column(name), table.cardinality(name), h)
