@@ -1,0 +1,25 @@
+"""Static (one-shot) anonymization algorithms."""
+
+from __future__ import annotations
+
+from anoncore.static.lattice import (
+    BestK,
+    best_k,
+    datafly,
+    hellinger_t_closeness,
+    improved_greedy,
+    lattice_search,
+    samarati,
+    t_incognito,
+)
+
+__all__ = [
+    "BestK",
+    "best_k",
+    "datafly",
+    "hellinger_t_closeness",
+    "improved_greedy",
+    "lattice_search",
+    "samarati",
+    "t_incognito",
+]
