@@ -386,7 +386,7 @@ struct Engine::Impl {
             (sF == 1.0 ? static_cast<double>(S) : so + sF * (static_cast<double>(S) - so));
       }
       const double mn = gF * N / rows;
-      x[static_cast<size_t>(j)] = round10(std::max(0.0, (A - mn) / (N - mn)));
+      x[static_cast<size_t>(j)] = N - mn > 0.0 ? round10(std::max(0.0, (A - mn) / (N - mn))) : 0.0;
     }
     return aggregate(x);
   }
