@@ -23,7 +23,7 @@ from anoncore.static.lattice import (
     samarati,
     t_incognito,
 )
-from tests.oracles import lattice as oracle
+from oracles import lattice as oracle
 
 M = _SimpleModel.make
 
