@@ -240,8 +240,8 @@ def test_arx_exact_optimum(case: dict, adult, adult_occupation) -> None:  # type
     res = lattice_search(table, models, case["suppression_limit"], metric, **kwargs)
     value = res.metrics[metric]
     expected = float(case["expected_score"])
-    # exact string as ARX's test compares it; all 20 exact cases reproduce it (see docs/lattice.md)
-    assert java_double(value) == case["expected_score"] or math.isclose(value, expected, rel_tol=1e-9)
-    assert math.isclose(value, expected, rel_tol=1e-9, abs_tol=0.0)
+    # exact string as ARX's test compares it (String.valueOf(getHighestScore()) == expected)
+    assert java_double(value) == case["expected_score"]
+    assert math.isclose(value, expected, rel_tol=1e-12, abs_tol=0.0)
     # ARX's levels are the unique argmin in these cases (ARX-ORACLES.md §10)
     assert list(res.partition.levels) == case["expected_levels"]

@@ -8,6 +8,8 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <deque>
+#include <unordered_map>
 
 #include "anoncore/core/parallel.hpp"
 
@@ -105,6 +107,24 @@ int64_t densify(Scratch& s, int64_t n, uint64_t space) {
 /// would overflow, the partial keys are re-densified (so any number of QIs works). Fills s.ids.
 template <class CodeFn>
 int64_t group_items(Scratch& s, int64_t n, int64_t r, const int64_t* card, CodeFn code) {
+  {
+    // Common case: the whole key space fits in 64 bits -> one row-major pass.
+    unsigned __int128 sp = 1;
+    bool fits = true;
+    for (int64_t j = 0; j < r && fits; ++j) {
+      sp *= static_cast<unsigned __int128>(std::max<int64_t>(1, card[j]));
+      fits = sp <= static_cast<unsigned __int128>(kMaxU64);
+    }
+    if (fits && r > 0) {
+      s.keys.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        uint64_t k = 0;
+        for (int64_t j = 0; j < r; ++j) k = k * static_cast<uint64_t>(std::max<int64_t>(1, card[j])) + static_cast<uint64_t>(code(i, j));
+        s.keys[static_cast<size_t>(i)] = k;
+      }
+      return densify(s, n, static_cast<uint64_t>(sp));
+    }
+  }
   s.keys.assign(static_cast<size_t>(n), 0);
   uint64_t space = 1;
   for (int64_t j = 0; j < r; ++j) {
@@ -147,9 +167,11 @@ struct Engine::Impl {
   bool m_monotone = false;
   std::vector<int64_t> row_class;  // row -> bottom class
   std::shared_ptr<FreqSet> bottom;
-  // cache of frequency sets (most recent last)
-  std::vector<std::shared_ptr<FreqSet>> cache;
-  size_t cache_max = 24;
+  // cache of frequency sets: by node key, with insertion order for eviction under a class budget
+  std::unordered_map<std::string, std::shared_ptr<FreqSet>> cache;
+  std::deque<std::string> cache_order;
+  int64_t cache_classes = 0;
+  int64_t cache_budget = int64_t{1} << 21;  // total cached classes
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
 
@@ -189,7 +211,22 @@ struct Engine::Impl {
 
   std::shared_ptr<FreqSet> source_for(const int32_t* target) const {
     std::shared_ptr<FreqSet> best = bottom;
-    for (const auto& f : cache) {
+    std::vector<int32_t> lv(target, target + r);
+    // the node itself or a direct predecessor (the usual roll-up along the search)
+    auto self = cache.find(node_key(lv.data(), r));
+    if (self != cache.end()) return self->second;
+    for (int64_t j = 0; j < r; ++j) {
+      if (lv[static_cast<size_t>(j)] == 0) continue;
+      lv[static_cast<size_t>(j)]--;
+      auto it = cache.find(node_key(lv.data(), r));
+      if (it != cache.end() && it->second->n_classes < best->n_classes) best = it->second;
+      lv[static_cast<size_t>(j)]++;
+    }
+    if (best != bottom) return best;
+    // otherwise any of the most recent cached ancestors
+    int64_t seen = 0;
+    for (auto it = cache_order.rbegin(); it != cache_order.rend() && seen < 64; ++it, ++seen) {
+      const auto& f = cache.at(*it);
       bool le = true;
       for (int64_t j = 0; j < r && le; ++j) le = f->levels[static_cast<size_t>(j)] <= target[j];
       if (le && f->n_classes < best->n_classes) best = f;
@@ -197,10 +234,18 @@ struct Engine::Impl {
     return best;
   }
 
-  void remember(std::shared_ptr<FreqSet> f) {
-    if (cache_max == 0) return;
-    if (cache.size() >= cache_max) cache.erase(cache.begin());
-    cache.push_back(std::move(f));
+  void remember(const std::shared_ptr<FreqSet>& f) {
+    std::string key = node_key(f->levels.data(), r);
+    if (cache.count(key) || f->n_classes > cache_budget / 4) return;
+    cache_classes += f->n_classes;
+    cache.emplace(key, f);
+    cache_order.push_back(std::move(key));
+    while (cache_classes > cache_budget && !cache_order.empty()) {
+      auto it = cache.find(cache_order.front());
+      cache_classes -= it->second->n_classes;
+      cache.erase(it);
+      cache_order.pop_front();
+    }
   }
 
   // ------------------------------------------------------------------ criteria
@@ -529,11 +574,7 @@ struct Engine::Impl {
     auto f = freq(lv, scratch[0]);
     NodeResult res = judge(*f, scratch[0]);
     ++n_eval;
-    if (f != bottom) {
-      bool cached = false;
-      for (const auto& c : cache) cached = cached || c == f;
-      if (!cached) remember(f);
-    }
+    if (f != bottom) remember(f);
     return res;
   }
 };
