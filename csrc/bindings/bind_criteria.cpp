@@ -1,6 +1,111 @@
-// Bindings for anoncore::criteria (filled in by the issue that builds this concern).
+// Bindings for anoncore::criteria: per-class criterion values and the criteria's declarations.
+#include "anoncore/criteria/criteria.hpp"
 #include "common.hpp"
 
 namespace anoncore::bindings {
-void bind_criteria(py::module_ m) { m.doc() = "criteria kernels"; }
+namespace {
+
+/// The exact kernels form products of two counts in int64: totals must stay below 2^31.
+Span<int64_t> checked_reference(const CArray<int64_t>& reference, int64_t m) {
+  auto rv = span_of(reference, "reference", m);
+  int64_t total = 0;
+  for (int64_t v = 0; v < rv.size; ++v) {
+    if (rv[v] < 0) throw std::invalid_argument("reference counts must be non-negative");
+    total += rv[v];
+  }
+  if (total <= 0 || total >= (int64_t{1} << 31))
+    throw std::invalid_argument("the reference total must be in [1, 2^31)");
+  return rv;
+}
+
+}  // namespace
+
+void bind_criteria(py::module_ m) {
+  m.doc() = "criteria kernels: per-class values of the privacy models";
+  py::dict info;
+  for (const auto& c : criteria::kCriteria) {
+    info[c.name] = py::make_tuple(c.requirement == criteria::Requirement::Count ? "count" : "histogram",
+                                  c.monotone_generalization, c.monotone_suppression);
+  }
+  m.attr("criteria_info") = info;
+
+  m.def(
+      "distinct_values",
+      [](const CArray<int64_t>& hist, int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        CArray<int64_t> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          criteria::distinct_values(hv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("n_threads") = 0, "Distinct sensitive values per class.");
+  m.def(
+      "entropy",
+      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        auto sv = span_of(sizes, "sizes", hv.rows);
+        CArray<double> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          criteria::entropy(hv, sv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("n_threads") = 0,
+      "Plug-in Shannon entropy (nats) per class.");
+  m.def(
+      "recursive_cl_ratio",
+      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int64_t l, int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        auto sv = span_of(sizes, "sizes", hv.rows);
+        if (l < 1) throw std::invalid_argument("l must be >= 1");
+        CArray<double> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          criteria::recursive_cl_ratio(hv, sv, l, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("l"), py::arg("n_threads") = 0,
+      "Recursive (c,l) ratio r1 / (r_l + ... + r_m') per class.");
+  m.def(
+      "beta_likeness",
+      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, const CArray<int64_t>& reference, bool enhanced,
+         int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        auto sv = span_of(sizes, "sizes", hv.rows);
+        auto rv = checked_reference(reference, hv.cols);
+        CArray<double> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          criteria::beta_likeness(hv, sv, rv, enhanced, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("reference").noconvert(),
+      py::arg("enhanced"), py::arg("n_threads") = 0, "Basic or enhanced beta-likeness value per class.");
+  m.def(
+      "delta_disclosure",
+      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, const CArray<int64_t>& reference, int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        auto sv = span_of(sizes, "sizes", hv.rows);
+        auto rv = checked_reference(reference, hv.cols);
+        CArray<double> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          criteria::delta_disclosure(hv, sv, rv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("reference").noconvert(),
+      py::arg("n_threads") = 0, "delta-disclosure value per class (max |ln(q/p)|).");
+}
+
 }  // namespace anoncore::bindings

@@ -10,7 +10,8 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
-from anoncore import datasets
+from anoncore import datasets, distance, metrics
+from anoncore.audit import AuditReport, ModelAudit, audit
 from anoncore.data.builders import (
     flat_hierarchy,
     interval_hierarchy,
@@ -21,11 +22,39 @@ from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
+from anoncore.models import (
+    BasicBetaLikeness,
+    DeltaDisclosure,
+    DistinctLDiversity,
+    EnhancedBetaLikeness,
+    EntropyLDiversity,
+    EqualDistanceTCloseness,
+    HellingerTCloseness,
+    HierarchicalDistanceTCloseness,
+    KAnonymity,
+    OrderedDistanceTCloseness,
+    RecursiveCLDiversity,
+)
 from anoncore.results import Partition, Result
 
 __version__ = "0.1.0"
 __all__ = [
     "Attribute",
+    "AuditReport",
+    "BasicBetaLikeness",
+    "DeltaDisclosure",
+    "DistinctLDiversity",
+    "EnhancedBetaLikeness",
+    "EntropyLDiversity",
+    "EqualDistanceTCloseness",
+    "HellingerTCloseness",
+    "HierarchicalDistanceTCloseness",
+    "KAnonymity",
+    "ModelAudit",
+    "OrderedDistanceTCloseness",
+    "RecursiveCLDiversity",
+    "audit",
+    "distance",
     "Hierarchy",
     "InfeasibleError",
     "Partition",
@@ -34,6 +63,7 @@ __all__ = [
     "Table",
     "__version__",
     "datasets",
+    "metrics",
     "flat_hierarchy",
     "interval_hierarchy",
     "masking_hierarchy",

@@ -1,0 +1,270 @@
+#include "anoncore/distance/emd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "anoncore/core/parallel.hpp"
+#include "anoncore/core/status.hpp"
+
+namespace anoncore::distance {
+namespace {
+
+using wide = __int128;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int64_t kChunk = 256;
+
+int64_t total_of(Span<int64_t> v) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < v.size; ++i) s += v[i];
+  return s;
+}
+
+double wide_to_double(wide x) { return static_cast<double>(x); }
+
+/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
+int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
+
+/// Run `f(c)` for every class c in parallel chunks (deterministic: each class independent).
+template <class F>
+void for_classes(int64_t n_classes, int64_t work, int n_threads, F&& f) {
+  parallel_chunks(n_classes, kChunk, threads_for(work, n_threads), [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) f(c);
+  });
+}
+
+/// Hierarchical EMD numerator: one post-order pass over node ids. `leaf_extra(v)` gives the extra earth of leaf
+/// v as type T; pos/neg are scratch buffers of length n_nodes. Returns sum_n height(n) * min(pos(n), neg(n)).
+template <class T, class Acc, class LeafExtra>
+Acc hier_pass(const HierarchyView& h, std::vector<T>& pos, std::vector<T>& neg, LeafExtra&& leaf_extra) {
+  const int64_t nn = h.n_nodes();
+  std::fill(pos.begin(), pos.end(), T(0));
+  std::fill(neg.begin(), neg.end(), T(0));
+  Acc cost = 0;
+  for (int64_t v = 0; v < nn; ++v) {
+    T e;
+    if (v < h.n_leaves) {
+      e = leaf_extra(v);
+    } else {
+      const T mn = std::min(pos[v], neg[v]);
+      cost += static_cast<Acc>(h.height[v]) * static_cast<Acc>(mn);
+      e = pos[v] - neg[v];
+    }
+    const int32_t par = h.parent[v];
+    if (par >= 0) {
+      if (e > T(0))
+        pos[par] += e;
+      else
+        neg[par] -= e;
+    }
+  }
+  return cost;
+}
+
+}  // namespace
+
+void emd_equal_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
+                       int n_threads) {
+  const int64_t m = hist.cols, P = total_of(reference);
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
+    const int64_t Q = sizes[c];
+    if (Q <= 0) {
+      out[c] = kNaN;
+      return;
+    }
+    const int64_t* row = hist.row(c);
+    wide s = 0;
+    for (int64_t v = 0; v < m; ++v) {
+      const int64_t d = reference[v] * Q - row[v] * P;
+      s += d < 0 ? -d : d;
+    }
+    out[c] = wide_to_double(s) / (2.0 * static_cast<double>(P) * static_cast<double>(Q));
+  });
+}
+
+void emd_ordered_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
+                         int n_threads) {
+  const int64_t m = hist.cols, P = total_of(reference);
+  int64_t present = 0;
+  for (int64_t v = 0; v < m; ++v) present += reference[v] > 0 ? 1 : 0;
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
+    const int64_t Q = sizes[c];
+    if (Q <= 0) {
+      out[c] = kNaN;
+      return;
+    }
+    if (present <= 1) {
+      out[c] = 0.0;
+      return;
+    }
+    const int64_t* row = hist.row(c);
+    int64_t r = 0;
+    wide s = 0;
+    for (int64_t v = 0; v < m; ++v) {
+      if (reference[v] == 0) continue;
+      r += row[v] * P - reference[v] * Q;
+      s += r < 0 ? -r : r;
+    }
+    out[c] = wide_to_double(s) /
+             (static_cast<double>(present - 1) * static_cast<double>(P) * static_cast<double>(Q));
+  });
+}
+
+void emd_hierarchical_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference,
+                              const HierarchyView& h, MutSpan<double> out, int n_threads) {
+  const int64_t P = total_of(reference), nn = h.n_nodes();
+  const int32_t H = h.height[nn - 1];
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
+    std::vector<int64_t> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn));
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t Q = sizes[c];
+      if (Q <= 0) {
+        out[c] = kNaN;
+        continue;
+      }
+      if (H <= 0) {
+        out[c] = 0.0;
+        continue;
+      }
+      const int64_t* row = hist.row(c);
+      const wide cost =
+          hier_pass<int64_t, wide>(h, pos, neg, [&](int64_t v) { return reference[v] * Q - row[v] * P; });
+      out[c] = wide_to_double(cost) /
+               (static_cast<double>(H) * static_cast<double>(P) * static_cast<double>(Q));
+    }
+  });
+}
+
+void hellinger_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
+                       int n_threads) {
+  const int64_t m = hist.cols;
+  const double P = static_cast<double>(total_of(reference));
+  std::vector<double> sp(static_cast<size_t>(m));
+  for (int64_t v = 0; v < m; ++v) sp[static_cast<size_t>(v)] = std::sqrt(static_cast<double>(reference[v]) / P);
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
+    const int64_t Q = sizes[c];
+    if (Q <= 0) {
+      out[c] = kNaN;
+      return;
+    }
+    const int64_t* row = hist.row(c);
+    const double Qd = static_cast<double>(Q);
+    double s = 0.0;
+    for (int64_t v = 0; v < m; ++v) {
+      const double d = sp[static_cast<size_t>(v)] - std::sqrt(static_cast<double>(row[v]) / Qd);
+      s += d * d;
+    }
+    out[c] = std::sqrt(0.5 * s);
+  });
+}
+
+void kl_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, double log_base,
+                MutSpan<double> out, int n_threads) {
+  const int64_t m = hist.cols;
+  const double P = static_cast<double>(total_of(reference)), lb = std::log(log_base);
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
+    const int64_t Q = sizes[c];
+    if (Q <= 0) {
+      out[c] = kNaN;
+      return;
+    }
+    const int64_t* row = hist.row(c);
+    const double Qd = static_cast<double>(Q);
+    double s = 0.0;
+    for (int64_t v = 0; v < m; ++v) {
+      if (row[v] == 0) continue;
+      if (reference[v] == 0) {
+        s = std::numeric_limits<double>::infinity();
+        break;
+      }
+      const double q = static_cast<double>(row[v]) / Qd, p = static_cast<double>(reference[v]) / P;
+      s += q * std::log(q / p);
+    }
+    out[c] = s / lb;
+  });
+}
+
+void js_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, double log_base,
+                MutSpan<double> out, int n_threads) {
+  const int64_t m = hist.cols;
+  const double P = static_cast<double>(total_of(reference)), lb = std::log(log_base);
+  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
+    const int64_t Q = sizes[c];
+    if (Q <= 0) {
+      out[c] = kNaN;
+      return;
+    }
+    const int64_t* row = hist.row(c);
+    const double Qd = static_cast<double>(Q);
+    double s = 0.0;
+    for (int64_t v = 0; v < m; ++v) {
+      const double q = static_cast<double>(row[v]) / Qd, p = static_cast<double>(reference[v]) / P;
+      const double mid = 0.5 * (p + q);
+      if (p > 0) s += p * std::log(p / mid);
+      if (q > 0) s += q * std::log(q / mid);
+    }
+    out[c] = std::max(0.0, 0.5 * s / lb);
+  });
+}
+
+double emd_equal(Span<double> p, Span<double> q) {
+  double s = 0.0;
+  for (int64_t v = 0; v < p.size; ++v) s += std::fabs(p[v] - q[v]);
+  return 0.5 * s;
+}
+
+double emd_ordered(Span<double> p, Span<double> q) {
+  int64_t present = 0;
+  for (int64_t v = 0; v < p.size; ++v) present += (p[v] > 0 || q[v] > 0) ? 1 : 0;
+  if (present <= 1) return 0.0;
+  double r = 0.0, s = 0.0;
+  for (int64_t v = 0; v < p.size; ++v) {
+    if (!(p[v] > 0 || q[v] > 0)) continue;
+    r += q[v] - p[v];
+    s += std::fabs(r);
+  }
+  // The last prefix is 0 in exact arithmetic; drop its rounding residue.
+  s -= std::fabs(r);
+  return s / static_cast<double>(present - 1);
+}
+
+double emd_hierarchical(Span<double> p, Span<double> q, const HierarchyView& h) {
+  const int64_t nn = h.n_nodes();
+  const int32_t H = h.height[nn - 1];
+  if (H <= 0) return 0.0;
+  std::vector<double> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn));
+  const double cost = hier_pass<double, double>(h, pos, neg, [&](int64_t v) { return p[v] - q[v]; });
+  return cost / static_cast<double>(H);
+}
+
+double hellinger(Span<double> p, Span<double> q) {
+  double s = 0.0;
+  for (int64_t v = 0; v < p.size; ++v) {
+    const double d = std::sqrt(p[v]) - std::sqrt(q[v]);
+    s += d * d;
+  }
+  return std::sqrt(0.5 * s);
+}
+
+double kl_divergence(Span<double> p, Span<double> q, double log_base) {
+  double s = 0.0;
+  for (int64_t v = 0; v < p.size; ++v) {
+    if (p[v] <= 0) continue;
+    if (q[v] <= 0) return std::numeric_limits<double>::infinity();
+    s += p[v] * std::log(p[v] / q[v]);
+  }
+  return s / std::log(log_base);
+}
+
+double js_divergence(Span<double> p, Span<double> q, double log_base) {
+  double s = 0.0;
+  for (int64_t v = 0; v < p.size; ++v) {
+    const double mid = 0.5 * (p[v] + q[v]);
+    if (p[v] > 0) s += p[v] * std::log(p[v] / mid);
+    if (q[v] > 0) s += q[v] * std::log(q[v] / mid);
+  }
+  return std::max(0.0, 0.5 * s / std::log(log_base));
+}
+
+}  // namespace anoncore::distance
