@@ -104,6 +104,7 @@ def test_optimal_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: floa
         st_ = stats[lv]
         assert res.achieved["n_suppressed"] == st_["suppressed"]
         assert res.partition.n_suppressed <= lim
+        assert res.achieved["audit_passed"]  # the independent audit (criteria kernels) agrees
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -127,6 +128,7 @@ def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:
             assert sorted(d.tolist()) == [0] * (r - 1) + [1]
         assert all(x >= y for x, y in zip(outliers, outliers[1:]))  # non-increasing
         assert res.partition.n_suppressed <= lim
+        assert res.achieved["audit_passed"]
         assert sum(res.partition.levels) >= sum(opt.partition.levels)
         assert res.stats["nodes_evaluated"] <= r * hmax + 1
     sam = samarati(table, models, limit, "precision")
@@ -190,6 +192,7 @@ def test_heuristics_on_adult(adult) -> None:  # type: ignore[no-untyped-def]
     assert d.stats["nodes_evaluated"] <= hmax + 1
     assert g.stats["nodes_evaluated"] <= r * hmax + 1
     assert sum(s.partition.levels) <= min(sum(d.partition.levels), sum(g.partition.levels))
+    assert all(x.achieved["audit_passed"] for x in (opt, d, g, s))
     assert opt.metrics["loss"] <= min(d.metrics["loss"], g.metrics["loss"], s.metrics["loss"])
 
 

@@ -30,6 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore.audit import audit
+from anoncore.models import PrivacyModel
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.results import Partition, Result
@@ -317,6 +319,12 @@ def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], para
         "n_suppressed": int(part.n_suppressed),
         "n_classes": int(kept.size),
     }
+    if all(isinstance(m, PrivacyModel) for m in problem.models):
+        # the independent checker: every guarantee recomputed from the partition and the original values
+        report = audit(problem.table, part, list(problem.models))
+        achieved["audit_passed"] = bool(report.passed)
+        for ma in report.models:
+            achieved[f"{type(ma.model).__name__}.{ma.model.parameter}"] = float(ma.achieved)
     metrics = {problem.metric: float(res["metric"])}
     stats = dict(stats)
     stats["publish_seconds"] = time.perf_counter() - t0
