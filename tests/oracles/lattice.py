@@ -88,7 +88,7 @@ def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier
         for v in ref:
             if ref[v] == 0:
                 continue
-            if q[v] == 0 or abs(math.log(float(q[v]) / float(p[v]))) > model.delta:
+            if q[v] == 0 or abs(math.log(float(q[v]) / float(p[v]))) >= model.delta:
                 return True
         return False
     raise ValueError(kind)

@@ -48,7 +48,10 @@ struct FreqSet {
   int64_t n_classes = 0;
   std::vector<int32_t> codes;  // n_classes * r
   std::vector<int64_t> count;
-  std::vector<int64_t> hist;   // n_classes * m (empty when m == 0)
+  // sparse sensitive-value histograms (CSR): class c holds (hval[i], hcnt[i]) for i in [hoff[c], hoff[c+1])
+  std::vector<int64_t> hoff;
+  std::vector<int32_t> hval;
+  std::vector<int64_t> hcnt;
 };
 
 /// Reusable buffers of one thread.
@@ -62,7 +65,46 @@ struct Scratch {
   std::vector<int64_t> tmp;
   std::vector<int64_t> tmp2;
   std::vector<int64_t> supp_codes;
+  std::vector<int64_t> dense;    // m, all zero between uses
+  std::vector<int64_t> bucket;   // counting sort of source classes by destination
+  std::vector<int64_t> order;
 };
+
+/// Sparse histograms of groups: items (with their own CSR histograms, or one value each) are bucketed by
+/// their group id (stable counting sort) and merged through a dense accumulator. O(items + nnz + G).
+template <class ItemHist>
+void merge_histograms(Scratch& s, int64_t n_items, int64_t G, int64_t m, ItemHist item_hist,
+                      std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) {
+  s.bucket.assign(static_cast<size_t>(G + 1), 0);
+  for (int64_t i = 0; i < n_items; ++i) s.bucket[static_cast<size_t>(s.ids[static_cast<size_t>(i)]) + 1]++;
+  for (int64_t g = 0; g < G; ++g) s.bucket[static_cast<size_t>(g + 1)] += s.bucket[static_cast<size_t>(g)];
+  s.order.resize(static_cast<size_t>(n_items));
+  {
+    std::vector<int64_t> pos(s.bucket.begin(), s.bucket.end() - 1);
+    for (int64_t i = 0; i < n_items; ++i) s.order[static_cast<size_t>(pos[static_cast<size_t>(s.ids[static_cast<size_t>(i)])]++)] = i;
+  }
+  if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
+  hoff.assign(static_cast<size_t>(G + 1), 0);
+  hval.clear();
+  hcnt.clear();
+  std::vector<int32_t> touched;
+  for (int64_t g = 0; g < G; ++g) {
+    touched.clear();
+    for (int64_t b = s.bucket[static_cast<size_t>(g)]; b < s.bucket[static_cast<size_t>(g + 1)]; ++b) {
+      item_hist(s.order[static_cast<size_t>(b)], [&](int32_t v, int64_t c) {
+        int64_t& d = s.dense[static_cast<size_t>(v)];
+        if (d == 0) touched.push_back(v);
+        d += c;
+      });
+    }
+    for (int32_t v : touched) {
+      hval.push_back(v);
+      hcnt.push_back(s.dense[static_cast<size_t>(v)]);
+      s.dense[static_cast<size_t>(v)] = 0;
+    }
+    hoff[static_cast<size_t>(g + 1)] = static_cast<int64_t>(hval.size());
+  }
+}
 
 /// Dense ids (first appearance) of keys[0..n). Returns the number of groups.
 int64_t densify(Scratch& s, int64_t n, uint64_t space) {
@@ -174,6 +216,7 @@ struct Engine::Impl {
   int64_t cache_budget = int64_t{1} << 21;  // total cached classes
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
+  int64_t work = 0;  // source classes rolled up (diagnostic)
 
   // ------------------------------------------------------------------ frequency sets
   void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
@@ -193,19 +236,18 @@ struct Engine::Impl {
     dst.n_classes = G;
     dst.codes.assign(static_cast<size_t>(G * r), -1);
     dst.count.assign(static_cast<size_t>(G), 0);
-    if (m > 0 && needs_hist) dst.hist.assign(static_cast<size_t>(G * m), 0);
-    else dst.hist.clear();
     for (int64_t i = 0; i < C; ++i) {
       const int64_t g = s.ids[static_cast<size_t>(i)];
       if (dst.codes[static_cast<size_t>(g * r)] < 0 || r == 0) {
         for (int64_t j = 0; j < r; ++j) dst.codes[static_cast<size_t>(g * r + j)] = maps[static_cast<size_t>(j)][sc[i * r + j]];
       }
       dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
-      if (!dst.hist.empty()) {
-        const int64_t* hs = src.hist.data() + i * m;
-        int64_t* hd = dst.hist.data() + g * m;
-        for (int64_t v = 0; v < m; ++v) hd[v] += hs[v];
-      }
+    }
+    if (m > 0 && needs_hist) {
+      merge_histograms(s, C, G, m, [&](int64_t i, auto&& add) {
+        for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
+          add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
+      }, dst.hoff, dst.hval, dst.hcnt);
     }
   }
 
@@ -258,13 +300,25 @@ struct Engine::Impl {
     }
     viol = viol_m = 0;
     if (crit.empty() || (!needs_hist)) return;
-    const int64_t* h = f.hist.data() + c * m;
-    int64_t distinct = 0;
-    for (int64_t v = 0; v < m; ++v) distinct += h[v] > 0;
+    const int64_t b0 = f.hoff[static_cast<size_t>(c)], b1 = f.hoff[static_cast<size_t>(c + 1)];
+    const int64_t distinct = b1 - b0;
     if (distinct < distinct_l) {
       viol = viol_m = 1;
       return;
     }
+    // expand the sparse histogram into the (all-zero) dense scratch row; cleared again on exit
+    auto& dense = s.dense;
+    if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
+    for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(f.hval[static_cast<size_t>(x)])] = f.hcnt[static_cast<size_t>(x)];
+    struct Clear {
+      std::vector<int64_t>& d;
+      const FreqSet& f;
+      int64_t b0, b1;
+      ~Clear() {
+        for (int64_t x = b0; x < b1; ++x) d[static_cast<size_t>(f.hval[static_cast<size_t>(x)])] = 0;
+      }
+    } clear{dense, f, b0, b1};
+    const int64_t* h = dense.data();
     const int64_t P = n;
     for (const Criterion& cr : crit) {
       bool ok = true;
@@ -375,7 +429,7 @@ struct Engine::Impl {
             if (h[v] == 0) { ok = false; break; }
             const double p = static_cast<double>(ref[static_cast<size_t>(v)]) / static_cast<double>(P);
             const double q = static_cast<double>(h[v]) / static_cast<double>(nE);
-            ok = std::fabs(std::log(q / p)) <= cr.a;
+            ok = std::fabs(std::log(q / p)) < cr.a;  // strict, as the audit (Brickell & Shmatikov)
           }
           break;
         }
@@ -566,6 +620,7 @@ struct Engine::Impl {
     for (int64_t j = 0; j < r && same; ++j) same = src->levels[static_cast<size_t>(j)] == lv[j];
     if (same) return src;
     auto dst = std::make_shared<FreqSet>();
+    const_cast<Impl*>(this)->work += src->n_classes;
     rollup(*src, lv, *dst, s);
     return dst;
   }
@@ -679,7 +734,6 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   f->n_classes = G;
   f->codes.assign(static_cast<size_t>(G * I.r), -1);
   f->count.assign(static_cast<size_t>(G), 0);
-  if (I.m > 0) f->hist.assign(static_cast<size_t>(G * I.m), 0);
   I.row_class.resize(static_cast<size_t>(I.n));
   for (int64_t i = 0; i < I.n; ++i) {
     const int64_t g2 = s.ids[static_cast<size_t>(i)];
@@ -690,7 +744,10 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
         f->codes[static_cast<size_t>(g2 * I.r + j)] = q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
       }
     f->count[static_cast<size_t>(g2)] += 1;
-    if (I.m > 0) f->hist[static_cast<size_t>(g2 * I.m + sa.codes[i])] += 1;
+  }
+  if (I.m > 0) {
+    merge_histograms(s, I.n, G, I.m, [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval,
+                     f->hcnt);
   }
   I.bottom = f;
 }
@@ -701,6 +758,7 @@ int64_t Engine::n_qi() const { return impl_->r; }
 int64_t Engine::n_rows() const { return impl_->n; }
 int64_t Engine::bottom_classes() const { return impl_->bottom->n_classes; }
 int64_t Engine::evaluations() const { return impl_->n_eval; }
+int64_t Engine::rollup_work() const { return impl_->work; }
 bool Engine::predicate_monotone() const { return impl_->p_monotone; }
 bool Engine::metric_monotone() const { return impl_->m_monotone; }
 std::vector<int32_t> Engine::heights() const {

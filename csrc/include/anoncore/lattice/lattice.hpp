@@ -138,6 +138,8 @@ class Engine {
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace);
   int64_t evaluations() const;
+  /// Total number of source classes rolled up so far (a machine-independent cost measure).
+  int64_t rollup_work() const;
 
  private:
   struct Impl;
