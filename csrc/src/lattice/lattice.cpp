@@ -923,8 +923,13 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     while (hi - lo > 1) {
       const size_t mid = (lo + hi) / 2;
       bool feas;
-      if (below_infeasible(path[mid])) feas = false;
-      else feas = eval_node(path[mid]).feasible;
+      if (below_infeasible(path[mid])) {
+        feas = false;
+      } else {
+        const NodeResult pr = eval_node(path[mid]);
+        // monotone predicate: full feasibility; otherwise only its monotone part (class size, distinct-l)
+        feas = I.p_monotone ? pr.feasible : pr.suppressed_size <= I.limit;
+      }
       if (feas) hi = mid;
       else lo = mid;
     }
@@ -963,7 +968,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       NodeResult res = eval_node(it.lv);
       child_key = std::max(child_key, res.lower_bound);
       if (res.feasible && I.m_monotone) expand = false;
-      if (!res.feasible && I.p_monotone) probe(it.lv);
+      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
     }
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
