@@ -66,6 +66,9 @@ struct Scratch {
   std::vector<int64_t> tmp2;
   std::vector<int64_t> supp_codes;
   std::vector<int64_t> dense;    // m, all zero between uses
+  std::vector<int32_t> touched;  // hierarchical EMD: nodes spanned by a class's values
+  std::vector<int64_t> hq, hsump, hpos, hneg;  // per SA node, all zero between uses
+  std::vector<uint8_t> hmark;
   std::vector<int64_t> bucket;   // counting sort of source classes by destination
   std::vector<int64_t> order;
 };
@@ -199,6 +202,8 @@ struct Engine::Impl {
   std::vector<int32_t> sa_parent, sa_height;
   int32_t sa_H = 0;
   std::vector<int64_t> ref;  // reference counts P_v over all rows
+  std::vector<int64_t> p_node;  // reference counts summed per SA hierarchy node
+  int64_t n_present = 0;        // values with P_v > 0
   std::vector<Criterion> crit;
   MetricSpec metric;
   double gF = 1.0, sF = 1.0;
@@ -213,7 +218,7 @@ struct Engine::Impl {
   std::unordered_map<std::string, std::shared_ptr<FreqSet>> cache;
   std::deque<std::string> cache_order;
   int64_t cache_classes = 0;
-  int64_t cache_budget = int64_t{1} << 21;  // total cached classes
+  int64_t cache_budget = int64_t{1} << 22;  // total cached classes
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
   int64_t work = 0;  // source classes rolled up (diagnostic)
@@ -306,19 +311,8 @@ struct Engine::Impl {
       viol = viol_m = 1;
       return;
     }
-    // expand the sparse histogram into the (all-zero) dense scratch row; cleared again on exit
-    auto& dense = s.dense;
-    if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
-    for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(f.hval[static_cast<size_t>(x)])] = f.hcnt[static_cast<size_t>(x)];
-    struct Clear {
-      std::vector<int64_t>& d;
-      const FreqSet& f;
-      int64_t b0, b1;
-      ~Clear() {
-        for (int64_t x = b0; x < b1; ++x) d[static_cast<size_t>(f.hval[static_cast<size_t>(x)])] = 0;
-      }
-    } clear{dense, f, b0, b1};
-    const int64_t* h = dense.data();
+    const int32_t* hv = f.hval.data();
+    const int64_t* hc = f.hcnt.data();
     const int64_t P = n;
     for (const Criterion& cr : crit) {
       bool ok = true;
@@ -330,8 +324,7 @@ struct Engine::Impl {
           const auto l = static_cast<int64_t>(std::ceil(cr.a));
           if (distinct < l) { ok = false; break; }
           double sum = 0.0;
-          for (int64_t v = 0; v < m; ++v)
-            if (h[v] > 0) sum += static_cast<double>(h[v]) * std::log(static_cast<double>(h[v]));
+          for (int64_t x = b0; x < b1; ++x) sum += static_cast<double>(hc[x]) * std::log(static_cast<double>(hc[x]));
           const double C = static_cast<double>(nE) * (std::log(static_cast<double>(nE)) - std::log(cr.a));
           ok = sum <= C;
           break;
@@ -340,9 +333,7 @@ struct Engine::Impl {
           const auto l = static_cast<int64_t>(cr.a);
           if (distinct < l) { ok = false; break; }
           auto& t = s.tmp;
-          t.clear();
-          for (int64_t v = 0; v < m; ++v)
-            if (h[v] > 0) t.push_back(h[v]);
+          t.assign(hc + b0, hc + b1);
           std::sort(t.begin(), t.end(), std::greater<int64_t>());
           int64_t tail = 0;
           for (size_t i = static_cast<size_t>(l - 1); i < t.size(); ++i) tail += t[i];
@@ -350,15 +341,97 @@ struct Engine::Impl {
           break;
         }
         case CriterionKind::kEqualT: {
-          int64_t num = 0;
-          for (int64_t v = 0; v < m; ++v) {
-            const int64_t d = ref[static_cast<size_t>(v)] * nE - h[v] * P;
+          // values absent from the class contribute P_v n each: n (P - Σ_present P_v)
+          int64_t num = 0, pres = 0;
+          for (int64_t x = b0; x < b1; ++x) {
+            const int64_t pv = ref[static_cast<size_t>(hv[x])];
+            const int64_t d = pv * nE - hc[x] * P;
             num += d < 0 ? -d : d;
+            pres += pv;
           }
+          num += (P - pres) * nE;
           ok = static_cast<double>(num) / (2.0 * static_cast<double>(P) * static_cast<double>(nE)) <= cr.a;
           break;
         }
+        case CriterionKind::kHierarchicalT: {
+          // Sparse pass over the subtree spanned by the class's values (Li et al. 2007 closed form): a child
+          // with no class row has extra = P_c n > 0, so only ancestors of present values can carry cost.
+          auto& touched = s.touched;
+          touched.clear();
+          for (int64_t x = b0; x < b1; ++x) {
+            for (int32_t y = hv[x]; y >= 0; y = sa_parent[static_cast<size_t>(y)]) {
+              s.hq[static_cast<size_t>(y)] += hc[x];
+              if (s.hmark[static_cast<size_t>(y)]) continue;
+              s.hmark[static_cast<size_t>(y)] = 1;
+              touched.push_back(y);
+            }
+          }
+          std::sort(touched.begin(), touched.end());
+          int64_t total = 0;
+          for (int32_t y : touched) {
+            const auto yy = static_cast<size_t>(y);
+            int64_t e;
+            if (y < m) {
+              e = ref[yy] * nE - s.hq[yy] * P;
+            } else {
+              const int64_t pos = nE * (p_node[yy] - s.hsump[yy]) + s.hpos[yy];
+              const int64_t neg = s.hneg[yy];
+              total += static_cast<int64_t>(sa_height[yy]) * std::min(pos, neg);
+              e = pos - neg;
+            }
+            const int32_t par = sa_parent[yy];
+            if (par >= 0) {
+              const auto pp = static_cast<size_t>(par);
+              s.hsump[pp] += p_node[yy];
+              if (e > 0) s.hpos[pp] += e;
+              else s.hneg[pp] -= e;
+            }
+          }
+          for (int32_t y : touched) {
+            const auto yy = static_cast<size_t>(y);
+            s.hq[yy] = s.hsump[yy] = s.hpos[yy] = s.hneg[yy] = 0;
+            s.hmark[yy] = 0;
+          }
+          const double d = sa_H == 0 ? 0.0
+                                     : static_cast<double>(total) / (static_cast<double>(sa_H) * static_cast<double>(P) *
+                                                                     static_cast<double>(nE));
+          ok = d <= cr.a;
+          break;
+        }
+        case CriterionKind::kHellingerT: {
+          double bc = 0.0;
+          for (int64_t x = b0; x < b1; ++x)
+            bc += std::sqrt(static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P) *
+                            (static_cast<double>(hc[x]) / static_cast<double>(nE)));
+          ok = std::sqrt(std::max(0.0, 1.0 - bc)) <= cr.a;
+          break;
+        }
+        case CriterionKind::kBasicBeta:
+        case CriterionKind::kEnhancedBeta: {
+          for (int64_t x = b0; x < b1 && ok; ++x) {
+            const double p = static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P);
+            const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
+            double bound = cr.a;
+            if (cr.kind == CriterionKind::kEnhancedBeta) bound = std::min(bound, -std::log(p));
+            ok = (q - p) / p <= bound;
+          }
+          break;
+        }
+        case CriterionKind::kDeltaDisclosure: {
+          if (distinct < n_present) { ok = false; break; }  // a reference value is absent: |ln 0| = inf
+          for (int64_t x = b0; x < b1 && ok; ++x) {
+            const double p = static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P);
+            const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
+            ok = std::fabs(std::log(q / p)) < cr.a;  // strict, as the audit (Brickell & Shmatikov)
+          }
+          break;
+        }
         case CriterionKind::kOrderedT: {
+          // dense expansion of the class histogram (cleared again below)
+          auto& dense = s.dense;
+          if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
+          for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(hv[x])] = hc[x];
+          const int64_t* h = dense.data();
           int64_t present = 0, acc = 0, tot = 0;
           for (int64_t v = 0; v < m; ++v) {
             if (ref[static_cast<size_t>(v)] == 0) continue;
@@ -369,68 +442,8 @@ struct Engine::Impl {
           const double d = present <= 1 ? 0.0
                                         : static_cast<double>(tot) / (static_cast<double>(present - 1) *
                                                                        static_cast<double>(P) * static_cast<double>(nE));
+          for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(hv[x])] = 0;
           ok = d <= cr.a;
-          break;
-        }
-        case CriterionKind::kHierarchicalT: {
-          const int64_t nn = static_cast<int64_t>(sa_parent.size());
-          auto& pos = s.tmp;
-          auto& neg = s.tmp2;
-          pos.assign(static_cast<size_t>(nn), 0);
-          neg.assign(static_cast<size_t>(nn), 0);
-          int64_t total = 0;
-          for (int64_t x = 0; x < nn - 1; ++x) {
-            int64_t e;
-            if (x < m) {
-              e = ref[static_cast<size_t>(x)] * nE - h[x] * P;
-            } else {
-              const int64_t p = pos[static_cast<size_t>(x)], q = neg[static_cast<size_t>(x)];
-              total += static_cast<int64_t>(sa_height[static_cast<size_t>(x)]) * std::min(p, q);
-              e = p - q;
-            }
-            const auto par = static_cast<size_t>(sa_parent[static_cast<size_t>(x)]);
-            if (e > 0) pos[par] += e;
-            else neg[par] -= e;
-          }
-          if (nn > m) {
-            const auto root = static_cast<size_t>(nn - 1);
-            total += static_cast<int64_t>(sa_height[root]) * std::min(pos[root], neg[root]);
-          }
-          const double d = sa_H == 0 ? 0.0
-                                     : static_cast<double>(total) / (static_cast<double>(sa_H) * static_cast<double>(P) *
-                                                                     static_cast<double>(nE));
-          ok = d <= cr.a;
-          break;
-        }
-        case CriterionKind::kHellingerT: {
-          double bc = 0.0;
-          for (int64_t v = 0; v < m; ++v)
-            if (h[v] > 0 && ref[static_cast<size_t>(v)] > 0)
-              bc += std::sqrt(static_cast<double>(ref[static_cast<size_t>(v)]) / static_cast<double>(P) *
-                              (static_cast<double>(h[v]) / static_cast<double>(nE)));
-          ok = std::sqrt(std::max(0.0, 1.0 - bc)) <= cr.a;
-          break;
-        }
-        case CriterionKind::kBasicBeta:
-        case CriterionKind::kEnhancedBeta: {
-          for (int64_t v = 0; v < m && ok; ++v) {
-            if (h[v] == 0) continue;
-            const double p = static_cast<double>(ref[static_cast<size_t>(v)]) / static_cast<double>(P);
-            const double q = static_cast<double>(h[v]) / static_cast<double>(nE);
-            double bound = cr.a;
-            if (cr.kind == CriterionKind::kEnhancedBeta) bound = std::min(bound, -std::log(p));
-            ok = (q - p) / p <= bound;
-          }
-          break;
-        }
-        case CriterionKind::kDeltaDisclosure: {
-          for (int64_t v = 0; v < m && ok; ++v) {
-            if (ref[static_cast<size_t>(v)] == 0) continue;
-            if (h[v] == 0) { ok = false; break; }
-            const double p = static_cast<double>(ref[static_cast<size_t>(v)]) / static_cast<double>(P);
-            const double q = static_cast<double>(h[v]) / static_cast<double>(nE);
-            ok = std::fabs(std::log(q / p)) < cr.a;  // strict, as the audit (Brickell & Shmatikov)
-          }
           break;
         }
       }
@@ -719,9 +732,22 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     I.sa_parent.assign(sa.parent.begin(), sa.parent.end());
     I.sa_height.assign(sa.node_height.begin(), sa.node_height.end());
     I.sa_H = I.sa_height.empty() ? 0 : I.sa_height.back();
+    for (int64_t v = 0; v < I.m; ++v) I.n_present += I.ref[static_cast<size_t>(v)] > 0;
+    I.p_node.assign(I.sa_parent.size(), 0);
+    for (int64_t v = 0; v < I.m && v < static_cast<int64_t>(I.sa_parent.size()); ++v)
+      for (int32_t y = static_cast<int32_t>(v); y >= 0; y = I.sa_parent[static_cast<size_t>(y)])
+        I.p_node[static_cast<size_t>(y)] += I.ref[static_cast<size_t>(v)];
   }
   // bottom frequency set, straight from the rows
   I.scratch.resize(static_cast<size_t>(std::max(1, I.n_threads)));
+  for (Scratch& sc : I.scratch) {
+    const size_t nn = I.sa_parent.size();
+    sc.hq.assign(nn, 0);
+    sc.hsump.assign(nn, 0);
+    sc.hpos.assign(nn, 0);
+    sc.hneg.assign(nn, 0);
+    sc.hmark.assign(nn, 0);
+  }
   Scratch& s = I.scratch[0];
   std::vector<int64_t> card0(static_cast<size_t>(I.r));
   for (int64_t j = 0; j < I.r; ++j) card0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].card[0];

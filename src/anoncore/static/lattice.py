@@ -180,6 +180,9 @@ class LatticeProblem:
                     raise ValueError(f"{caller} supports models on one sensitive attribute; got {sa_name!r} "
                                      f"and {s!r}.")
                 sa_name = s
+                if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
+                    raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
+                                     f"{s!r}; it has none.")
             kinds.append(kid)
             a_par.append(float(getattr(m, an)))
             b_par.append(float(getattr(m, bn)) if bn else 0.0)
