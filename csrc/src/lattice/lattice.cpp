@@ -54,12 +54,17 @@ struct FreqSet {
   std::vector<int64_t> hcnt;
 };
 
+struct HashSlot {
+  uint64_t key;
+  int32_t id;
+};
+
 /// Reusable buffers of one thread.
 struct Scratch {
+  std::vector<HashSlot> table;
   std::vector<uint64_t> keys;
   std::vector<int32_t> ids;
   std::vector<int32_t> slot;
-  std::vector<uint64_t> slot_key;
   std::vector<uint8_t> viol;
   std::vector<uint8_t> viol_m;
   std::vector<int64_t> tmp;
@@ -124,22 +129,22 @@ int64_t densify(Scratch& s, int64_t n, uint64_t space) {
   }
   uint64_t cap = 16;
   while (cap < static_cast<uint64_t>(2 * n)) cap <<= 1;
-  s.slot.assign(static_cast<size_t>(cap), -1);
-  s.slot_key.resize(static_cast<size_t>(cap));
+  s.table.assign(static_cast<size_t>(cap), HashSlot{0, -1});
   const uint64_t mask = cap - 1;
+  HashSlot* tab = s.table.data();
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t k = s.keys[static_cast<size_t>(i)];
     uint64_t p = mix64(k) & mask;
     while (true) {
-      int32_t& sl = s.slot[static_cast<size_t>(p)];
-      if (sl < 0) {
-        sl = static_cast<int32_t>(next++);
-        s.slot_key[static_cast<size_t>(p)] = k;
-        s.ids[static_cast<size_t>(i)] = sl;
+      HashSlot& sl = tab[p];
+      if (sl.id < 0) {
+        sl.key = k;
+        sl.id = static_cast<int32_t>(next++);
+        s.ids[static_cast<size_t>(i)] = sl.id;
         break;
       }
-      if (s.slot_key[static_cast<size_t>(p)] == k) {
-        s.ids[static_cast<size_t>(i)] = sl;
+      if (sl.key == k) {
+        s.ids[static_cast<size_t>(i)] = sl.id;
         break;
       }
       p = (p + 1) & mask;
