@@ -414,8 +414,9 @@ def lattice_search(
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> from anoncore.static.lattice import lattice_search, _k
-    >>> res = lattice_search(toy_table(), [_k(2)], metric="dm_star")
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import lattice_search
+    >>> res = lattice_search(toy_table(), [KAnonymity(2)], metric="dm_star")
     >>> res.partition.levels, res.achieved["k"]
     ((1, 0), 2)
     """
@@ -556,8 +557,9 @@ def datafly(table: Table, models: Any, suppression_limit: float = 0.0, metric: s
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> from anoncore.static.lattice import datafly, _k
-    >>> datafly(toy_table(), _k(2)).partition.levels
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import datafly
+    >>> datafly(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
     problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
@@ -575,8 +577,9 @@ def samarati(table: Table, models: Any, suppression_limit: float = 0.0, metric: 
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> from anoncore.static.lattice import samarati, _k
-    >>> samarati(toy_table(), _k(2)).partition.levels
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import samarati
+    >>> samarati(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
     problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
@@ -597,8 +600,9 @@ def improved_greedy(table: Table, models: Any, suppression_limit: float = 0.0, m
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> from anoncore.static.lattice import improved_greedy, _k
-    >>> improved_greedy(toy_table(), _k(2)).partition.levels
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import improved_greedy
+    >>> improved_greedy(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
     score = _check_option(score, ("outliers", "ratio", "classes"), "score", "improved_greedy")
