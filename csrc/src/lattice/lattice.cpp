@@ -697,12 +697,15 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
       }
     q.a_level.assign(static_cast<size_t>(L), 0);
   }
-  for (int64_t i = 0; i < I.n; ++i)
-    for (int64_t j = 0; j < I.r; ++j) {
-      Qi& q = I.qi[static_cast<size_t>(j)];
-      const int32_t v = qi_codes(i, j);
-      for (int32_t l = 0; l <= q.h; ++l) q.a_level[static_cast<size_t>(l)] += q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
-    }
+  // a_level[l] = Σ_rows leaf_count(gen(v, l)), from the per-QI value counts: O(n r + Σ n_leaves h)
+  for (int64_t j = 0; j < I.r; ++j) {
+    Qi& q = I.qi[static_cast<size_t>(j)];
+    std::vector<int64_t> cnt(static_cast<size_t>(q.n_leaves), 0);
+    for (int64_t i = 0; i < I.n; ++i) cnt[static_cast<size_t>(qi_codes(i, j))]++;
+    for (int64_t v = 0; v < q.n_leaves; ++v)
+      for (int32_t l = 0; l <= q.h; ++l)
+        q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
+  }
   // criteria
   for (const Criterion& c : I.crit) {
     switch (c.kind) {

@@ -196,7 +196,7 @@ class LatticeProblem:
             gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
             lc_parts = []
             counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
-            order = _first_appearance(qc[:, j])
+            order = _first_appearance(qc[:, j], h.n_leaves)
             nu = np.zeros(H + 1)
             dist = []
             for lv in range(H + 1):
@@ -255,9 +255,13 @@ class LatticeProblem:
         return list(_compositions(height, self.heights))
 
 
-def _first_appearance(col: NDArray[np.int32]) -> NDArray[np.int64]:
-    vals, first = np.unique(col, return_index=True)
-    return vals[np.argsort(first, kind="stable")].astype(np.int64)
+def _first_appearance(col: NDArray[np.int32], n_codes: int) -> NDArray[np.int64]:
+    """Codes present in ``col`` in order of first appearance (ARX's dictionary order). O(n)."""
+    n = col.shape[0]
+    first = np.full(n_codes, n, dtype=np.int64)
+    first[col[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # repeated indices: the last write wins
+    present = np.flatnonzero(first < n)
+    return present[np.argsort(first[present], kind="stable")].astype(np.int64)
 
 
 def _compositions(total: int, heights: Sequence[int]) -> Any:
