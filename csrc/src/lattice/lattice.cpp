@@ -1,6 +1,7 @@
 #include "anoncore/lattice/lattice.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -226,7 +227,7 @@ struct Engine::Impl {
   int64_t cache_budget = int64_t{1} << 22;  // total cached classes
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
-  int64_t work = 0;  // source classes rolled up (diagnostic)
+  std::atomic<int64_t> work{0};  // source classes rolled up (diagnostic)
 
   // ------------------------------------------------------------------ frequency sets
   void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
@@ -638,7 +639,7 @@ struct Engine::Impl {
     for (int64_t j = 0; j < r && same; ++j) same = src->levels[static_cast<size_t>(j)] == lv[j];
     if (same) return src;
     auto dst = std::make_shared<FreqSet>();
-    const_cast<Impl*>(this)->work += src->n_classes;
+    const_cast<Impl*>(this)->work.fetch_add(src->n_classes, std::memory_order_relaxed);
     rollup(*src, lv, *dst, s);
     return dst;
   }
@@ -792,7 +793,7 @@ int64_t Engine::n_qi() const { return impl_->r; }
 int64_t Engine::n_rows() const { return impl_->n; }
 int64_t Engine::bottom_classes() const { return impl_->bottom->n_classes; }
 int64_t Engine::evaluations() const { return impl_->n_eval; }
-int64_t Engine::rollup_work() const { return impl_->work; }
+int64_t Engine::rollup_work() const { return impl_->work.load(); }
 bool Engine::predicate_monotone() const { return impl_->p_monotone; }
 bool Engine::metric_monotone() const { return impl_->m_monotone; }
 std::vector<int32_t> Engine::heights() const {
@@ -913,11 +914,19 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       have_best = true;
     }
   };
+  std::unordered_map<std::string, NodeResult> pre;  // evaluated in parallel, not yet processed
   auto eval_node = [&](const std::vector<int32_t>& x) -> NodeResult {
     const std::string key = node_key(x.data(), r);
     auto it = known.find(key);
     if (it != known.end()) return it->second;
-    NodeResult res = I.evaluate(x.data());
+    NodeResult res;
+    auto pe = pre.find(key);
+    if (pe != pre.end()) {
+      res = pe->second;
+      pre.erase(pe);
+    } else {
+      res = I.evaluate(x.data());
+    }
     known.emplace(key, res);
     if (trace) trace->push_back({x, res, 0});
     consider(x, res);
@@ -973,10 +982,65 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
   pq.push({I.cheap_lb(bottom.data()), bottom, 0});
   int64_t since_poll = 0;
-  while (!pq.empty()) {
-    QItem it = pq.top();
-    pq.pop();
-    if (have_best && (it.key > best || (it.key == best && it.lv > out.best))) break;
+  const int threads = std::max(1, I.n_threads);
+  std::vector<QItem> batch;
+  size_t bpos = 0;
+  while (true) {
+    if (bpos == batch.size()) {
+      // Next batch: the queue head (one node with one thread; up to 2 per thread otherwise). Nodes that will
+      // need an evaluation are rolled up and judged in parallel (read-only cache, one scratch per thread); the
+      // batch is then processed in queue order exactly as in the serial search, so the optimum (and its
+      // tie-break) does not depend on the thread count; only the number of evaluations may.
+      batch.clear();
+      bpos = 0;
+      const size_t B = threads > 1 ? static_cast<size_t>(2 * threads) : 1;
+      while (!pq.empty() && batch.size() < B) {
+        const QItem& top = pq.top();
+        if (have_best && (top.key > best || (top.key == best && top.lv > out.best))) break;
+        batch.push_back(top);
+        pq.pop();
+      }
+      if (batch.empty()) break;
+      if (batch.size() > 1) {
+        std::vector<size_t> todo;
+        for (size_t b = 0; b < batch.size(); ++b) {
+          const auto& lv = batch[b].lv;
+          const std::string key = node_key(lv.data(), r);
+          if (known.count(key) || pre.count(key)) continue;
+          if (I.p_monotone && dominated_by_feasible(lv)) continue;
+          if (below_infeasible(lv)) continue;
+          todo.push_back(b);
+        }
+        // only worth a parallel region when the roll-ups are large (threads wait at the join otherwise)
+        int64_t work_est = 0;
+        for (size_t b : todo) work_est += I.source_for(batch[b].lv.data())->n_classes;
+        if (work_est < (int64_t{1} << 18)) todo.clear();
+        std::vector<NodeResult> res(todo.size());
+        std::vector<std::shared_ptr<FreqSet>> fs(todo.size());
+        const auto nt = static_cast<int64_t>(todo.size());
+        const int64_t chunk = (nt + threads - 1) / threads;
+        parallel_chunks(nt, chunk, threads, [&](int64_t ci, int64_t lo, int64_t hi) {
+          Scratch& sc = I.scratch[static_cast<size_t>(ci)];
+          for (int64_t q = lo; q < hi; ++q) {
+            fs[static_cast<size_t>(q)] = I.freq(batch[todo[static_cast<size_t>(q)]].lv.data(), sc);
+            res[static_cast<size_t>(q)] = I.judge(*fs[static_cast<size_t>(q)], sc);
+          }
+        });
+        for (size_t q = 0; q < todo.size(); ++q) {
+          pre.emplace(node_key(batch[todo[q]].lv.data(), r), res[q]);
+          if (fs[q] != I.bottom) I.remember(fs[q]);
+          ++I.n_eval;
+        }
+      }
+    }
+    QItem it = std::move(batch[bpos++]);
+    if (have_best && (it.key > best || (it.key == best && it.lv > out.best))) {
+      // children pushed while this batch was processed may precede it: hand the rest back to the queue,
+      // whose head decides whether the search is over
+      pq.push(std::move(it));
+      for (; bpos < batch.size(); ++bpos) pq.push(std::move(batch[bpos]));
+      continue;
+    }
     ++out.popped;
     if (++since_poll >= 64) {
       since_poll = 0;
