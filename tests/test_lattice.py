@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import lattice as oracle
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table
 from anoncore.static.lattice import (
@@ -23,7 +25,6 @@ from anoncore.static.lattice import (
     samarati,
     t_incognito,
 )
-from oracles import lattice as oracle
 
 M = _SimpleModel.make
 
@@ -123,10 +124,10 @@ def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:
         path = [t[0] for t in res.trace]
         outliers = [t[1] for t in res.trace]
         assert path[0] == (0,) * r
-        for a, b in zip(path, path[1:]):  # one QI up one level per step
+        for a, b in itertools.pairwise(path):  # one QI up one level per step
             d = np.subtract(b, a)
             assert sorted(d.tolist()) == [0] * (r - 1) + [1]
-        assert all(x >= y for x, y in zip(outliers, outliers[1:]))  # non-increasing
+        assert all(x >= y for x, y in itertools.pairwise(outliers))  # non-increasing
         assert res.partition.n_suppressed <= lim
         assert res.achieved["audit_passed"]
         assert sum(res.partition.levels) >= sum(opt.partition.levels)

@@ -151,3 +151,28 @@ class Heuristics:
         from anoncore.static.lattice import lattice_search
 
         return float(lattice_search(table, self.models, 0.02, "loss", strategy).metrics["loss"])
+
+
+class AdultReplicated:
+    """Adult x40 (1,206,480 rows) with k scaled to 200: Adult's optimum (ARX-TIMINGS.md "At scale")."""
+
+    params = (["1_k200_0_loss", "2_k200_4_dmstar", "8_k200_100_loss"], [1, None])
+    param_names = ("config", "n_threads")
+    timeout = 300
+
+    def setup_cache(self) -> Any:
+        import numpy as np
+
+        t = adult()
+        return t.take(np.tile(np.arange(t.n_rows), 40))
+
+    def setup(self, table: Any, config: str, n_threads: int | None) -> None:
+        self.limit, self.metric = {"1_k200_0_loss": (0.0, "loss"), "2_k200_4_dmstar": (0.04, "dm_star"),
+                                   "8_k200_100_loss": (1.0, "loss")}[config]
+        self.models = _models([("KAnonymity", {"k": 200})])
+        table.qi_codes()
+
+    def time_lattice_search(self, table: Any, config: str, n_threads: int | None) -> None:
+        from anoncore.static.lattice import lattice_search
+
+        lattice_search(table, self.models, self.limit, self.metric, n_threads=n_threads)

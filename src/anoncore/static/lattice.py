@@ -31,24 +31,24 @@ from numpy.typing import NDArray
 
 from anoncore import _core
 from anoncore.audit import audit
-from anoncore.models import PrivacyModel
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
+from anoncore.models import PrivacyModel
 from anoncore.results import Partition, Result
 
 __all__ = [
     "METRICS",
-    "LatticeProblem",
     "BestK",
-    "lattice_search",
-    "datafly",
-    "samarati",
-    "improved_greedy",
-    "t_incognito",
-    "hellinger_t_closeness",
+    "LatticeProblem",
     "best_k",
+    "datafly",
+    "hellinger_t_closeness",
+    "improved_greedy",
+    "lattice_search",
     "lattice_size",
     "level_sizes",
+    "samarati",
+    "t_incognito",
 ]
 
 #: Objectives (ARX-ORACLES.md §7): name -> kernel id.
@@ -226,7 +226,7 @@ class LatticeProblem:
             m_sa = 0
             sa_parent = np.zeros(0, dtype=np.int32)
             sa_height = np.zeros(0, dtype=np.int32)
-        limit = int(math.floor(sup * n))
+        limit = math.floor(sup * n)
         engine = _core.lattice.Engine(
             qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
             np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
@@ -728,7 +728,7 @@ def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, stra
     for k in ks:
         res = lattice_search(table, [_k(k)], suppression_limit, metric, strategy, n_threads)
         prob = LatticeProblem.build(table, [_k(k)], suppression_limit, "precision_nm", caller=caller)
-        loss = prob.evaluate(res.partition.levels)["metric"]
+        loss = prob.evaluate(res.achieved["levels"])["metric"]
         U.append(1.0 - float(loss))
         P.append(1.0 - 1.0 / max(1, res.achieved["k"]))
         L.append(tuple(res.partition.levels or ()))
