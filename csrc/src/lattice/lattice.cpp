@@ -77,39 +77,52 @@ struct Scratch {
   std::vector<uint8_t> hmark;
   std::vector<int64_t> bucket;   // counting sort of source classes by destination
   std::vector<int64_t> order;
+  std::vector<int32_t> run_val;  // histogram entries grouped by destination class
+  std::vector<int64_t> run_cnt;
 };
 
-/// Sparse histograms of groups: items (with their own CSR histograms, or one value each) are bucketed by
-/// their group id (stable counting sort) and merged through a dense accumulator. O(items + nnz + G).
-template <class ItemHist>
-void merge_histograms(Scratch& s, int64_t n_items, int64_t G, int64_t m, ItemHist item_hist,
+/// Sparse histograms of groups. The items' entries (value, count) are read in item order and scattered into
+/// one contiguous run per group (counting sort by group id, upper bound = the items' entry counts), then each
+/// run is merged through a dense accumulator. Reads are sequential; O(items + nnz + G).
+/// item_nnz(i) gives the number of entries of item i, item_hist(i, add) calls add(value, count) for each.
+template <class ItemNnz, class ItemHist>
+void merge_histograms(Scratch& s, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz, ItemHist item_hist,
                       std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) {
-  s.bucket.assign(static_cast<size_t>(G + 1), 0);
-  for (int64_t i = 0; i < n_items; ++i) s.bucket[static_cast<size_t>(s.ids[static_cast<size_t>(i)]) + 1]++;
-  for (int64_t g = 0; g < G; ++g) s.bucket[static_cast<size_t>(g + 1)] += s.bucket[static_cast<size_t>(g)];
-  s.order.resize(static_cast<size_t>(n_items));
-  {
-    std::vector<int64_t> pos(s.bucket.begin(), s.bucket.end() - 1);
-    for (int64_t i = 0; i < n_items; ++i) s.order[static_cast<size_t>(pos[static_cast<size_t>(s.ids[static_cast<size_t>(i)])]++)] = i;
+  auto& start = s.bucket;
+  start.assign(static_cast<size_t>(G + 1), 0);
+  for (int64_t i = 0; i < n_items; ++i) start[static_cast<size_t>(s.ids[static_cast<size_t>(i)]) + 1] += item_nnz(i);
+  for (int64_t g = 0; g < G; ++g) start[static_cast<size_t>(g + 1)] += start[static_cast<size_t>(g)];
+  const int64_t total = start[static_cast<size_t>(G)];
+  s.run_val.resize(static_cast<size_t>(total));
+  s.run_cnt.resize(static_cast<size_t>(total));
+  auto& pos = s.order;
+  pos.assign(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < n_items; ++i) {
+    int64_t& p = pos[static_cast<size_t>(s.ids[static_cast<size_t>(i)])];
+    item_hist(i, [&](int32_t v, int64_t c) {
+      s.run_val[static_cast<size_t>(p)] = v;
+      s.run_cnt[static_cast<size_t>(p)] = c;
+      ++p;
+    });
   }
   if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
   hoff.assign(static_cast<size_t>(G + 1), 0);
   hval.clear();
   hcnt.clear();
-  std::vector<int32_t> touched;
+  hval.reserve(static_cast<size_t>(total));
+  hcnt.reserve(static_cast<size_t>(total));
   for (int64_t g = 0; g < G; ++g) {
-    touched.clear();
-    for (int64_t b = s.bucket[static_cast<size_t>(g)]; b < s.bucket[static_cast<size_t>(g + 1)]; ++b) {
-      item_hist(s.order[static_cast<size_t>(b)], [&](int32_t v, int64_t c) {
-        int64_t& d = s.dense[static_cast<size_t>(v)];
-        if (d == 0) touched.push_back(v);
-        d += c;
-      });
+    const size_t first = hval.size();
+    for (int64_t x = start[static_cast<size_t>(g)]; x < start[static_cast<size_t>(g + 1)]; ++x) {
+      const int32_t v = s.run_val[static_cast<size_t>(x)];
+      int64_t& d = s.dense[static_cast<size_t>(v)];
+      if (d == 0) hval.push_back(v);
+      d += s.run_cnt[static_cast<size_t>(x)];
     }
-    for (int32_t v : touched) {
-      hval.push_back(v);
-      hcnt.push_back(s.dense[static_cast<size_t>(v)]);
-      s.dense[static_cast<size_t>(v)] = 0;
+    for (size_t x = first; x < hval.size(); ++x) {
+      int64_t& d = s.dense[static_cast<size_t>(hval[x])];
+      hcnt.push_back(d);
+      d = 0;
     }
     hoff[static_cast<size_t>(g + 1)] = static_cast<int64_t>(hval.size());
   }
@@ -255,7 +268,9 @@ struct Engine::Impl {
       dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
     }
     if (m > 0 && needs_hist) {
-      merge_histograms(s, C, G, m, [&](int64_t i, auto&& add) {
+      merge_histograms(s, C, G, m, [&](int64_t i) {
+        return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
+      }, [&](int64_t i, auto&& add) {
         for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
           add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
       }, dst.hoff, dst.hval, dst.hcnt);
@@ -781,8 +796,8 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     f->count[static_cast<size_t>(g2)] += 1;
   }
   if (I.m > 0) {
-    merge_histograms(s, I.n, G, I.m, [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval,
-                     f->hcnt);
+    merge_histograms(s, I.n, G, I.m, [](int64_t) { return int64_t{1}; },
+                     [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval, f->hcnt);
   }
   I.bottom = f;
 }
