@@ -303,3 +303,24 @@ def test_bad_models_and_tables() -> None:
         hellinger_t_closeness(_toy(), t=0.0)
     with pytest.raises(ValueError, match="'score' parameter"):
         improved_greedy(_toy(), [M("KAnonymity", k=2)], score="best")
+
+
+def test_objective_equals_anoncore_metrics(adult_occupation) -> None:  # type: ignore[no-untyped-def]
+    # the search's objective (computed inside the kernel) equals anoncore.metrics on the published partition
+    from anoncore import metrics as am
+
+    ref = {
+        "loss": lambda t, p: am.loss(t, p),
+        "dm": lambda t, p: am.discernibility(t, p, monotonic=False),
+        "dm_star": lambda t, p: am.discernibility(t, p, monotonic=True),
+        "entropy": lambda t, p: am.non_uniform_entropy(t, p, monotonic=True),
+        "entropy_nm": lambda t, p: am.non_uniform_entropy(t, p, monotonic=False),
+        "precision": lambda t, p: am.precision(t, p, monotonic=True),
+        "precision_nm": lambda t, p: am.precision(t, p, monotonic=False),
+        "height": lambda t, p: am.height(p),
+    }
+    models = [M("KAnonymity", k=5), M("HierarchicalDistanceTCloseness", t=0.2)]
+    for metric, f in ref.items():
+        r = lattice_search(adult_occupation, models, 0.04, metric)
+        assert r.partition.n_suppressed > 0 or metric in ("dm", "dm_star")
+        np.testing.assert_allclose(r.metrics[metric], float(f(adult_occupation, r.partition)), rtol=1e-12)
