@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+from anoncore.static.lattice import (
+    BestK,
+    best_k,
+    datafly,
+    hellinger_t_closeness,
+    improved_greedy,
+    lattice_search,
+    samarati,
+    t_incognito,
+)
 from anoncore.static.mondrian import tmondrian
 from anoncore.static.sabre import sabre
 
-__all__ = ["sabre", "tmondrian"]
+__all__ = [
+    "BestK",
+    "best_k",
+    "datafly",
+    "hellinger_t_closeness",
+    "improved_greedy",
+    "lattice_search",
+    "sabre",
+    "samarati",
+    "t_incognito",
+    "tmondrian",
+]

@@ -1,0 +1,178 @@
+"""Full-domain lattice search: the ARX 3.9.2 configurations of ARX-TIMINGS.md on Adult and census-income.
+
+Each configuration pairs ``time_`` (end-to-end public call) with ``track_`` of the score (must equal ARX's
+optimum) and the number of nodes evaluated. ARX's in-process medians (one core) are in the docstrings.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+from .common import adult
+
+# (name, QIs with SA?, models, suppression limit, metric, ARX levels, ARX score, ARX ms)
+ADULT_CONFIGS: dict[str, tuple[bool, list[tuple[str, dict[str, Any]]], float, str]] = {
+    "1_k5_0_loss": (False, [("KAnonymity", {"k": 5})], 0.0, "loss"),  # ARX 28 ms
+    "2_k5_4_dmstar": (False, [("KAnonymity", {"k": 5})], 0.04, "dm_star"),  # ARX 852 ms
+    "3_k5_distinct3_4_loss": (True, [("KAnonymity", {"k": 5}), ("DistinctLDiversity", {"l": 3})], 0.04,
+                              "loss"),  # ARX 432 ms
+    "4_k5_recursive43_4_loss": (True, [("KAnonymity", {"k": 5}), ("RecursiveCLDiversity", {"c": 4.0, "l": 3})],
+                                0.04, "loss"),  # ARX 432 ms
+    "5_k5_hier02_4_loss": (True, [("KAnonymity", {"k": 5}), ("HierarchicalDistanceTCloseness", {"t": 0.2})],
+                           0.04, "loss"),  # ARX 889 ms
+    "6_k5_equal02_4_loss": (True, [("KAnonymity", {"k": 5}), ("EqualDistanceTCloseness", {"t": 0.2})], 0.04,
+                            "loss"),  # ARX 865 ms
+    "7a_ebeta2_0_loss": (True, [("EnhancedBetaLikeness", {"beta": 2.0})], 0.0, "loss"),  # ARX 14 ms
+    "7b_ebeta2_4_loss": (True, [("EnhancedBetaLikeness", {"beta": 2.0})], 0.04, "loss"),  # ARX 1,637 ms
+    "8_k5_100_loss": (False, [("KAnonymity", {"k": 5})], 1.0, "loss"),  # ARX 2,807 ms
+}
+
+CENSUS_CONFIGS: dict[str, tuple[list[tuple[str, dict[str, Any]]], float, str]] = {
+    "a_k5_4_dmstar": ([("KAnonymity", {"k": 5})], 0.04, "dm_star"),  # ARX 4,360 ms
+    "b_k5_0_loss": ([("KAnonymity", {"k": 5})], 0.0, "loss"),  # ARX 294.5 ms
+    "c_k5_hier02_4_loss": ([("KAnonymity", {"k": 5}), ("HierarchicalDistanceTCloseness", {"t": 0.2})], 0.04,
+                           "loss"),  # ARX 17,071 ms
+    "d_k5_100_loss": ([("KAnonymity", {"k": 5})], 1.0, "loss"),  # ARX 3,871 ms
+    "e_k5_recursive43_4_loss": ([("KAnonymity", {"k": 5}), ("RecursiveCLDiversity", {"c": 4.0, "l": 3})], 0.04,
+                                "loss"),  # ARX 18,166 ms
+}
+
+CENSUS_COLUMNS = ("age", "sex", "education", "marital_stat", "race", "class_of_worker", "major_industry_code",
+                  "country_of_birth_self", "detailed_occupation_recode")
+
+
+def _models(spec: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    import anoncore.models as am
+
+    return [getattr(am, name)(**params) for name, params in spec]
+
+
+def load_census_income_arx(sensitive: str | None = "detailed_occupation_recode"):  # type: ignore[no-untyped-def]
+    """Minimal private loader of ../shared/data/census-income/arx (until anoncore.datasets has one)."""
+    from anoncore import datasets
+
+    loader = getattr(datasets, "load_census_income_arx", None)
+    if loader is not None:
+        return loader(sensitive=sensitive)
+    import pandas as pd
+
+    from anoncore import Attribute, Hierarchy, Schema, Table
+
+    base = Path(datasets.shared_data_dir()) / "census-income" / "arx"
+    if not (base / "census.csv.gz").exists():
+        raise NotImplementedError(f"census-income ARX data not found in {base}")
+    with gzip.open(base / "census.csv.gz", "rt") as fh:
+        df = pd.read_csv(fh, sep=";", dtype=str, keep_default_na=False)
+    attrs = []
+    for c in CENSUS_COLUMNS:
+        h = Hierarchy.from_arx_csv(base / f"census_hierarchy_{c}.csv", name=c)
+        attrs.append(Attribute(c, "sensitive" if c == sensitive else "quasi_identifier", "categorical",
+                               hierarchy=h))
+    return Table.from_pandas(df[list(CENSUS_COLUMNS)], Schema(tuple(attrs)))
+
+
+class AdultARX:
+    """The 8 (+1) Adult configurations of the issue / ARX-TIMINGS.md."""
+
+    params = (list(ADULT_CONFIGS), [1, None])
+    param_names = ("config", "n_threads")
+    timeout = 120
+
+    def setup_cache(self) -> dict[str, Any]:
+        return {"plain": adult(), "occupation": adult(sensitive="occupation")}
+
+    def setup(self, tables: dict[str, Any], config: str, n_threads: int | None) -> None:
+        with_sa, spec, self.limit, self.metric = ADULT_CONFIGS[config]
+        self.table = tables["occupation" if with_sa else "plain"]
+        self.models = _models(spec)
+
+    def _run(self, n_threads: int | None) -> Any:
+        from anoncore.static.lattice import lattice_search
+
+        return lattice_search(self.table, self.models, self.limit, self.metric, n_threads=n_threads)
+
+    def time_lattice_search(self, tables: dict[str, Any], config: str, n_threads: int | None) -> None:
+        self._run(n_threads)
+
+    def track_score(self, tables: dict[str, Any], config: str, n_threads: int | None) -> float:
+        return float(self._run(n_threads).metrics[self.metric])
+
+    def track_nodes_evaluated(self, tables: dict[str, Any], config: str, n_threads: int | None) -> int:
+        return int(self._run(n_threads).stats["nodes_evaluated"])
+
+
+class CensusIncomeARX:
+    """KDD census-income in ARX format (299,285 rows, 8 QIs), ARX-TIMINGS.md rows a-e."""
+
+    params = (list(CENSUS_CONFIGS), [1, None])
+    param_names = ("config", "n_threads")
+    timeout = 600
+
+    def setup_cache(self) -> Any:
+        return load_census_income_arx()
+
+    def setup(self, table: Any, config: str, n_threads: int | None) -> None:
+        spec, self.limit, self.metric = CENSUS_CONFIGS[config]
+        self.table = table
+        self.models = _models(spec)
+
+    def time_lattice_search(self, table: Any, config: str, n_threads: int | None) -> None:
+        from anoncore.static.lattice import lattice_search
+
+        lattice_search(self.table, self.models, self.limit, self.metric, n_threads=n_threads)
+
+    def track_score(self, table: Any, config: str, n_threads: int | None) -> float:
+        from anoncore.static.lattice import lattice_search
+
+        return float(lattice_search(self.table, self.models, self.limit, self.metric).metrics[self.metric])
+
+
+class Heuristics:
+    """Datafly, Samarati and the improved greedy on Adult (k=10, 2 %, Loss): time and loss."""
+
+    params = (["datafly", "samarati", "greedy", "optimal"],)
+    param_names = ("strategy",)
+    timeout = 120
+
+    def setup_cache(self) -> Any:
+        return adult()
+
+    def setup(self, table: Any, strategy: str) -> None:
+        self.models = _models([("KAnonymity", {"k": 10})])
+
+    def time_search(self, table: Any, strategy: str) -> None:
+        from anoncore.static.lattice import lattice_search
+
+        lattice_search(table, self.models, 0.02, "loss", strategy)
+
+    def track_loss(self, table: Any, strategy: str) -> float:
+        from anoncore.static.lattice import lattice_search
+
+        return float(lattice_search(table, self.models, 0.02, "loss", strategy).metrics["loss"])
+
+
+class AdultReplicated:
+    """Adult x40 (1,206,480 rows) with k scaled to 200: Adult's optimum (ARX-TIMINGS.md "At scale")."""
+
+    params = (["1_k200_0_loss", "2_k200_4_dmstar", "8_k200_100_loss"], [1, None])
+    param_names = ("config", "n_threads")
+    timeout = 300
+
+    def setup_cache(self) -> Any:
+        import numpy as np
+
+        t = adult()
+        return t.take(np.tile(np.arange(t.n_rows), 40))
+
+    def setup(self, table: Any, config: str, n_threads: int | None) -> None:
+        self.limit, self.metric = {"1_k200_0_loss": (0.0, "loss"), "2_k200_4_dmstar": (0.04, "dm_star"),
+                                   "8_k200_100_loss": (1.0, "loss")}[config]
+        self.models = _models([("KAnonymity", {"k": 200})])
+        table.qi_codes()
+
+    def time_lattice_search(self, table: Any, config: str, n_threads: int | None) -> None:
+        from anoncore.static.lattice import lattice_search
+
+        lattice_search(table, self.models, self.limit, self.metric, n_threads=n_threads)

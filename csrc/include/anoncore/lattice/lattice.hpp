@@ -1,0 +1,153 @@
+// Full-domain generalization lattice (spec generalization-lattice.md §2.4, §3, §10; ARX-ORACLES.md §4-7):
+// frequency sets with roll-up, ARX suppression semantics, node predicates for every class-based model,
+// information-loss metrics with monotone lower bounds, and the optimal (branch-and-bound with predictive
+// tagging) search.
+//
+// A node is a levels vector (one level per quasi-identifier). Codes at a level are *dense*: Python gives, per
+// QI, a table gen(leaf, level) -> dense code in [0, card(level)). The frequency set of a node groups rows by
+// their generalized QI key; it is computed once from the rows (the bottom node) and every other node is a
+// roll-up of an already computed finer node (the nearest cached one), never a re-read of the rows.
+//
+// Integer arithmetic everywhere a criterion allows it (64-bit; distances take one division at the end), so
+// predicates are exact at any table size that fits in memory.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "anoncore/core/status.hpp"
+#include "anoncore/core/views.hpp"
+
+namespace anoncore::lattice {
+
+/// Class-based privacy criteria (names as the Python model classes, STYLE.md §2.2).
+enum class CriterionKind : int {
+  kKAnonymity = 0,
+  kDistinctL = 1,
+  kEntropyL = 2,
+  kRecursiveCL = 3,
+  kEqualT = 4,
+  kOrderedT = 5,
+  kHierarchicalT = 6,
+  kHellingerT = 7,
+  kBasicBeta = 8,
+  kEnhancedBeta = 9,
+  kDeltaDisclosure = 10,
+};
+
+/// One criterion: a = k / l / t / beta / delta, b = c of recursive (c, l)-diversity.
+struct Criterion {
+  CriterionKind kind = CriterionKind::kKAnonymity;
+  double a = 0.0;
+  double b = 0.0;
+};
+
+/// Objective (ARX-ORACLES.md §7). Each has a lower bound that is monotone along the lattice.
+enum class MetricKind : int {
+  kLoss = 0,           // ARX Loss (§7.4), aggregate below, gs-factor
+  kDM = 1,             // discernibility, suppressed rows charged N each
+  kDMStar = 2,         // monotone discernibility Σ n_E² (suppressed classes included)
+  kEntropy = 3,        // monotone non-uniform entropy (suppression ignored)
+  kEntropyNM = 4,      // non-monotone non-uniform entropy
+  kPrecision = 5,      // monotone precision (1/D) Σ λ_j / h_j
+  kPrecisionNM = 6,    // non-monotone precision
+  kHeight = 7,         // Σ λ_j
+};
+
+enum class Aggregate : int { kGeometricMean = 0, kArithmeticMean = 1, kSum = 2, kMax = 3 };
+
+/// Per quasi-identifier input. gen is (n_leaves, height+1) int32 row-major: dense code of leaf v at level l.
+/// leaf_count[offset(l) + c] = hierarchy rows (leaves) under dense code c of level l (concatenated by level).
+/// nu_base[l] = -Σ_v a_v log2(a_v / b_gen(v)) >= 0 at level l (monotone NU-entropy term, §7.3).
+struct QiInput {
+  Span<int32_t> gen;
+  int32_t height = 0;
+  Span<int64_t> leaf_count;
+  Span<double> nu_base;
+};
+
+/// Sensitive attribute input: codes (n_rows,) in [0, m); for hierarchical EMD, the SA hierarchy (leaves are
+/// the SA codes, post-order internal nodes) given by parent and node height.
+struct SensitiveInput {
+  Span<int32_t> codes;  // empty when no criterion needs it
+  int64_t m = 0;
+  Span<int32_t> parent;
+  Span<int32_t> node_height;
+};
+
+struct MetricSpec {
+  MetricKind kind = MetricKind::kLoss;
+  Aggregate aggregate = Aggregate::kGeometricMean;
+  double gs_factor = 0.5;
+};
+
+/// What an evaluation of one node gives.
+struct NodeResult {
+  bool feasible = false;
+  int64_t n_classes = 0;
+  int64_t suppressed = 0;          // rows in classes violating some criterion
+  int64_t suppressed_size = 0;     // rows in classes violating the monotone part (size, distinct-l)
+  double metric = 0.0;             // objective with the node's suppression
+  double lower_bound = 0.0;        // monotone lower bound of the objective (<= metric)
+};
+
+/// One search step (trace).
+struct TraceEntry {
+  std::vector<int32_t> levels;
+  NodeResult result;
+  int32_t how = 0;  // 0 evaluated, 1 inferred feasible, 2 inferred infeasible
+};
+
+/// Result of the optimal search.
+struct SearchResult {
+  Status status = Status::Ok;
+  std::vector<int32_t> best;      // empty when no node is feasible
+  NodeResult best_result;
+  int64_t evaluated = 0;          // nodes whose frequency set was computed
+  int64_t inferred = 0;           // nodes decided by predictive tagging without evaluation
+  int64_t popped = 0;             // nodes taken from the queue
+};
+
+class Engine {
+ public:
+  /// Builds the bottom frequency set from the rows. qi_codes (n_rows, r) are leaf codes; limit is the
+  /// absolute suppression limit floor(suppression_limit * N).
+  Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
+         MetricSpec metric, int64_t limit, int n_threads);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int64_t n_qi() const;
+  int64_t n_rows() const;
+  int64_t bottom_classes() const;
+  std::vector<int32_t> heights() const;
+  /// true when feasibility is upward closed (all criteria monotone under suppression, or limit 0).
+  bool predicate_monotone() const;
+  /// true when the objective never decreases upward among feasible nodes.
+  bool metric_monotone() const;
+
+  /// Evaluate one node (roll-up from the nearest cached finer node). Thread-safe only from one thread.
+  NodeResult evaluate(Span<int32_t> levels);
+  /// Evaluate many nodes (rows of `levels`), in parallel over nodes; results in input order.
+  std::vector<NodeResult> evaluate_many(Matrix<int32_t> levels);
+  /// Monotone lower bound of the objective computable without grouping (0 for DM/DM*).
+  double cheap_lower_bound(const int32_t* levels) const;
+  /// Per-row suppression flags and class labels (dense, first appearance) of a node.
+  NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed);
+  /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
+  SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace);
+  int64_t evaluations() const;
+  /// Total number of source classes rolled up so far (a machine-independent cost measure).
+  int64_t rollup_work() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Number of nodes per lattice height (coefficients of Π_i (1 + x + ... + x^{h_i}), spec Prop. 3.1), as
+/// doubles (exact below 2^53). O(r · hmax).
+std::vector<double> level_sizes(Span<int32_t> heights);
+
+}  // namespace anoncore::lattice

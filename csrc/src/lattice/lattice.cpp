@@ -1,0 +1,1110 @@
+#include "anoncore/lattice/lattice.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <deque>
+#include <unordered_map>
+
+#include "anoncore/core/parallel.hpp"
+
+namespace anoncore::lattice {
+namespace {
+
+constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
+
+inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+inline double round10(double x) { return std::floor(x * 1e10) / 1e10; }
+
+struct Qi {
+  int32_t h = 0;
+  int64_t n_leaves = 0;
+  std::vector<int32_t> gen;                  // (n_leaves, h+1)
+  std::vector<int64_t> card;                 // h+1
+  std::vector<int64_t> lc_off;               // h+2 offsets into leaf_count
+  std::vector<int64_t> leaf_count;           // concatenated by level
+  std::vector<double> nu_base;               // h+1
+  std::vector<std::vector<int32_t>> up;      // (h+1)^2 maps, level l1 code -> level l2 code (l2 >= l1)
+  std::vector<int64_t> a_level;              // Σ_rows leaf_count(gen(v, l)) per level
+  const std::vector<int32_t>& map(int32_t l1, int32_t l2) const { return up[static_cast<size_t>(l1 * (h + 1) + l2)]; }
+  int64_t lc(int32_t l, int32_t code) const { return leaf_count[static_cast<size_t>(lc_off[static_cast<size_t>(l)] + code)]; }
+};
+
+struct FreqSet {
+  std::vector<int32_t> levels;
+  int64_t n_classes = 0;
+  std::vector<int32_t> codes;  // n_classes * r
+  std::vector<int64_t> count;
+  // sparse sensitive-value histograms (CSR): class c holds (hval[i], hcnt[i]) for i in [hoff[c], hoff[c+1])
+  std::vector<int64_t> hoff;
+  std::vector<int32_t> hval;
+  std::vector<int64_t> hcnt;
+};
+
+struct HashSlot {
+  uint64_t key;
+  int32_t id;
+};
+
+/// Reusable buffers of one thread.
+struct Scratch {
+  std::vector<HashSlot> table;
+  std::vector<uint64_t> keys;
+  std::vector<int32_t> ids;
+  std::vector<int32_t> slot;
+  std::vector<uint8_t> viol;
+  std::vector<uint8_t> viol_m;
+  std::vector<int64_t> tmp;
+  std::vector<int64_t> tmp2;
+  std::vector<int64_t> supp_codes;
+  std::vector<int64_t> dense;    // m, all zero between uses
+  std::vector<int32_t> touched;  // hierarchical EMD: nodes spanned by a class's values
+  std::vector<int64_t> hq, hsump, hpos, hneg;  // per SA node, all zero between uses
+  std::vector<uint8_t> hmark;
+  std::vector<int64_t> bucket;   // counting sort of source classes by destination
+  std::vector<int64_t> order;
+  std::vector<int32_t> run_val;  // histogram entries grouped by destination class
+  std::vector<int64_t> run_cnt;
+};
+
+/// Sparse histograms of groups. The items' entries (value, count) are read in item order and scattered into
+/// one contiguous run per group (counting sort by group id, upper bound = the items' entry counts), then each
+/// run is merged through a dense accumulator. Reads are sequential; O(items + nnz + G).
+/// item_nnz(i) gives the number of entries of item i, item_hist(i, add) calls add(value, count) for each.
+template <class ItemNnz, class ItemHist>
+void merge_histograms(Scratch& s, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz, ItemHist item_hist,
+                      std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) {
+  auto& start = s.bucket;
+  start.assign(static_cast<size_t>(G + 1), 0);
+  for (int64_t i = 0; i < n_items; ++i) start[static_cast<size_t>(s.ids[static_cast<size_t>(i)]) + 1] += item_nnz(i);
+  for (int64_t g = 0; g < G; ++g) start[static_cast<size_t>(g + 1)] += start[static_cast<size_t>(g)];
+  const int64_t total = start[static_cast<size_t>(G)];
+  s.run_val.resize(static_cast<size_t>(total));
+  s.run_cnt.resize(static_cast<size_t>(total));
+  auto& pos = s.order;
+  pos.assign(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < n_items; ++i) {
+    int64_t& p = pos[static_cast<size_t>(s.ids[static_cast<size_t>(i)])];
+    item_hist(i, [&](int32_t v, int64_t c) {
+      s.run_val[static_cast<size_t>(p)] = v;
+      s.run_cnt[static_cast<size_t>(p)] = c;
+      ++p;
+    });
+  }
+  if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
+  hoff.assign(static_cast<size_t>(G + 1), 0);
+  hval.clear();
+  hcnt.clear();
+  hval.reserve(static_cast<size_t>(total));
+  hcnt.reserve(static_cast<size_t>(total));
+  for (int64_t g = 0; g < G; ++g) {
+    const size_t first = hval.size();
+    for (int64_t x = start[static_cast<size_t>(g)]; x < start[static_cast<size_t>(g + 1)]; ++x) {
+      const int32_t v = s.run_val[static_cast<size_t>(x)];
+      int64_t& d = s.dense[static_cast<size_t>(v)];
+      if (d == 0) hval.push_back(v);
+      d += s.run_cnt[static_cast<size_t>(x)];
+    }
+    for (size_t x = first; x < hval.size(); ++x) {
+      int64_t& d = s.dense[static_cast<size_t>(hval[x])];
+      hcnt.push_back(d);
+      d = 0;
+    }
+    hoff[static_cast<size_t>(g + 1)] = static_cast<int64_t>(hval.size());
+  }
+}
+
+/// Dense ids (first appearance) of keys[0..n). Returns the number of groups.
+int64_t densify(Scratch& s, int64_t n, uint64_t space) {
+  s.ids.resize(static_cast<size_t>(n));
+  int64_t next = 0;
+  if (space <= static_cast<uint64_t>(2 * n + 4096)) {
+    s.slot.assign(static_cast<size_t>(space), -1);
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t& sl = s.slot[static_cast<size_t>(s.keys[static_cast<size_t>(i)])];
+      if (sl < 0) sl = static_cast<int32_t>(next++);
+      s.ids[static_cast<size_t>(i)] = sl;
+    }
+    return next;
+  }
+  uint64_t cap = 16;
+  while (cap < static_cast<uint64_t>(2 * n)) cap <<= 1;
+  s.table.assign(static_cast<size_t>(cap), HashSlot{0, -1});
+  const uint64_t mask = cap - 1;
+  HashSlot* tab = s.table.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t k = s.keys[static_cast<size_t>(i)];
+    uint64_t p = mix64(k) & mask;
+    while (true) {
+      HashSlot& sl = tab[p];
+      if (sl.id < 0) {
+        sl.key = k;
+        sl.id = static_cast<int32_t>(next++);
+        s.ids[static_cast<size_t>(i)] = sl.id;
+        break;
+      }
+      if (sl.key == k) {
+        s.ids[static_cast<size_t>(i)] = sl.id;
+        break;
+      }
+      p = (p + 1) & mask;
+    }
+  }
+  return next;
+}
+
+/// Group n items with r target codes code(i, j) in [0, card[j]). Mixed-radix 64-bit keys; when the key space
+/// would overflow, the partial keys are re-densified (so any number of QIs works). Fills s.ids.
+template <class CodeFn>
+int64_t group_items(Scratch& s, int64_t n, int64_t r, const int64_t* card, CodeFn code) {
+  {
+    // Common case: the whole key space fits in 64 bits -> one row-major pass.
+    unsigned __int128 sp = 1;
+    bool fits = true;
+    for (int64_t j = 0; j < r && fits; ++j) {
+      sp *= static_cast<unsigned __int128>(std::max<int64_t>(1, card[j]));
+      fits = sp <= static_cast<unsigned __int128>(kMaxU64);
+    }
+    if (fits && r > 0) {
+      s.keys.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        uint64_t k = 0;
+        for (int64_t j = 0; j < r; ++j) k = k * static_cast<uint64_t>(std::max<int64_t>(1, card[j])) + static_cast<uint64_t>(code(i, j));
+        s.keys[static_cast<size_t>(i)] = k;
+      }
+      return densify(s, n, static_cast<uint64_t>(sp));
+    }
+  }
+  s.keys.assign(static_cast<size_t>(n), 0);
+  uint64_t space = 1;
+  for (int64_t j = 0; j < r; ++j) {
+    const auto c = static_cast<uint64_t>(std::max<int64_t>(1, card[j]));
+    if (space > kMaxU64 / c) {
+      const int64_t g = densify(s, n, space);
+      for (int64_t i = 0; i < n; ++i) s.keys[static_cast<size_t>(i)] = static_cast<uint64_t>(s.ids[static_cast<size_t>(i)]);
+      space = static_cast<uint64_t>(std::max<int64_t>(1, g));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t& k = s.keys[static_cast<size_t>(i)];
+      k = k * c + static_cast<uint64_t>(code(i, j));
+    }
+    space *= c;
+  }
+  if (r == 0) return n > 0 ? (s.ids.assign(static_cast<size_t>(n), 0), 1) : 0;
+  return densify(s, n, space);
+}
+
+std::string node_key(const int32_t* lv, int64_t r) {
+  return std::string(reinterpret_cast<const char*>(lv), static_cast<size_t>(r) * sizeof(int32_t));
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  int64_t n = 0, r = 0, m = 0, limit = 0;
+  int n_threads = 1;
+  std::vector<Qi> qi;
+  std::vector<int32_t> sa_parent, sa_height;
+  int32_t sa_H = 0;
+  std::vector<int64_t> ref;  // reference counts P_v over all rows
+  std::vector<int64_t> p_node;  // reference counts summed per SA hierarchy node
+  int64_t n_present = 0;        // values with P_v > 0
+  std::vector<Criterion> crit;
+  MetricSpec metric;
+  double gF = 1.0, sF = 1.0;
+  int64_t min_size = 1;
+  int64_t distinct_l = 0;
+  bool needs_hist = false;
+  bool p_monotone = false;
+  bool m_monotone = false;
+  std::vector<int64_t> row_class;  // row -> bottom class
+  std::shared_ptr<FreqSet> bottom;
+  // cache of frequency sets: by node key, with insertion order for eviction under a class budget
+  std::unordered_map<std::string, std::shared_ptr<FreqSet>> cache;
+  std::deque<std::string> cache_order;
+  int64_t cache_classes = 0;
+  int64_t cache_budget = int64_t{1} << 22;  // total cached classes
+  std::vector<Scratch> scratch;
+  int64_t n_eval = 0;
+  std::atomic<int64_t> work{0};  // source classes rolled up (diagnostic)
+
+  // ------------------------------------------------------------------ frequency sets
+  void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
+    std::vector<int64_t> card(static_cast<size_t>(r));
+    std::vector<const int32_t*> maps(static_cast<size_t>(r));
+    for (int64_t j = 0; j < r; ++j) {
+      const Qi& q = qi[static_cast<size_t>(j)];
+      card[static_cast<size_t>(j)] = q.card[static_cast<size_t>(target[j])];
+      maps[static_cast<size_t>(j)] = q.map(src.levels[static_cast<size_t>(j)], target[j]).data();
+    }
+    const int32_t* sc = src.codes.data();
+    const int64_t C = src.n_classes;
+    const int64_t G = group_items(s, C, r, card.data(), [&](int64_t i, int64_t j) {
+      return maps[static_cast<size_t>(j)][sc[i * r + j]];
+    });
+    dst.levels.assign(target, target + r);
+    dst.n_classes = G;
+    dst.codes.assign(static_cast<size_t>(G * r), -1);
+    dst.count.assign(static_cast<size_t>(G), 0);
+    for (int64_t i = 0; i < C; ++i) {
+      const int64_t g = s.ids[static_cast<size_t>(i)];
+      if (dst.codes[static_cast<size_t>(g * r)] < 0 || r == 0) {
+        for (int64_t j = 0; j < r; ++j) dst.codes[static_cast<size_t>(g * r + j)] = maps[static_cast<size_t>(j)][sc[i * r + j]];
+      }
+      dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
+    }
+    if (m > 0 && needs_hist) {
+      merge_histograms(s, C, G, m, [&](int64_t i) {
+        return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
+      }, [&](int64_t i, auto&& add) {
+        for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
+          add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
+      }, dst.hoff, dst.hval, dst.hcnt);
+    }
+  }
+
+  std::shared_ptr<FreqSet> source_for(const int32_t* target) const {
+    std::shared_ptr<FreqSet> best = bottom;
+    std::vector<int32_t> lv(target, target + r);
+    // the node itself or a direct predecessor (the usual roll-up along the search)
+    auto self = cache.find(node_key(lv.data(), r));
+    if (self != cache.end()) return self->second;
+    for (int64_t j = 0; j < r; ++j) {
+      if (lv[static_cast<size_t>(j)] == 0) continue;
+      lv[static_cast<size_t>(j)]--;
+      auto it = cache.find(node_key(lv.data(), r));
+      if (it != cache.end() && it->second->n_classes < best->n_classes) best = it->second;
+      lv[static_cast<size_t>(j)]++;
+    }
+    if (best != bottom) return best;
+    // otherwise any of the most recent cached ancestors
+    int64_t seen = 0;
+    for (auto it = cache_order.rbegin(); it != cache_order.rend() && seen < 64; ++it, ++seen) {
+      const auto& f = cache.at(*it);
+      bool le = true;
+      for (int64_t j = 0; j < r && le; ++j) le = f->levels[static_cast<size_t>(j)] <= target[j];
+      if (le && f->n_classes < best->n_classes) best = f;
+    }
+    return best;
+  }
+
+  void remember(const std::shared_ptr<FreqSet>& f) {
+    std::string key = node_key(f->levels.data(), r);
+    if (cache.count(key) || f->n_classes > cache_budget / 4) return;
+    cache_classes += f->n_classes;
+    cache.emplace(key, f);
+    cache_order.push_back(std::move(key));
+    while (cache_classes > cache_budget && !cache_order.empty()) {
+      auto it = cache.find(cache_order.front());
+      cache_classes -= it->second->n_classes;
+      cache.erase(it);
+      cache_order.pop_front();
+    }
+  }
+
+  // ------------------------------------------------------------------ criteria
+  /// Returns (violates any criterion, violates the monotone part).
+  void check_class(const FreqSet& f, int64_t c, Scratch& s, uint8_t& viol, uint8_t& viol_m) const {
+    const int64_t nE = f.count[static_cast<size_t>(c)];
+    if (nE < min_size) {
+      viol = viol_m = 1;
+      return;
+    }
+    viol = viol_m = 0;
+    if (crit.empty() || (!needs_hist)) return;
+    const int64_t b0 = f.hoff[static_cast<size_t>(c)], b1 = f.hoff[static_cast<size_t>(c + 1)];
+    const int64_t distinct = b1 - b0;
+    if (distinct < distinct_l) {
+      viol = viol_m = 1;
+      return;
+    }
+    const int32_t* hv = f.hval.data();
+    const int64_t* hc = f.hcnt.data();
+    const int64_t P = n;
+    for (const Criterion& cr : crit) {
+      bool ok = true;
+      switch (cr.kind) {
+        case CriterionKind::kKAnonymity:
+        case CriterionKind::kDistinctL:
+          break;
+        case CriterionKind::kEntropyL: {
+          const auto l = static_cast<int64_t>(std::ceil(cr.a));
+          if (distinct < l) { ok = false; break; }
+          double sum = 0.0;
+          for (int64_t x = b0; x < b1; ++x) sum += static_cast<double>(hc[x]) * std::log(static_cast<double>(hc[x]));
+          const double C = static_cast<double>(nE) * (std::log(static_cast<double>(nE)) - std::log(cr.a));
+          ok = sum <= C;
+          break;
+        }
+        case CriterionKind::kRecursiveCL: {
+          const auto l = static_cast<int64_t>(cr.a);
+          if (distinct < l) { ok = false; break; }
+          auto& t = s.tmp;
+          t.assign(hc + b0, hc + b1);
+          std::sort(t.begin(), t.end(), std::greater<int64_t>());
+          int64_t tail = 0;
+          for (size_t i = static_cast<size_t>(l - 1); i < t.size(); ++i) tail += t[i];
+          ok = static_cast<double>(t[0]) < cr.b * static_cast<double>(tail);
+          break;
+        }
+        case CriterionKind::kEqualT: {
+          // values absent from the class contribute P_v n each: n (P - Σ_present P_v)
+          int64_t num = 0, pres = 0;
+          for (int64_t x = b0; x < b1; ++x) {
+            const int64_t pv = ref[static_cast<size_t>(hv[x])];
+            const int64_t d = pv * nE - hc[x] * P;
+            num += d < 0 ? -d : d;
+            pres += pv;
+          }
+          num += (P - pres) * nE;
+          ok = static_cast<double>(num) / (2.0 * static_cast<double>(P) * static_cast<double>(nE)) <= cr.a;
+          break;
+        }
+        case CriterionKind::kHierarchicalT: {
+          // Sparse pass over the subtree spanned by the class's values (Li et al. 2007 closed form): a child
+          // with no class row has extra = P_c n > 0, so only ancestors of present values can carry cost.
+          auto& touched = s.touched;
+          touched.clear();
+          for (int64_t x = b0; x < b1; ++x) {
+            for (int32_t y = hv[x]; y >= 0; y = sa_parent[static_cast<size_t>(y)]) {
+              s.hq[static_cast<size_t>(y)] += hc[x];
+              if (s.hmark[static_cast<size_t>(y)]) continue;
+              s.hmark[static_cast<size_t>(y)] = 1;
+              touched.push_back(y);
+            }
+          }
+          std::sort(touched.begin(), touched.end());
+          int64_t total = 0;
+          for (int32_t y : touched) {
+            const auto yy = static_cast<size_t>(y);
+            int64_t e;
+            if (y < m) {
+              e = ref[yy] * nE - s.hq[yy] * P;
+            } else {
+              const int64_t pos = nE * (p_node[yy] - s.hsump[yy]) + s.hpos[yy];
+              const int64_t neg = s.hneg[yy];
+              total += static_cast<int64_t>(sa_height[yy]) * std::min(pos, neg);
+              e = pos - neg;
+            }
+            const int32_t par = sa_parent[yy];
+            if (par >= 0) {
+              const auto pp = static_cast<size_t>(par);
+              s.hsump[pp] += p_node[yy];
+              if (e > 0) s.hpos[pp] += e;
+              else s.hneg[pp] -= e;
+            }
+          }
+          for (int32_t y : touched) {
+            const auto yy = static_cast<size_t>(y);
+            s.hq[yy] = s.hsump[yy] = s.hpos[yy] = s.hneg[yy] = 0;
+            s.hmark[yy] = 0;
+          }
+          const double d = sa_H == 0 ? 0.0
+                                     : static_cast<double>(total) / (static_cast<double>(sa_H) * static_cast<double>(P) *
+                                                                     static_cast<double>(nE));
+          ok = d <= cr.a;
+          break;
+        }
+        case CriterionKind::kHellingerT: {
+          double bc = 0.0;
+          for (int64_t x = b0; x < b1; ++x)
+            bc += std::sqrt(static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P) *
+                            (static_cast<double>(hc[x]) / static_cast<double>(nE)));
+          ok = std::sqrt(std::max(0.0, 1.0 - bc)) <= cr.a;
+          break;
+        }
+        case CriterionKind::kBasicBeta:
+        case CriterionKind::kEnhancedBeta: {
+          for (int64_t x = b0; x < b1 && ok; ++x) {
+            const double p = static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P);
+            const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
+            double bound = cr.a;
+            if (cr.kind == CriterionKind::kEnhancedBeta) bound = std::min(bound, -std::log(p));
+            ok = (q - p) / p <= bound;
+          }
+          break;
+        }
+        case CriterionKind::kDeltaDisclosure: {
+          if (distinct < n_present) { ok = false; break; }  // a reference value is absent: |ln 0| = inf
+          for (int64_t x = b0; x < b1 && ok; ++x) {
+            const double p = static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P);
+            const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
+            ok = std::fabs(std::log(q / p)) < cr.a;  // strict, as the audit (Brickell & Shmatikov)
+          }
+          break;
+        }
+        case CriterionKind::kOrderedT: {
+          // dense expansion of the class histogram (cleared again below)
+          auto& dense = s.dense;
+          if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
+          for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(hv[x])] = hc[x];
+          const int64_t* h = dense.data();
+          int64_t present = 0, acc = 0, tot = 0;
+          for (int64_t v = 0; v < m; ++v) {
+            if (ref[static_cast<size_t>(v)] == 0) continue;
+            ++present;
+            acc += ref[static_cast<size_t>(v)] * nE - h[v] * P;
+            tot += acc < 0 ? -acc : acc;
+          }
+          const double d = present <= 1 ? 0.0
+                                        : static_cast<double>(tot) / (static_cast<double>(present - 1) *
+                                                                       static_cast<double>(P) * static_cast<double>(nE));
+          for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(hv[x])] = 0;
+          ok = d <= cr.a;
+          break;
+        }
+      }
+      if (!ok) {
+        viol = 1;
+        return;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ metrics
+  double aggregate(const std::vector<double>& x) const {
+    const auto D = static_cast<double>(x.size());
+    switch (metric.aggregate) {
+      case Aggregate::kGeometricMean: {
+        double res = 1.0;
+        for (double v : x) res *= std::pow(v + 1.0, 1.0 / D);
+        return res - 1.0;
+      }
+      case Aggregate::kArithmeticMean: {
+        double res = 0.0;
+        for (double v : x) res += v / D;
+        return res;
+      }
+      case Aggregate::kSum: {
+        double res = 0.0;
+        for (double v : x) res += v;
+        return res;
+      }
+      case Aggregate::kMax: {
+        double res = 0.0;
+        for (double v : x) res = std::max(res, v);
+        return res;
+      }
+    }
+    return 0.0;
+  }
+
+  double loss_value(const int32_t* lv, const std::vector<int64_t>* kept_num, const std::vector<int64_t>* supp_num,
+                    int64_t S) const {
+    std::vector<double> x(static_cast<size_t>(r));
+    const auto N = static_cast<double>(n);
+    for (int64_t j = 0; j < r; ++j) {
+      const Qi& q = qi[static_cast<size_t>(j)];
+      const auto rows = static_cast<double>(q.n_leaves);
+      double A;
+      if (S == 0 || kept_num == nullptr) {
+        A = gF * (static_cast<double>(q.a_level[static_cast<size_t>(lv[j])]) / rows);
+      } else {
+        const double so = static_cast<double>((*supp_num)[static_cast<size_t>(j)]) / rows;
+        A = gF * (static_cast<double>((*kept_num)[static_cast<size_t>(j)]) / rows) +
+            (sF == 1.0 ? static_cast<double>(S) : so + sF * (static_cast<double>(S) - so));
+      }
+      const double mn = gF * N / rows;
+      x[static_cast<size_t>(j)] = N - mn > 0.0 ? round10(std::max(0.0, (A - mn) / (N - mn))) : 0.0;
+    }
+    return aggregate(x);
+  }
+
+  double precision_value(const int32_t* lv, int64_t S) const {
+    std::vector<double> x(static_cast<size_t>(r));
+    for (int64_t j = 0; j < r; ++j) {
+      const int32_t h = qi[static_cast<size_t>(j)].h;
+      const double g = h == 0 ? 0.0 : gF * static_cast<double>(lv[j]) / static_cast<double>(h);
+      if (metric.kind == MetricKind::kPrecisionNM && S > 0)
+        x[static_cast<size_t>(j)] = (static_cast<double>(n - S) * g + static_cast<double>(S) * sF) / static_cast<double>(n);
+      else
+        x[static_cast<size_t>(j)] = g;
+    }
+    double res = 0.0;
+    for (double v : x) res += v / static_cast<double>(r);
+    return res;
+  }
+
+  double entropy_mono(const int32_t* lv) const {
+    double res = 0.0;
+    for (int64_t j = 0; j < r; ++j) res += round10(gF * qi[static_cast<size_t>(j)].nu_base[static_cast<size_t>(lv[j])]);
+    return res;
+  }
+
+  double cheap_lb(const int32_t* lv) const {
+    switch (metric.kind) {
+      case MetricKind::kLoss:
+        return loss_value(lv, nullptr, nullptr, 0);
+      case MetricKind::kEntropy:
+      case MetricKind::kEntropyNM:
+        return entropy_mono(lv);
+      case MetricKind::kPrecision:
+      case MetricKind::kPrecisionNM:
+        return precision_value(lv, 0);
+      case MetricKind::kHeight: {
+        double h = 0;
+        for (int64_t j = 0; j < r; ++j) h += lv[j];
+        return h;
+      }
+      case MetricKind::kDM:
+      case MetricKind::kDMStar:
+        return static_cast<double>(n);  // Σ n_E² >= N
+    }
+    return 0.0;
+  }
+
+  /// Evaluate the classes of f: violation flags into s.viol, the node result.
+  NodeResult judge(const FreqSet& f, Scratch& s) const {
+    NodeResult res;
+    const int64_t C = f.n_classes;
+    res.n_classes = C;
+    s.viol.assign(static_cast<size_t>(C), 0);
+    s.viol_m.assign(static_cast<size_t>(C), 0);
+    int64_t S = 0, SM = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      check_class(f, c, s, s.viol[static_cast<size_t>(c)], s.viol_m[static_cast<size_t>(c)]);
+      if (s.viol[static_cast<size_t>(c)]) S += f.count[static_cast<size_t>(c)];
+      if (s.viol_m[static_cast<size_t>(c)]) SM += f.count[static_cast<size_t>(c)];
+    }
+    res.suppressed = S;
+    res.suppressed_size = SM;
+    res.feasible = S <= limit;
+    const int32_t* lv = f.levels.data();
+    switch (metric.kind) {
+      case MetricKind::kLoss: {
+        std::vector<int64_t> kept(static_cast<size_t>(r), 0), supp(static_cast<size_t>(r), 0);
+        if (S > 0) {
+          for (int64_t c = 0; c < C; ++c) {
+            const int64_t cnt = f.count[static_cast<size_t>(c)];
+            auto& dst = s.viol[static_cast<size_t>(c)] ? supp : kept;
+            for (int64_t j = 0; j < r; ++j)
+              dst[static_cast<size_t>(j)] += cnt * qi[static_cast<size_t>(j)].lc(lv[j], f.codes[static_cast<size_t>(c * r + j)]);
+          }
+        }
+        res.lower_bound = loss_value(lv, nullptr, nullptr, 0);
+        res.metric = S == 0 ? res.lower_bound : loss_value(lv, &kept, &supp, S);
+        break;
+      }
+      case MetricKind::kDM:
+      case MetricKind::kDMStar: {
+        int64_t all = 0, kept = 0;
+        for (int64_t c = 0; c < C; ++c) {
+          const int64_t cnt = f.count[static_cast<size_t>(c)];
+          all += cnt * cnt;
+          if (!s.viol[static_cast<size_t>(c)]) kept += cnt * cnt;
+        }
+        res.lower_bound = static_cast<double>(all);
+        res.metric = metric.kind == MetricKind::kDMStar ? static_cast<double>(all)
+                                                        : static_cast<double>(kept + n * S);
+        break;
+      }
+      case MetricKind::kEntropy:
+        res.lower_bound = res.metric = entropy_mono(lv);
+        break;
+      case MetricKind::kEntropyNM: {
+        res.lower_bound = entropy_mono(lv);
+        if (S == 0) {
+          res.metric = res.lower_bound;
+          break;
+        }
+        double total = 0.0;
+        for (int64_t j = 0; j < r; ++j) {
+          const Qi& q = qi[static_cast<size_t>(j)];
+          auto& cx = s.supp_codes;
+          cx.assign(static_cast<size_t>(q.card[static_cast<size_t>(lv[j])]), 0);
+          for (int64_t c = 0; c < C; ++c)
+            if (s.viol[static_cast<size_t>(c)]) cx[static_cast<size_t>(f.codes[static_cast<size_t>(c * r + j)])] += f.count[static_cast<size_t>(c)];
+          double term = 0.0;
+          for (int64_t v : cx)
+            if (v > 0) term += static_cast<double>(v) * (std::log(static_cast<double>(v) / static_cast<double>(S)) / std::log(2.0));
+          total += round10(gF * q.nu_base[static_cast<size_t>(lv[j])] - sF * term);
+        }
+        res.metric = total;
+        break;
+      }
+      case MetricKind::kPrecision:
+      case MetricKind::kPrecisionNM:
+        res.lower_bound = precision_value(lv, 0);
+        res.metric = precision_value(lv, S);
+        break;
+      case MetricKind::kHeight:
+        res.lower_bound = res.metric = cheap_lb(lv);
+        break;
+    }
+    return res;
+  }
+
+  std::shared_ptr<FreqSet> freq(const int32_t* lv, Scratch& s) const {
+    auto src = source_for(lv);
+    bool same = true;
+    for (int64_t j = 0; j < r && same; ++j) same = src->levels[static_cast<size_t>(j)] == lv[j];
+    if (same) return src;
+    auto dst = std::make_shared<FreqSet>();
+    const_cast<Impl*>(this)->work.fetch_add(src->n_classes, std::memory_order_relaxed);
+    rollup(*src, lv, *dst, s);
+    return dst;
+  }
+
+  NodeResult evaluate(const int32_t* lv) {
+    auto f = freq(lv, scratch[0]);
+    NodeResult res = judge(*f, scratch[0]);
+    ++n_eval;
+    if (f != bottom) remember(f);
+    return res;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------
+
+Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
+               MetricSpec metric, int64_t limit, int n_threads)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& I = *impl_;
+  I.n = qi_codes.rows;
+  I.r = qi_codes.cols;
+  I.limit = limit;
+  I.n_threads = resolve_threads(n_threads);
+  I.crit = std::move(criteria);
+  I.metric = metric;
+  const double g = metric.gs_factor;
+  I.sF = g < 0.5 ? 2.0 * g : 1.0;
+  I.gF = g <= 0.5 ? 1.0 : 1.0 - 2.0 * (g - 0.5);
+  if (static_cast<int64_t>(qis.size()) != I.r) throw std::invalid_argument("one QiInput per quasi-identifier expected");
+  // quasi-identifiers
+  I.qi.resize(static_cast<size_t>(I.r));
+  for (int64_t j = 0; j < I.r; ++j) {
+    const QiInput& in = qis[static_cast<size_t>(j)];
+    Qi& q = I.qi[static_cast<size_t>(j)];
+    q.h = in.height;
+    const int64_t L = q.h + 1;
+    q.n_leaves = in.gen.size / L;
+    q.gen.assign(in.gen.begin(), in.gen.end());
+    q.card.assign(static_cast<size_t>(L), 0);
+    for (int64_t v = 0; v < q.n_leaves; ++v)
+      for (int64_t l = 0; l < L; ++l)
+        q.card[static_cast<size_t>(l)] = std::max<int64_t>(q.card[static_cast<size_t>(l)], q.gen[static_cast<size_t>(v * L + l)] + 1);
+    q.lc_off.assign(static_cast<size_t>(L + 1), 0);
+    for (int64_t l = 0; l < L; ++l) q.lc_off[static_cast<size_t>(l + 1)] = q.lc_off[static_cast<size_t>(l)] + q.card[static_cast<size_t>(l)];
+    if (in.leaf_count.size != q.lc_off[static_cast<size_t>(L)]) throw std::invalid_argument("leaf_count has the wrong length");
+    q.leaf_count.assign(in.leaf_count.begin(), in.leaf_count.end());
+    q.nu_base.assign(in.nu_base.begin(), in.nu_base.end());
+    if (static_cast<int64_t>(q.nu_base.size()) != L) q.nu_base.assign(static_cast<size_t>(L), 0.0);
+    q.up.assign(static_cast<size_t>(L * L), {});
+    for (int64_t l1 = 0; l1 < L; ++l1)
+      for (int64_t l2 = l1; l2 < L; ++l2) {
+        auto& mp = q.up[static_cast<size_t>(l1 * L + l2)];
+        mp.assign(static_cast<size_t>(q.card[static_cast<size_t>(l1)]), 0);
+        for (int64_t v = 0; v < q.n_leaves; ++v)
+          mp[static_cast<size_t>(q.gen[static_cast<size_t>(v * L + l1)])] = q.gen[static_cast<size_t>(v * L + l2)];
+      }
+    q.a_level.assign(static_cast<size_t>(L), 0);
+  }
+  // a_level[l] = Σ_rows leaf_count(gen(v, l)), from the per-QI value counts: O(n r + Σ n_leaves h)
+  for (int64_t j = 0; j < I.r; ++j) {
+    Qi& q = I.qi[static_cast<size_t>(j)];
+    std::vector<int64_t> cnt(static_cast<size_t>(q.n_leaves), 0);
+    for (int64_t i = 0; i < I.n; ++i) cnt[static_cast<size_t>(qi_codes(i, j))]++;
+    for (int64_t v = 0; v < q.n_leaves; ++v)
+      for (int32_t l = 0; l <= q.h; ++l)
+        q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
+  }
+  // criteria
+  for (const Criterion& c : I.crit) {
+    switch (c.kind) {
+      case CriterionKind::kKAnonymity:
+        I.min_size = std::max<int64_t>(I.min_size, static_cast<int64_t>(c.a));
+        break;
+      case CriterionKind::kDistinctL:
+        I.min_size = std::max<int64_t>(I.min_size, static_cast<int64_t>(std::ceil(c.a)));
+        I.distinct_l = std::max<int64_t>(I.distinct_l, static_cast<int64_t>(std::ceil(c.a)));
+        I.needs_hist = true;
+        break;
+      case CriterionKind::kEntropyL:
+      case CriterionKind::kRecursiveCL:
+        I.min_size = std::max<int64_t>(I.min_size, static_cast<int64_t>(std::ceil(c.a)));
+        I.needs_hist = true;
+        break;
+      default:
+        I.needs_hist = true;
+    }
+  }
+  bool all_supp_monotone = true;
+  for (const Criterion& c : I.crit)
+    all_supp_monotone = all_supp_monotone && (c.kind == CriterionKind::kKAnonymity || c.kind == CriterionKind::kDistinctL);
+  I.p_monotone = all_supp_monotone || limit == 0;
+  I.m_monotone = limit == 0 || metric.kind == MetricKind::kDMStar || metric.kind == MetricKind::kEntropy ||
+                 metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;
+  I.m = I.needs_hist ? sa.m : 0;
+  if (I.needs_hist) {
+    if (sa.codes.size != I.n) throw std::invalid_argument("sensitive codes must have one entry per row");
+    I.ref.assign(static_cast<size_t>(I.m), 0);
+    for (int64_t i = 0; i < I.n; ++i) I.ref[static_cast<size_t>(sa.codes[i])] += 1;
+    I.sa_parent.assign(sa.parent.begin(), sa.parent.end());
+    I.sa_height.assign(sa.node_height.begin(), sa.node_height.end());
+    I.sa_H = I.sa_height.empty() ? 0 : I.sa_height.back();
+    for (int64_t v = 0; v < I.m; ++v) I.n_present += I.ref[static_cast<size_t>(v)] > 0;
+    I.p_node.assign(I.sa_parent.size(), 0);
+    for (int64_t v = 0; v < I.m && v < static_cast<int64_t>(I.sa_parent.size()); ++v)
+      for (int32_t y = static_cast<int32_t>(v); y >= 0; y = I.sa_parent[static_cast<size_t>(y)])
+        I.p_node[static_cast<size_t>(y)] += I.ref[static_cast<size_t>(v)];
+  }
+  // bottom frequency set, straight from the rows
+  I.scratch.resize(static_cast<size_t>(std::max(1, I.n_threads)));
+  for (Scratch& sc : I.scratch) {
+    const size_t nn = I.sa_parent.size();
+    sc.hq.assign(nn, 0);
+    sc.hsump.assign(nn, 0);
+    sc.hpos.assign(nn, 0);
+    sc.hneg.assign(nn, 0);
+    sc.hmark.assign(nn, 0);
+  }
+  Scratch& s = I.scratch[0];
+  std::vector<int64_t> card0(static_cast<size_t>(I.r));
+  for (int64_t j = 0; j < I.r; ++j) card0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].card[0];
+  const int64_t G = group_items(s, I.n, I.r, card0.data(), [&](int64_t i, int64_t j) {
+    const Qi& q = I.qi[static_cast<size_t>(j)];
+    return q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
+  });
+  auto f = std::make_shared<FreqSet>();
+  f->levels.assign(static_cast<size_t>(I.r), 0);
+  f->n_classes = G;
+  f->codes.assign(static_cast<size_t>(G * I.r), -1);
+  f->count.assign(static_cast<size_t>(G), 0);
+  I.row_class.resize(static_cast<size_t>(I.n));
+  for (int64_t i = 0; i < I.n; ++i) {
+    const int64_t g2 = s.ids[static_cast<size_t>(i)];
+    I.row_class[static_cast<size_t>(i)] = g2;
+    if (f->codes[static_cast<size_t>(g2 * I.r)] < 0 || I.r == 0)
+      for (int64_t j = 0; j < I.r; ++j) {
+        const Qi& q = I.qi[static_cast<size_t>(j)];
+        f->codes[static_cast<size_t>(g2 * I.r + j)] = q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
+      }
+    f->count[static_cast<size_t>(g2)] += 1;
+  }
+  if (I.m > 0) {
+    merge_histograms(s, I.n, G, I.m, [](int64_t) { return int64_t{1}; },
+                     [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval, f->hcnt);
+  }
+  I.bottom = f;
+}
+
+Engine::~Engine() = default;
+
+int64_t Engine::n_qi() const { return impl_->r; }
+int64_t Engine::n_rows() const { return impl_->n; }
+int64_t Engine::bottom_classes() const { return impl_->bottom->n_classes; }
+int64_t Engine::evaluations() const { return impl_->n_eval; }
+int64_t Engine::rollup_work() const { return impl_->work.load(); }
+bool Engine::predicate_monotone() const { return impl_->p_monotone; }
+bool Engine::metric_monotone() const { return impl_->m_monotone; }
+std::vector<int32_t> Engine::heights() const {
+  std::vector<int32_t> h;
+  for (const auto& q : impl_->qi) h.push_back(q.h);
+  return h;
+}
+double Engine::cheap_lower_bound(const int32_t* levels) const { return impl_->cheap_lb(levels); }
+
+NodeResult Engine::evaluate(Span<int32_t> levels) { return impl_->evaluate(levels.data); }
+
+std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
+  Impl& I = *impl_;
+  std::vector<NodeResult> out(static_cast<size_t>(levels.rows));
+  const int threads = static_cast<int>(std::min<int64_t>(I.n_threads, std::max<int64_t>(1, levels.rows)));
+  if (threads <= 1) {
+    for (int64_t i = 0; i < levels.rows; ++i) out[static_cast<size_t>(i)] = I.evaluate(levels.row(i));
+    return out;
+  }
+  // Parallel: each chunk rolls up from the (read-only) cache with its own scratch; results in input order.
+  const int64_t chunk = (levels.rows + threads - 1) / threads;
+  parallel_chunks(levels.rows, chunk, threads, [&](int64_t ci, int64_t b, int64_t e) {
+    Scratch& s = I.scratch[static_cast<size_t>(ci)];
+    for (int64_t i = b; i < e; ++i) {
+      auto f = I.freq(levels.row(i), s);
+      out[static_cast<size_t>(i)] = I.judge(*f, s);
+    }
+  });
+  I.n_eval += levels.rows;
+  return out;
+}
+
+NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed) {
+  Impl& I = *impl_;
+  Scratch& s = I.scratch[0];
+  FreqSet f;
+  I.rollup(*I.bottom, levels.data, f, s);
+  std::vector<int32_t> map(s.ids);  // bottom class -> node class
+  NodeResult res = I.judge(f, s);
+  // dense labels in order of first appearance over the rows
+  std::vector<int64_t> relabel(static_cast<size_t>(f.n_classes), -1);
+  int64_t next = 0;
+  for (int64_t i = 0; i < I.n; ++i) {
+    const int32_t c = map[static_cast<size_t>(I.row_class[static_cast<size_t>(i)])];
+    int64_t& rl = relabel[static_cast<size_t>(c)];
+    if (rl < 0) rl = next++;
+    labels[i] = rl;
+    suppressed[i] = s.viol[static_cast<size_t>(c)];
+  }
+  return res;
+}
+
+namespace {
+struct QItem {
+  double key;
+  std::vector<int32_t> lv;
+  int32_t first;  // canonical tree: children raise indices >= first
+};
+struct QCmp {
+  bool operator()(const QItem& a, const QItem& b) const {
+    if (a.key != b.key) return a.key > b.key;
+    return a.lv > b.lv;
+  }
+};
+bool leq(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  for (size_t j = 0; j < a.size(); ++j)
+    if (a[j] > b[j]) return false;
+  return true;
+}
+}  // namespace
+
+SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace) {
+  Impl& I = *impl_;
+  SearchResult out;
+  const int64_t r = I.r;
+  std::vector<int32_t> H(static_cast<size_t>(r));
+  for (int64_t j = 0; j < r; ++j) H[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h;
+  std::priority_queue<QItem, std::vector<QItem>, QCmp> pq;
+  std::vector<std::vector<int32_t>> feasible_tags, infeasible_tags;
+  std::map<std::string, NodeResult> known;  // evaluated nodes
+  double best = std::numeric_limits<double>::infinity();
+  bool have_best = false;
+  const int64_t eval0 = I.n_eval;
+
+  auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
+    for (const auto& f : feasible_tags)
+      if (leq(f, x)) return true;
+    return false;
+  };
+  auto below_infeasible = [&](const std::vector<int32_t>& x) {
+    for (const auto& f : infeasible_tags)
+      if (leq(x, f)) return true;
+    return false;
+  };
+  auto add_feasible = [&](const std::vector<int32_t>& x) {
+    // keep an antichain of minimal feasible nodes
+    for (const auto& f : feasible_tags)
+      if (leq(f, x)) return;
+    feasible_tags.erase(std::remove_if(feasible_tags.begin(), feasible_tags.end(),
+                                       [&](const std::vector<int32_t>& f) { return leq(x, f); }),
+                        feasible_tags.end());
+    feasible_tags.push_back(x);
+  };
+  auto add_infeasible = [&](const std::vector<int32_t>& x) {
+    for (const auto& f : infeasible_tags)
+      if (leq(x, f)) return;
+    infeasible_tags.erase(std::remove_if(infeasible_tags.begin(), infeasible_tags.end(),
+                                         [&](const std::vector<int32_t>& f) { return leq(f, x); }),
+                          infeasible_tags.end());
+    infeasible_tags.push_back(x);
+  };
+  auto consider = [&](const std::vector<int32_t>& x, const NodeResult& res) {
+    if (!res.feasible) return;
+    if (!have_best || res.metric < best || (res.metric == best && x < out.best)) {
+      best = res.metric;
+      out.best = x;
+      out.best_result = res;
+      have_best = true;
+    }
+  };
+  std::unordered_map<std::string, NodeResult> pre;  // evaluated in parallel, not yet processed
+  auto eval_node = [&](const std::vector<int32_t>& x) -> NodeResult {
+    const std::string key = node_key(x.data(), r);
+    auto it = known.find(key);
+    if (it != known.end()) return it->second;
+    NodeResult res;
+    auto pe = pre.find(key);
+    if (pe != pre.end()) {
+      res = pe->second;
+      pre.erase(pe);
+    } else {
+      res = I.evaluate(x.data());
+    }
+    known.emplace(key, res);
+    if (trace) trace->push_back({x, res, 0});
+    consider(x, res);
+    if (res.feasible) {
+      if (I.p_monotone) add_feasible(x);
+    } else if (I.p_monotone || res.suppressed_size > I.limit) {
+      add_infeasible(x);
+    }
+    return res;
+  };
+  // Flash-style probe: from an infeasible node, walk a greedy path upward (successor with the smallest cheap
+  // lower bound, ties -> lowest index) and binary-search the highest infeasible node on it. With a monotone
+  // predicate it tags a whole down-set at the cost of O(log path) evaluations, and finds feasible nodes early.
+  auto probe = [&](const std::vector<int32_t>& start) {
+    std::vector<std::vector<int32_t>> path{start};
+    std::vector<int32_t> cur = start;
+    while (true) {
+      int64_t bj = -1;
+      double bk = 0;
+      for (int64_t j = 0; j < r; ++j) {
+        if (cur[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
+        cur[static_cast<size_t>(j)]++;
+        const double k = I.cheap_lb(cur.data());
+        cur[static_cast<size_t>(j)]--;
+        if (bj < 0 || k < bk) {
+          bj = j;
+          bk = k;
+        }
+      }
+      if (bj < 0) break;
+      cur[static_cast<size_t>(bj)]++;
+      if (dominated_by_feasible(cur)) break;
+      path.push_back(cur);
+    }
+    // path[0] is infeasible; find the last infeasible index
+    size_t lo = 0, hi = path.size();  // invariant: path[lo] infeasible, path[hi..] feasible or unknown beyond
+    while (hi - lo > 1) {
+      const size_t mid = (lo + hi) / 2;
+      bool feas;
+      if (below_infeasible(path[mid])) {
+        feas = false;
+      } else {
+        const NodeResult pr = eval_node(path[mid]);
+        // monotone predicate: full feasibility; otherwise only its monotone part (class size, distinct-l)
+        feas = I.p_monotone ? pr.feasible : pr.suppressed_size <= I.limit;
+      }
+      if (feas) hi = mid;
+      else lo = mid;
+    }
+    add_infeasible(path[lo]);
+  };
+
+  std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
+  pq.push({I.cheap_lb(bottom.data()), bottom, 0});
+  int64_t since_poll = 0;
+  const int threads = std::max(1, I.n_threads);
+  std::vector<QItem> batch;
+  size_t bpos = 0;
+  while (true) {
+    if (bpos == batch.size()) {
+      // Next batch: the queue head (one node with one thread; up to 2 per thread otherwise). Nodes that will
+      // need an evaluation are rolled up and judged in parallel (read-only cache, one scratch per thread); the
+      // batch is then processed in queue order exactly as in the serial search, so the optimum (and its
+      // tie-break) does not depend on the thread count; only the number of evaluations may.
+      batch.clear();
+      bpos = 0;
+      const size_t B = threads > 1 ? static_cast<size_t>(2 * threads) : 1;
+      while (!pq.empty() && batch.size() < B) {
+        const QItem& top = pq.top();
+        if (have_best && (top.key > best || (top.key == best && top.lv > out.best))) break;
+        batch.push_back(top);
+        pq.pop();
+      }
+      if (batch.empty()) break;
+      if (batch.size() > 1) {
+        std::vector<size_t> todo;
+        for (size_t b = 0; b < batch.size(); ++b) {
+          const auto& lv = batch[b].lv;
+          const std::string key = node_key(lv.data(), r);
+          if (known.count(key) || pre.count(key)) continue;
+          if (I.p_monotone && dominated_by_feasible(lv)) continue;
+          if (below_infeasible(lv)) continue;
+          todo.push_back(b);
+        }
+        // only worth a parallel region when the roll-ups are large (threads wait at the join otherwise)
+        int64_t work_est = 0;
+        for (size_t b : todo) work_est += I.source_for(batch[b].lv.data())->n_classes;
+        if (work_est < (int64_t{1} << 18)) todo.clear();
+        std::vector<NodeResult> res(todo.size());
+        std::vector<std::shared_ptr<FreqSet>> fs(todo.size());
+        const auto nt = static_cast<int64_t>(todo.size());
+        const int64_t chunk = (nt + threads - 1) / threads;
+        parallel_chunks(nt, chunk, threads, [&](int64_t ci, int64_t lo, int64_t hi) {
+          Scratch& sc = I.scratch[static_cast<size_t>(ci)];
+          for (int64_t q = lo; q < hi; ++q) {
+            fs[static_cast<size_t>(q)] = I.freq(batch[todo[static_cast<size_t>(q)]].lv.data(), sc);
+            res[static_cast<size_t>(q)] = I.judge(*fs[static_cast<size_t>(q)], sc);
+          }
+        });
+        for (size_t q = 0; q < todo.size(); ++q) {
+          pre.emplace(node_key(batch[todo[q]].lv.data(), r), res[q]);
+          if (fs[q] != I.bottom) I.remember(fs[q]);
+          ++I.n_eval;
+        }
+      }
+    }
+    QItem it = std::move(batch[bpos++]);
+    if (have_best && (it.key > best || (it.key == best && it.lv > out.best))) {
+      // children pushed while this batch was processed may precede it: hand the rest back to the queue,
+      // whose head decides whether the search is over
+      pq.push(std::move(it));
+      for (; bpos < batch.size(); ++bpos) pq.push(std::move(batch[bpos]));
+      continue;
+    }
+    ++out.popped;
+    if (++since_poll >= 64) {
+      since_poll = 0;
+      if (interrupted(hook)) {
+        out.status = Status::Interrupted;
+        return out;
+      }
+    }
+    double child_key = it.key;
+    bool expand = true;
+    const std::string key = node_key(it.lv.data(), r);
+    auto kn = known.find(key);
+    if (kn == known.end() && I.p_monotone && dominated_by_feasible(it.lv)) {
+      ++out.inferred;
+      if (trace) trace->push_back({it.lv, NodeResult{true, 0, 0, 0, 0, 0}, 1});
+      if (I.m_monotone) continue;  // every node above is feasible and no better
+      NodeResult res = eval_node(it.lv);
+      child_key = std::max(child_key, res.lower_bound);
+    } else if (kn == known.end() && below_infeasible(it.lv)) {
+      ++out.inferred;
+      if (trace) trace->push_back({it.lv, NodeResult{}, 2});
+    } else {
+      NodeResult res = eval_node(it.lv);
+      child_key = std::max(child_key, res.lower_bound);
+      if (res.feasible && I.m_monotone) expand = false;
+      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
+    }
+    if (!expand) continue;
+    for (int64_t j = it.first; j < r; ++j) {
+      if (it.lv[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
+      std::vector<int32_t> c = it.lv;
+      c[static_cast<size_t>(j)]++;
+      pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j)});
+    }
+  }
+  out.evaluated = I.n_eval - eval0;
+  if (!have_best) out.status = Status::Infeasible;
+  return out;
+}
+
+std::vector<double> level_sizes(Span<int32_t> heights) {
+  std::vector<double> c{1.0};
+  for (int64_t i = 0; i < heights.size; ++i) {
+    std::vector<double> d(c.size() + static_cast<size_t>(heights[i]), 0.0);
+    for (size_t a = 0; a < c.size(); ++a)
+      for (int32_t b = 0; b <= heights[i]; ++b) d[a + static_cast<size_t>(b)] += c[a];
+    c.swap(d);
+  }
+  return c;
+}
+
+}  // namespace anoncore::lattice

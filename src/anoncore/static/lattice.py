@@ -1,0 +1,776 @@
+"""Full-domain generalization over the lattice of the quasi-identifiers' hierarchies.
+
+Global recoding: every value of quasi-identifier ``j`` is replaced by its ancestor at level ``levels[j]``.
+Record suppression follows ARX: every equivalence class that violates one of the privacy models is
+suppressed, and a node (levels vector) is *feasible* when the suppressed rows are at most
+``floor(suppression_limit * n_rows)``.
+
+Search strategies
+-----------------
+``'optimal'``
+    Globally optimal node for the chosen metric (branch and bound over the lattice with predictive tagging,
+    see :func:`lattice_search`).
+``'datafly'``, ``'samarati'``, ``'greedy'``
+    Sweeney's Datafly, Samarati's binary search on height, and the thesis's improved greedy heuristic
+    (spec generalization-lattice.md §3.3-3.4).
+``'exhaustive'``
+    Every node of the lattice (a test oracle for small lattices).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from anoncore import _core
+from anoncore.audit import audit
+from anoncore.data.table import Table
+from anoncore.exceptions import InfeasibleError
+from anoncore.models import PrivacyModel
+from anoncore.results import Partition, Result
+
+__all__ = [
+    "METRICS",
+    "BestK",
+    "LatticeProblem",
+    "best_k",
+    "datafly",
+    "hellinger_t_closeness",
+    "improved_greedy",
+    "lattice_search",
+    "lattice_size",
+    "level_sizes",
+    "samarati",
+    "t_incognito",
+]
+
+#: Objectives (ARX-ORACLES.md §7): name -> kernel id.
+METRICS: dict[str, int] = {
+    "loss": 0,
+    "dm": 1,
+    "dm_star": 2,
+    "entropy": 3,
+    "entropy_nm": 4,
+    "precision": 5,
+    "precision_nm": 6,
+    "height": 7,
+}
+_AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
+_STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
+
+# Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
+_MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
+    "KAnonymity": (0, "k", None, False),
+    "DistinctLDiversity": (1, "l", None, True),
+    "EntropyLDiversity": (2, "l", None, True),
+    "RecursiveCLDiversity": (3, "l", "c", True),
+    "EqualDistanceTCloseness": (4, "t", None, True),
+    "OrderedDistanceTCloseness": (5, "t", None, True),
+    "HierarchicalDistanceTCloseness": (6, "t", None, True),
+    "HellingerTCloseness": (7, "t", None, True),
+    "BasicBetaLikeness": (8, "beta", None, True),
+    "EnhancedBetaLikeness": (9, "beta", None, True),
+    "DeltaDisclosure": (10, "delta", None, True),
+}
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def _check_table(table: Any, caller: str) -> Table:
+    if not isinstance(table, Table):
+        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore Table. "
+                        f"Got {type(table).__name__} instead.")
+    if table.n_rows == 0:
+        raise ValueError(f"The table given to {caller} is empty.")
+    if not table.quasi_identifiers:
+        raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
+    for q in table.quasi_identifiers:
+        if table.hierarchy(q) is None:
+            raise ValueError(f"Quasi-identifier {q!r} has no hierarchy: full-domain generalization needs one "
+                             f"hierarchy per quasi-identifier.")
+    return table
+
+
+def _check_fraction(x: Any, name: str, caller: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"The {name!r} parameter of {caller} must be a float in the range [0, 1]. "
+                        f"Got {x!r} instead.")
+    if not 0.0 <= float(x) <= 1.0 or math.isnan(float(x)):
+        raise ValueError(f"The {name!r} parameter of {caller} must be a float in the range [0, 1]. "
+                         f"Got {x!r} instead.")
+    return float(x)
+
+
+def _check_option(x: Any, options: Sequence[str], name: str, caller: str) -> str:
+    if not isinstance(x, str) or x not in options:
+        raise ValueError(f"The {name!r} parameter of {caller} must be a str among {sorted(options)}. "
+                         f"Got {x!r} instead.")
+    return x
+
+
+def _check_threads(n_threads: Any, caller: str) -> int:
+    if n_threads is None:
+        return 0
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
+        raise TypeError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. "
+                        f"Got {n_threads!r} instead.")
+    if n_threads < 1:
+        raise ValueError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. "
+                         f"Got {n_threads} instead.")
+    if n_threads > 1 and not getattr(_core, "has_openmp", False):
+        warnings.warn("anoncore was built without OpenMP: running serially.", RuntimeWarning, stacklevel=3)
+    return int(n_threads)
+
+
+def _as_models(models: Any, caller: str) -> list[Any]:
+    if models is None:
+        raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
+                        f"Got None instead.")
+    lst = [models] if type(models).__name__ in _MODEL_KINDS else list(models)
+    if not lst:
+        raise ValueError(f"The 'models' parameter of {caller} must hold at least one privacy model.")
+    for m in lst:
+        if type(m).__name__ not in _MODEL_KINDS:
+            raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
+    return lst
+
+
+# ---------------------------------------------------------------------------------------------- problem
+@dataclass(frozen=True, slots=True)
+class LatticeProblem:
+    """A table, its models, metric and suppression limit compiled for the lattice kernel.
+
+    Build with :meth:`build`; :meth:`evaluate` gives the feasibility, suppressed rows and objective of a node.
+    """
+
+    table: Table
+    models: tuple[Any, ...]
+    suppression_limit: float
+    limit: int
+    metric: str
+    heights: tuple[int, ...]
+    engine: Any
+    distinct: tuple[tuple[int, ...], ...]  # distinct values per QI and level (Datafly)
+    sensitive: str | None
+
+    @classmethod
+    def build(cls, table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
+              gs_factor: float = 0.5, aggregate: str = "geometric_mean", n_threads: int | None = None,
+              caller: str = "lattice_search") -> LatticeProblem:
+        table = _check_table(table, caller)
+        mlist = _as_models(models, caller)
+        sup = _check_fraction(suppression_limit, "suppression_limit", caller)
+        metric = _check_option(metric, list(METRICS), "metric", caller)
+        gs = _check_fraction(gs_factor, "gs_factor", caller)
+        agg = _check_option(aggregate, list(_AGGREGATES), "aggregate", caller)
+        nt = _check_threads(n_threads, caller)
+        kinds, a_par, b_par = [], [], []
+        sa_name: str | None = None
+        for m in mlist:
+            kid, an, bn, needs_sa = _MODEL_KINDS[type(m).__name__]
+            if needs_sa:
+                s = table.sensitive_column(getattr(m, "sensitive", None), caller=type(m).__name__)
+                if sa_name is not None and s != sa_name:
+                    raise ValueError(f"{caller} supports models on one sensitive attribute; got {sa_name!r} "
+                                     f"and {s!r}.")
+                sa_name = s
+                if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
+                    raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
+                                     f"{s!r}; it has none.")
+            kinds.append(kid)
+            a_par.append(float(getattr(m, an)))
+            b_par.append(float(getattr(m, bn)) if bn else 0.0)
+        n = table.n_rows
+        qc = table.qi_codes()
+        gens, lcs, nus, heights, distinct = [], [], [], [], []
+        for j, q in enumerate(table.quasi_identifiers):
+            h = table.hierarchy(q)
+            assert h is not None
+            H = int(h.height)
+            gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
+            lc_parts = []
+            counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
+            order = _first_appearance(qc[:, j], h.n_leaves)
+            nu = np.zeros(H + 1)
+            dist = []
+            for lv in range(H + 1):
+                nodes, dense = np.unique(h.ancestor[:, lv], return_inverse=True)
+                gen[:, lv] = dense
+                lc_parts.append(h.leaf_count[nodes].astype(np.int64))
+                b = np.bincount(dense, weights=counts, minlength=len(nodes))
+                dist.append(int(np.count_nonzero(b)))
+                base = 0.0
+                for v in order:  # ARX sums in dictionary (first appearance) order
+                    av = float(counts[v])
+                    base += av * (math.log(av / float(b[dense[v]])) / math.log(2.0))
+                nu[lv] = -base
+            gens.append(np.ascontiguousarray(gen))
+            lcs.append(np.ascontiguousarray(np.concatenate(lc_parts)))
+            nus.append(nu)
+            heights.append(H)
+            distinct.append(tuple(dist))
+        if sa_name is not None:
+            sa_codes = np.ascontiguousarray(table.column(sa_name), dtype=np.int32)
+            sh = table.hierarchy(sa_name)
+            m_sa = int(sh.n_leaves) if sh is not None else int(table.cardinality(sa_name))
+            sa_parent = np.ascontiguousarray(sh.parent if sh is not None else np.zeros(0), dtype=np.int32)
+            sa_height = np.ascontiguousarray(sh.node_height if sh is not None else np.zeros(0), dtype=np.int32)
+        else:
+            sa_codes = np.zeros(0, dtype=np.int32)
+            m_sa = 0
+            sa_parent = np.zeros(0, dtype=np.int32)
+            sa_height = np.zeros(0, dtype=np.int32)
+        limit = math.floor(sup * n)
+        engine = _core.lattice.Engine(
+            qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
+            np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
+            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt)
+        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, tuple(distinct), sa_name)
+
+    @property
+    def n_qi(self) -> int:
+        return len(self.heights)
+
+    def evaluate(self, levels: Sequence[int]) -> dict[str, Any]:
+        """Feasibility, suppressed rows, number of classes and objective of one node."""
+        return self.engine.evaluate(np.asarray(levels, dtype=np.int32))  # type: ignore[no-any-return]
+
+    def evaluate_many(self, levels: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+        arr = np.ascontiguousarray(np.asarray(levels, dtype=np.int32).reshape(-1, self.n_qi))
+        return self.engine.evaluate_many(arr)  # type: ignore[no-any-return]
+
+    def publish(self, levels: Sequence[int]) -> tuple[Partition, dict[str, Any]]:
+        """The published partition of a node (violating classes suppressed)."""
+        res, _labels, sup = self.engine.classify(np.asarray(levels, dtype=np.int32))
+        return Partition.from_levels(self.table, [int(x) for x in levels], suppressed=sup), res
+
+    def nodes_at_height(self, height: int) -> list[tuple[int, ...]]:
+        """All nodes with sum of levels == height, in lexicographic order."""
+        return list(_compositions(height, self.heights))
+
+
+def _first_appearance(col: NDArray[np.int32], n_codes: int) -> NDArray[np.int64]:
+    """Codes present in ``col`` in order of first appearance (ARX's dictionary order). O(n)."""
+    n = col.shape[0]
+    first = np.full(n_codes, n, dtype=np.int64)
+    first[col[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # repeated indices: the last write wins
+    present = np.flatnonzero(first < n)
+    return present[np.argsort(first[present], kind="stable")].astype(np.int64)
+
+
+def _compositions(total: int, heights: Sequence[int]) -> Any:
+    r = len(heights)
+    suffix = [0] * (r + 1)
+    for i in range(r - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + heights[i]
+    cur = [0] * r
+
+    def rec(i: int, rem: int) -> Any:
+        if i == r:
+            if rem == 0:
+                yield tuple(cur)
+            return
+        lo = max(0, rem - suffix[i + 1])
+        for v in range(lo, min(heights[i], rem) + 1):
+            cur[i] = v
+            yield from rec(i + 1, rem - v)
+
+    yield from rec(0, total)
+
+
+def lattice_size(heights: Sequence[int]) -> int:
+    """Number of nodes of the full-domain lattice, prod(h_i + 1) (spec Prop. 3.1).
+
+    Examples
+    --------
+    >>> lattice_size([2, 1, 6])
+    42
+    """
+    return int(np.prod([int(h) + 1 for h in heights], dtype=object))
+
+
+def level_sizes(heights: Sequence[int]) -> list[int]:
+    """Number of nodes per lattice height (coefficients of prod_i (1 + x + ... + x^h_i), spec Eq. 3.4-3.6).
+
+    Examples
+    --------
+    >>> level_sizes([2, 1, 6])
+    [1, 3, 5, 6, 6, 6, 6, 5, 3, 1]
+    """
+    c = [1]
+    for h in heights:
+        d = [0] * (len(c) + int(h))
+        for a, ca in enumerate(c):
+            for b in range(int(h) + 1):
+                d[a + b] += ca
+        c = d
+    return c
+
+
+# ---------------------------------------------------------------------------------------------- results
+def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], params: dict[str, Any],
+            trace: tuple[Any, ...], stats: dict[str, Any]) -> Result:
+    t0 = time.perf_counter()
+    part, res = problem.publish(levels)
+    sizes = part.class_sizes
+    kept = sizes[sizes > 0]
+    achieved = {
+        "levels": tuple(int(x) for x in levels),
+        "k": int(kept.min()) if kept.size else 0,
+        "n_suppressed": int(part.n_suppressed),
+        "n_classes": int(kept.size),
+    }
+    if all(isinstance(m, PrivacyModel) for m in problem.models):
+        # the independent checker: every guarantee recomputed from the partition and the original values
+        report = audit(problem.table, part, list(problem.models))
+        achieved["audit_passed"] = bool(report.passed)
+        for ma in report.models:
+            achieved[f"{type(ma.model).__name__}.{ma.model.parameter}"] = float(ma.achieved)
+    metrics = {problem.metric: float(res["metric"])}
+    stats = dict(stats)
+    stats["publish_seconds"] = time.perf_counter() - t0
+    params = dict(params)
+    params.update(models=problem.models, suppression_limit=problem.suppression_limit, metric=problem.metric)
+    return Result(algorithm, part, params, achieved, metrics, trace, stats)
+
+
+def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:
+    top = list(problem.heights)
+    res = problem.evaluate(top)
+    return InfeasibleError(
+        f"{caller}: no lattice node satisfies the models within the suppression limit: even the top node "
+        f"{top} suppresses {res['suppressed']} rows, above the limit of {problem.limit} "
+        f"(suppression_limit={problem.suppression_limit} of {problem.table.n_rows} rows).")
+
+
+# ---------------------------------------------------------------------------------------------- searches
+def lattice_search(
+    table: Table,
+    models: Any,
+    suppression_limit: float = 0.0,
+    metric: str = "loss",
+    strategy: str = "optimal",
+    n_threads: int | None = None,
+    *,
+    gs_factor: float = 0.5,
+    aggregate: str = "geometric_mean",
+    with_trace: bool = False,
+) -> Result:
+    """Full-domain generalization (global recoding) with record suppression under privacy models.
+
+    Parameters
+    ----------
+    table : Table
+        Encoded table; every quasi-identifier needs a hierarchy.
+    models : model or list of models
+        Any combination of ``KAnonymity``, ``DistinctLDiversity``, ``EntropyLDiversity``,
+        ``RecursiveCLDiversity``, ``EqualDistanceTCloseness``, ``OrderedDistanceTCloseness``,
+        ``HierarchicalDistanceTCloseness``, ``HellingerTCloseness``, ``BasicBetaLikeness``,
+        ``EnhancedBetaLikeness``, ``DeltaDisclosure`` (all on the same sensitive attribute).
+    suppression_limit : float in [0, 1], default=0.0
+        Largest fraction of rows that may be suppressed (ARX semantics: ``floor(limit * n_rows)`` rows).
+    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height'}
+        Objective, as ARX defines it (ARX-ORACLES.md §7): ARX's Loss, discernibility (non-monotone DM and
+        monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
+    strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
+    n_threads : int or None, default=None
+        Threads for the bottom grouping and batched node evaluations (None: all cores).
+    gs_factor : float in [0, 1], default=0.5
+        ARX's generalization/suppression factor of Loss, entropy and precision.
+    aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max'}, default='geometric_mean'
+        Aggregation of Loss over the quasi-identifiers.
+    with_trace : bool, default=False
+        Record every node visited by the optimal search (evaluated or decided by tagging).
+
+    Returns
+    -------
+    Result
+        ``partition`` (levels in ``partition.levels``, suppressed rows flagged), ``achieved`` (levels, k,
+        n_suppressed, n_classes), ``metrics`` ({metric: value}), ``trace`` and ``stats`` (nodes evaluated,
+        nodes inferred by tagging, seconds).
+
+    Raises
+    ------
+    InfeasibleError
+        When no node (not even the top) satisfies the models within the limit.
+
+    Notes
+    -----
+    The optimal search is a best-first branch and bound over the lattice. Nodes are generated along a
+    spanning tree (a node's children raise one level at or after the position of its last raised
+    quasi-identifier), so no node list is materialised and any number of quasi-identifiers works. The queue
+    is ordered by a lower bound of the objective that is monotone along the lattice (ARX's Loss without the
+    suppression surcharge, monotone entropy or precision, or the parent's DM*). Predictive tagging: when
+    feasibility is upward closed (k-anonymity / distinct-l, or any models with a 0 suppression limit) a
+    feasible node makes all its generalizations feasible and an infeasible node all its specializations
+    infeasible; an infeasible node triggers a Flash-like probe (a greedy path upward, binary search for its
+    highest infeasible node) that tags a whole down-set. With non-monotone models only the monotone part
+    (class size, distinct values) tags infeasibility. The search stops when the lower bound of the queue head
+    exceeds the best feasible objective, so the answer is the exact optimum (ties: lexicographically smallest
+    levels). Frequency sets are rolled up from the nearest cached finer node.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import lattice_search
+    >>> res = lattice_search(toy_table(), [KAnonymity(2)], metric="dm_star")
+    >>> res.partition.levels, res.achieved["k"]
+    ((1, 0), 2)
+    """
+    caller = "lattice_search"
+    strategy = _check_option(strategy, _STRATEGIES, "strategy", caller)
+    if not isinstance(with_trace, bool):
+        raise TypeError(f"The 'with_trace' parameter of {caller} must be a bool. Got {with_trace!r} instead.")
+    problem = LatticeProblem.build(table, models, suppression_limit, metric, gs_factor, aggregate, n_threads,
+                                   caller)
+    if strategy == "datafly":
+        return _datafly(problem)
+    if strategy == "samarati":
+        return _samarati(problem)
+    if strategy == "greedy":
+        return _improved_greedy(problem, "outliers")
+    if strategy == "exhaustive":
+        return _exhaustive(problem)
+    t0 = time.perf_counter()
+    out = problem.engine.optimal(with_trace)
+    secs = time.perf_counter() - t0
+    if not out["feasible"]:
+        raise _infeasible(problem, caller)
+    trace = tuple((tuple(lv), ("evaluated", "inferred_feasible", "inferred_infeasible")[how], res)
+                  for lv, how, res in out["trace"])
+    stats = {"seconds": secs, "nodes_evaluated": out["evaluated"], "nodes_inferred": out["inferred"],
+             "nodes_popped": out["popped"], "lattice_size": lattice_size(problem.heights),
+             "bottom_classes": problem.engine.bottom_classes}
+    return _finish(problem, "lattice_optimal", out["levels"], {"strategy": "optimal"}, trace, stats)
+
+
+def _exhaustive(problem: LatticeProblem) -> Result:
+    t0 = time.perf_counter()
+    best: tuple[float, tuple[int, ...]] | None = None
+    H = sum(problem.heights)
+    for h in range(H + 1):
+        nodes = problem.nodes_at_height(h)
+        for lv, res in zip(nodes, problem.evaluate_many(nodes)):
+            if res["feasible"] and (best is None or (res["metric"], lv) < best):
+                best = (res["metric"], lv)
+    if best is None:
+        raise _infeasible(problem, "lattice_search")
+    stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": lattice_size(problem.heights)}
+    return _finish(problem, "lattice_exhaustive", best[1], {"strategy": "exhaustive"}, (), stats)
+
+
+def _datafly(problem: LatticeProblem) -> Result:
+    t0 = time.perf_counter()
+    lv = [0] * problem.n_qi
+    res = problem.evaluate(lv)
+    trace = [(tuple(lv), res["suppressed"], res["metric"])]
+    while not res["feasible"]:
+        cand = [j for j in range(problem.n_qi) if lv[j] < problem.heights[j]]
+        if not cand:
+            raise _infeasible(problem, "datafly")
+        # attribute with the most distinct values at its current level; ties -> lowest index
+        j = max(cand, key=lambda i: (problem.distinct[i][lv[i]], -i))
+        lv[j] += 1
+        res = problem.evaluate(lv)
+        trace.append((tuple(lv), res["suppressed"], res["metric"]))
+    stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": len(trace)}
+    return _finish(problem, "datafly", lv, {"strategy": "datafly"}, tuple(trace), stats)
+
+
+def _samarati(problem: LatticeProblem) -> Result:
+    t0 = time.perf_counter()
+    low, high = 0, sum(problem.heights)
+    probes: list[tuple[int, bool]] = []
+    found: dict[int, list[tuple[float, tuple[int, ...]]]] = {}
+    n_eval = 0
+
+    def sat(h: int) -> bool:
+        nonlocal n_eval
+        nodes = problem.nodes_at_height(h)
+        results = problem.evaluate_many(nodes)
+        n_eval += len(nodes)
+        ok = [(r["metric"], lv) for lv, r in zip(nodes, results) if r["feasible"]]
+        found[h] = ok
+        return bool(ok)
+
+    if not sat(high):
+        raise _infeasible(problem, "samarati")
+    while low < high:
+        mid = (low + high) // 2
+        s = sat(mid)
+        probes.append((mid, s))
+        if s:
+            high = mid
+        else:
+            low = mid + 1
+    if low not in found:
+        sat(low)
+    best = min(found[low])
+    stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": n_eval, "height": low}
+    return _finish(problem, "samarati", best[1], {"strategy": "samarati"}, tuple(probes), stats)
+
+
+def _improved_greedy(problem: LatticeProblem, score: str) -> Result:
+    t0 = time.perf_counter()
+    lv = [0] * problem.n_qi
+    res = problem.evaluate(lv)
+    trace = [(tuple(lv), res["suppressed"], res["metric"])]
+    n_eval = 1
+    while not res["feasible"]:
+        succ = []
+        for j in range(problem.n_qi):
+            if lv[j] < problem.heights[j]:
+                c = list(lv)
+                c[j] += 1
+                succ.append((j, c))
+        if not succ:
+            raise _infeasible(problem, "improved_greedy")
+        results = problem.evaluate_many([c for _, c in succ])
+        n_eval += len(succ)
+        if score == "outliers":
+            keys = [(r["suppressed"], r["metric"], j) for (j, _), r in zip(succ, results)]
+        elif score == "ratio":
+            o0, l0 = res["suppressed"], res["metric"]
+            keys = [(-(o0 - r["suppressed"]) / max(r["metric"] - l0, 1e-12), r["metric"], j)
+                    for (j, _), r in zip(succ, results)]
+        else:  # classes
+            keys = [(r["n_classes"], r["metric"], j) for (j, _), r in zip(succ, results)]
+        i = min(range(len(keys)), key=lambda x: keys[x])
+        lv = succ[i][1]
+        res = results[i]
+        trace.append((tuple(lv), res["suppressed"], res["metric"]))
+    stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": n_eval}
+    return _finish(problem, "improved_greedy", lv, {"strategy": "greedy", "score": score}, tuple(trace), stats)
+
+
+def datafly(table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
+            n_threads: int | None = None, **kwargs: Any) -> Result:
+    """Sweeney's Datafly: repeatedly generalize the quasi-identifier with the most distinct values.
+
+    Stops at the first feasible node (ARX suppression semantics, ``suppression_limit``); ties go to the
+    lowest quasi-identifier index. ``trace`` lists ``(levels, suppressed rows, metric)`` per step. At most
+    ``sum(heights)`` steps (spec §3.3).
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import datafly
+    >>> datafly(toy_table(), KAnonymity(2)).partition.levels
+    (1, 0)
+    """
+    problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
+                                   caller="datafly", **kwargs)
+    return _datafly(problem)
+
+
+def samarati(table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
+             n_threads: int | None = None, **kwargs: Any) -> Result:
+    """Samarati's binary search on lattice height; minimal-metric feasible node at the lowest feasible height.
+
+    ``trace`` lists the probes ``(height, satisfiable)`` (spec §3.3, §7.1). Ties: lexicographically smallest
+    levels.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import samarati
+    >>> samarati(toy_table(), KAnonymity(2)).partition.levels
+    (1, 0)
+    """
+    problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
+                                   caller="samarati", **kwargs)
+    return _samarati(problem)
+
+
+def improved_greedy(table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
+                    score: str = "outliers", n_threads: int | None = None, **kwargs: Any) -> Result:
+    """The thesis's improved greedy heuristic (spec §3.4, [RECON] default).
+
+    At each step every direct generalization ``N + e_i`` is evaluated (rolled up from ``N``) and the walk moves
+    to the best by ``score``: ``'outliers'`` (fewest suppressed rows, then metric, then index), ``'ratio'``
+    (largest outlier reduction per unit of metric increase) or ``'classes'`` (fewest classes). Stops at the
+    first feasible node; at most ``n_qi * sum(heights)`` evaluations. ``trace`` lists
+    ``(levels, suppressed rows, metric)`` per step.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.models import KAnonymity
+    >>> from anoncore.static.lattice import improved_greedy
+    >>> improved_greedy(toy_table(), KAnonymity(2)).partition.levels
+    (1, 0)
+    """
+    score = _check_option(score, ("outliers", "ratio", "classes"), "score", "improved_greedy")
+    problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
+                                   caller="improved_greedy", **kwargs)
+    return _improved_greedy(problem, score)
+
+
+def t_incognito(table: Table, k: int, t: float, distance: str = "hierarchical", suppression_limit: float = 0.0,
+                metric: str = "dm", n_threads: int | None = None) -> Result:
+    """tIncognito (Li et al. 2007): the minimal-DM full-domain generalization under k-anonymity and t-closeness.
+
+    The baseline of the SABRE and BUREL experiments. Same answer as Incognito's a-priori traversal (the
+    optimum over all feasible nodes); found here by the optimal lattice search.
+
+    Parameters
+    ----------
+    distance : {'equal', 'ordered', 'hierarchical', 'hellinger'}, default='hierarchical'
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.static.lattice import t_incognito
+    >>> t_incognito(toy_table(), k=2, t=1.0).partition.levels
+    (1, 0)
+    """
+    caller = "t_incognito"
+    _check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < float(t) <= 1:
+        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+    distance = _check_option(distance, ("equal", "ordered", "hierarchical", "hellinger"), "distance", caller)
+    tm = {"equal": "EqualDistanceTCloseness", "ordered": "OrderedDistanceTCloseness",
+          "hierarchical": "HierarchicalDistanceTCloseness", "hellinger": "HellingerTCloseness"}[distance]
+    models = [_k(int(k)), _SimpleModel.make(tm, t=float(t))]
+    res = lattice_search(table, models, suppression_limit, metric, "optimal", n_threads)
+    return Result("t_incognito", res.partition, {**res.parameters, "k": k, "t": t, "distance": distance},
+                  res.achieved, res.metrics, res.trace, res.stats)
+
+
+def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit: float = 0.0,
+                          metric: str = "dm", strategy: str = "optimal", n_threads: int | None = None) -> Result:
+    """(k, t)-closeness with the Hellinger distance (spec §5, TClosenessFDG): every published class has at least
+    ``k`` rows and Hellinger distance at most ``t`` to the table's sensitive distribution.
+
+    Hellinger is normalised by 1/sqrt(2) (range [0, 1]); H^2 <= TV <= sqrt(2) H, so thresholds are not
+    comparable with EMD's. Hellinger ignores the semantics of values (no protection against similarity
+    attacks), see docs/lattice.md.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.static.lattice import hellinger_t_closeness
+    >>> hellinger_t_closeness(toy_table(), t=0.6, k=2).achieved["k"]
+    2
+    """
+    caller = "hellinger_t_closeness"
+    _check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < float(t) <= 1:
+        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+    models = [_k(int(k)), _SimpleModel.make("HellingerTCloseness", t=float(t))]
+    res = lattice_search(table, models, suppression_limit, metric, strategy, n_threads)
+    return Result("hellinger_t_closeness", res.partition, {**res.parameters, "k": k, "t": t}, res.achieved,
+                  res.metrics, res.trace, res.stats)
+
+
+# ---------------------------------------------------------------------------------------------- best k
+@dataclass(frozen=True, slots=True)
+class BestK:
+    """Utility and privacy curves over a k range and the chosen k (spec §4).
+
+    ``utility[i] = 1 - precision loss`` and ``privacy[i] = 1 - 1 / k_eff`` (k_eff = smallest published class)
+    of the release for ``ks[i]``; ``k`` is the crossing point ``argmin |U - P|`` (ties: smaller k).
+    """
+
+    ks: tuple[int, ...]
+    utility: tuple[float, ...]
+    privacy: tuple[float, ...]
+    k: int
+    levels: tuple[tuple[int, ...], ...]
+
+    def plot(self, ax: Any = None) -> Any:
+        """Plot both curves and mark the chosen k (needs matplotlib). Returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        ax.plot(self.ks, self.utility, marker="o", label="utility U(k)")
+        ax.plot(self.ks, self.privacy, marker="s", label="privacy P(k)")
+        ax.axvline(self.k, color="grey", linestyle="--", label=f"best k = {self.k}")
+        ax.set_xlabel("k")
+        ax.set_ylabel("value")
+        ax.legend()
+        return ax
+
+
+def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, strategy: str = "optimal",
+           metric: str = "precision", n_threads: int | None = None) -> BestK:
+    """Choose k by crossing the utility and privacy curves (spec §4, [RECON] default procedure).
+
+    For each k, anonymize with ``strategy`` (k-anonymity alone); utility U(k) = 1 - precision loss of the
+    release (suppressed rows count as fully generalized), privacy P(k) = 1 - 1/k_eff with k_eff the smallest
+    published class. k* = argmin_k |U(k) - P(k)|, ties to the smaller k.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> from anoncore.static.lattice import best_k
+    >>> bk = best_k(toy_table(), [1, 2, 3])
+    >>> bk.ks, bk.k
+    ((1, 2, 3), 2)
+    """
+    caller = "best_k"
+    _check_table(table, caller)
+    ks = tuple(int(_check_int(k, "ks", caller, 1, table.n_rows)) for k in ks)
+    if not ks:
+        raise ValueError(f"The 'ks' parameter of {caller} must hold at least one k.")
+    ks = tuple(sorted(set(ks)))
+    U, P, L = [], [], []
+    for k in ks:
+        res = lattice_search(table, [_k(k)], suppression_limit, metric, strategy, n_threads)
+        prob = LatticeProblem.build(table, [_k(k)], suppression_limit, "precision_nm", caller=caller)
+        loss = prob.evaluate(res.achieved["levels"])["metric"]
+        U.append(1.0 - float(loss))
+        P.append(1.0 - 1.0 / max(1, res.achieved["k"]))
+        L.append(tuple(res.partition.levels or ()))
+    diffs = [abs(u - p) for u, p in zip(U, P)]
+    i = min(range(len(ks)), key=lambda x: (diffs[x], ks[x]))
+    return BestK(ks, tuple(U), tuple(P), ks[i], tuple(L))
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _check_int(x: Any, name: str, caller: str, lo: int, hi: int | None) -> int:
+    rng = f"[{lo}, {hi}]" if hi is not None else f"[{lo}, inf)"
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {x!r} instead.")
+    if x < lo or (hi is not None and x > hi):
+        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {x} instead.")
+    return int(x)
+
+
+class _SimpleModel:
+    """Stand-in model objects (used until ``anoncore.models`` is available)."""
+
+    __slots__ = ("__dict__",)
+
+    @staticmethod
+    def make(kind: str, **params: Any) -> Any:
+        try:
+            import anoncore.models as am
+
+            return getattr(am, kind)(**params)
+        except (ImportError, AttributeError, TypeError):
+            cls = type(kind, (_SimpleModel,), {})
+            obj = cls()
+            obj.__dict__.update(params)
+            obj.__dict__.setdefault("sensitive", None)
+            return obj
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
+
+
+def _k(k: int) -> Any:
+    return _SimpleModel.make("KAnonymity", k=k)
+
+
+Callback = Callable[[tuple[int, ...]], None]

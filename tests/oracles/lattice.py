@@ -1,0 +1,207 @@
+"""Brute-force oracle for full-domain generalization, written straight from the definitions.
+
+Every node of the lattice is materialised by grouping the rows on their generalized values (hierarchy
+ancestors), every class is judged by the model definitions (spec generalization-lattice.md §2.5-2.7, §5.2;
+ARX-ORACLES.md §6) using exact fractions where the definition is rational, and the objective follows
+ARX-ORACLES.md §7. Exponential; for small tables only. Shares no code with the kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter, defaultdict
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+
+def round10(x: float) -> float:
+    return math.floor(x * 1e10) / 1e10
+
+
+def _kind(m: Any) -> str:
+    return type(m).__name__
+
+
+def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier: Any) -> bool:
+    """True when a class with sensitive counts ``sa_counts`` violates ``model`` (definitions)."""
+    n = sum(sa_counts.values())
+    kind = _kind(model)
+    if kind == "KAnonymity":
+        return n < model.k
+    present = [v for v, c in sa_counts.items() if c > 0]
+    if kind == "DistinctLDiversity":
+        return len(present) < model.l
+    if kind == "EntropyLDiversity":
+        if n < math.ceil(model.l) or len(present) < math.ceil(model.l):
+            return True
+        ent = -sum((c / n) * math.log(c / n) for c in sa_counts.values() if c > 0)
+        return not ent >= math.log(model.l) - 1e-12
+    if kind == "RecursiveCLDiversity":
+        if n < model.l or len(present) < model.l:
+            return True
+        r = sorted((c for c in sa_counts.values() if c > 0), reverse=True)
+        return not r[0] < model.c * sum(r[model.l - 1:])
+    q = {v: Fraction(sa_counts.get(v, 0), n) for v in ref}
+    p = {v: Fraction(ref[v], N) for v in ref}
+    if kind == "EqualDistanceTCloseness":
+        return Fraction(1, 2) * sum(abs(p[v] - q[v]) for v in ref) > Fraction(model.t)
+    if kind == "OrderedDistanceTCloseness":
+        vals = sorted(v for v in ref if ref[v] > 0)
+        if len(vals) <= 1:
+            return False
+        acc, tot = Fraction(0), Fraction(0)
+        for v in vals:
+            acc += p[v] - q[v]
+            tot += abs(acc)
+        return tot / (len(vals) - 1) > Fraction(model.t)
+    if kind == "HierarchicalDistanceTCloseness":
+        h = sa_hier
+        H = int(h.node_height[h.root])
+        # EMD with ground distance height(LCA)/H: cost of each internal node N is
+        # height(N)/H * min(positive extra, negative extra) of its children (Li et al. 2007)
+        extra = {}
+        cost = Fraction(0)
+        for node in range(h.n_nodes):
+            if node < h.n_leaves:
+                extra[node] = p.get(node, Fraction(0)) - q.get(node, Fraction(0))
+            else:
+                ch = [c for c in range(node) if h.parent[c] == node]
+                pos = sum((extra[c] for c in ch if extra[c] > 0), Fraction(0))
+                neg = sum((-extra[c] for c in ch if extra[c] < 0), Fraction(0))
+                cost += Fraction(int(h.node_height[node]), H) * min(pos, neg)
+                extra[node] = pos - neg
+        return cost > Fraction(model.t)
+    if kind == "HellingerTCloseness":
+        bc = sum(math.sqrt(float(p[v]) * float(q[v])) for v in ref)
+        return math.sqrt(max(0.0, 1.0 - bc)) > model.t
+    if kind in ("BasicBetaLikeness", "EnhancedBetaLikeness"):
+        for v in present:
+            pv, qv = float(p[v]), float(q[v])
+            bound = model.beta if kind == "BasicBetaLikeness" else min(model.beta, -math.log(pv))
+            if (qv - pv) / pv > bound:
+                return True
+        return False
+    if kind == "DeltaDisclosure":
+        for v in ref:
+            if ref[v] == 0:
+                continue
+            if q[v] == 0 or abs(math.log(float(q[v]) / float(p[v]))) >= model.delta:
+                return True
+        return False
+    raise ValueError(kind)
+
+
+def node_stats(table: Any, levels: tuple[int, ...], models: list[Any], limit: int) -> dict[str, Any]:
+    """Classes, suppression and feasibility of one node."""
+    qis = table.quasi_identifiers
+    qc = table.qi_codes()
+    N = table.n_rows
+    hs = [table.hierarchy(q) for q in qis]
+    gen = np.stack([hs[j].ancestor[qc[:, j], levels[j]] for j in range(len(qis))], axis=1)
+    sa = table.sensitive[0] if table.sensitive else None
+    sa_codes = table.column(sa) if sa else None
+    sa_hier = table.hierarchy(sa) if sa else None
+    ref = Counter(sa_codes.tolist()) if sa else Counter()
+    if sa_hier is not None:
+        for v in range(sa_hier.n_leaves):
+            ref.setdefault(v, 0)
+    classes: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    for i, key in enumerate(map(tuple, gen.tolist())):
+        classes[key].append(i)
+    out = []
+    S = 0
+    for key, rows in classes.items():
+        cnt = Counter(sa_codes[rows].tolist()) if sa else Counter({0: len(rows)})
+        viol = any(class_violates(m, cnt, ref, N, sa_hier) for m in models) if sa or all(
+            _kind(m) == "KAnonymity" for m in models) else None
+        out.append((key, len(rows), bool(viol)))
+        if viol:
+            S += len(rows)
+    return {"classes": out, "suppressed": S, "feasible": S <= limit, "levels": levels}
+
+
+def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5) -> float:
+    """ARX-ORACLES.md §7 by definition, on the classes of one node."""
+    qis = table.quasi_identifiers
+    hs = [table.hierarchy(q) for q in qis]
+    N = table.n_rows
+    lv = st["levels"]
+    sF = 2 * gs if gs < 0.5 else 1.0
+    gF = 1.0 if gs <= 0.5 else 1.0 - 2 * (gs - 0.5)
+    S = st["suppressed"]
+    cls = st["classes"]
+    if metric == "height":
+        return float(sum(lv))
+    if metric == "dm_star":
+        return float(sum(n * n for _, n, _ in cls))
+    if metric == "dm":
+        return float(sum(n * n for _, n, v in cls if not v) + N * S)
+    if metric in ("precision", "precision_nm"):
+        xs = []
+        for j, h in enumerate(hs):
+            g = gF * lv[j] / h.height if h.height else 0.0
+            xs.append((( N - S) * g + S * sF) / N if metric == "precision_nm" and S > 0 else g)
+        return sum(x / len(xs) for x in xs)
+    if metric in ("entropy", "entropy_nm"):
+        qc = table.qi_codes()
+        total = 0.0
+        for j, h in enumerate(hs):
+            a = Counter(qc[:, j].tolist())
+            b = Counter()
+            for v, c in a.items():
+                b[int(h.ancestor[v, lv[j]])] += c
+            base = sum(c * math.log2(c / b[int(h.ancestor[v, lv[j]])]) for v, c in a.items())
+            x = -gF * base
+            if metric == "entropy_nm" and S > 0:
+                cx = Counter()
+                for key, n, v in cls:
+                    if v:
+                        cx[key[j]] += n
+                x = -(gF * base + sF * sum(c * math.log2(c / S) for c in cx.values()))
+            total += round10(x)
+        return total
+    if metric == "loss":
+        xs = []
+        for j, h in enumerate(hs):
+            rows = h.n_leaves
+            A = 0.0
+            for key, n, v in cls:
+                s = n * (int(h.leaf_count[key[j]]) / rows)
+                if not v:
+                    A += gF * s
+                else:
+                    A += n if sF == 1.0 else s + sF * (n - s)
+            mn = gF * N / rows
+            xs.append(round10(max(0.0, (A - mn) / (N - mn))) if N - mn > 0 else 0.0)
+        res = 1.0
+        for x in xs:
+            res *= (x + 1.0) ** (1.0 / len(xs))
+        return res - 1.0
+    raise ValueError(metric)
+
+
+def all_nodes(heights: tuple[int, ...]) -> list[tuple[int, ...]]:
+    return list(itertools.product(*[range(h + 1) for h in heights]))
+
+
+def exhaustive(table: Any, models: list[Any], suppression_limit: float, metric: str) -> dict[str, Any]:
+    """Evaluate every node; return the optimum value and every node within 1e-9 of it."""
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    limit = math.floor(suppression_limit * table.n_rows)
+    best = None
+    vals = {}
+    for lv in all_nodes(heights):
+        st = node_stats(table, lv, models, limit)
+        if not st["feasible"]:
+            continue
+        v = metric_value(table, st, metric)
+        vals[lv] = v
+        if best is None or v < best:
+            best = v
+    if best is None:
+        return {"best": None, "argmin": []}
+    tol = 1e-9 * max(1.0, abs(best))
+    return {"best": best, "argmin": sorted(lv for lv, v in vals.items() if v <= best + tol), "values": vals}

@@ -1,0 +1,326 @@
+"""Full-domain lattice search: optimal == exhaustive oracle, heuristics' invariants, scale, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import lattice as oracle
+
+from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table
+from anoncore.static.lattice import (
+    METRICS,
+    LatticeProblem,
+    _SimpleModel,
+    best_k,
+    datafly,
+    hellinger_t_closeness,
+    improved_greedy,
+    lattice_search,
+    samarati,
+    t_incognito,
+)
+
+M = _SimpleModel.make
+
+
+# ------------------------------------------------------------------------------------------ random problems
+def _random_hierarchy(rng: np.random.Generator, n_leaves: int, height: int, prefix: str) -> Hierarchy:
+    ids = np.arange(n_leaves)
+    cols = [[f"{prefix}{v}" for v in range(n_leaves)]]
+    cur = ids
+    width = n_leaves
+    for lv in range(1, height):
+        width = max(1, min(width - 1, int(rng.integers(1, width + 1)))) if width > 1 else 1
+        m = rng.integers(0, width, size=int(cur.max()) + 1)
+        cur = m[cur]
+        cols.append([f"{prefix}L{lv}_{c}" for c in cur])
+    cols.append(["*"] * n_leaves)
+    return Hierarchy.from_rows(list(zip(*cols)), name=prefix)
+
+
+@st.composite
+def problems(draw: st.DrawFn) -> tuple[Table, int]:
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n_qi = draw(st.integers(1, 4))
+    n_rows = draw(st.integers(4, 50))
+    attrs, data = [], {}
+    for j in range(n_qi):
+        nl = int(rng.integers(2, 6))
+        h = int(rng.integers(1, 4))
+        hier = _random_hierarchy(rng, nl, h, f"q{j}_")
+        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
+        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, nl, size=n_rows)]
+    m = int(rng.integers(2, 6))
+    sh = _random_hierarchy(rng, m, int(rng.integers(1, 4)), "s")
+    p = rng.dirichlet(np.ones(m))
+    data["s"] = [sh.leaves[i] for i in rng.choice(m, size=n_rows, p=p)]
+    attrs.append(Attribute("s", "sensitive", "categorical", hierarchy=sh))
+    return Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs))), seed
+
+
+MODEL_SETS = [
+    [M("KAnonymity", k=2)],
+    [M("KAnonymity", k=3)],
+    [M("DistinctLDiversity", l=2)],
+    [M("EntropyLDiversity", l=1.7)],
+    [M("RecursiveCLDiversity", c=1.6, l=2)],
+    [M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.3141)],
+    [M("OrderedDistanceTCloseness", t=0.2718)],
+    [M("KAnonymity", k=2), M("HierarchicalDistanceTCloseness", t=0.2718)],
+    [M("HellingerTCloseness", t=0.4142)],
+    [M("BasicBetaLikeness", beta=1.3)],
+    [M("EnhancedBetaLikeness", beta=0.9)],
+    [M("DeltaDisclosure", delta=1.1)],
+]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from(range(len(MODEL_SETS))), st.sampled_from([0.0, 0.1, 0.3]))
+def test_optimal_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: float) -> None:
+    table, _ = prob
+    models = MODEL_SETS[mi]
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    lim = math.floor(limit * table.n_rows)
+    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    for metric in METRICS:
+        vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
+        if not vals:
+            with pytest.raises(InfeasibleError, match="no lattice node"):
+                lattice_search(table, models, limit, metric)
+            continue
+        best = min(vals.values())
+        res = lattice_search(table, models, limit, metric)
+        lv = res.partition.levels
+        assert lv in vals, (metric, lv)
+        np.testing.assert_allclose(res.metrics[metric], best, rtol=1e-9, atol=1e-12, err_msg=metric)
+        np.testing.assert_allclose(vals[lv], best, rtol=1e-9, atol=1e-12, err_msg=metric)
+        # published partition: suppressed rows are exactly the violating classes of the oracle
+        st_ = stats[lv]
+        assert res.achieved["n_suppressed"] == st_["suppressed"]
+        assert res.partition.n_suppressed <= lim
+        assert res.achieved["audit_passed"]  # the independent audit (criteria kernels) agrees
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from([0.0, 0.2]))
+def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:
+    table, _ = prob
+    models = [M("KAnonymity", k=2)]
+    heights = [int(table.hierarchy(q).height) for q in table.quasi_identifiers]
+    r, hmax = len(heights), sum(heights)
+    lim = math.floor(limit * table.n_rows)
+    try:
+        opt = lattice_search(table, models, limit, "height")
+    except InfeasibleError:
+        return
+    for res in (datafly(table, models, limit, "precision"), improved_greedy(table, models, limit, "precision")):
+        path = [t[0] for t in res.trace]
+        outliers = [t[1] for t in res.trace]
+        assert path[0] == (0,) * r
+        for a, b in itertools.pairwise(path):  # one QI up one level per step
+            d = np.subtract(b, a)
+            assert sorted(d.tolist()) == [0] * (r - 1) + [1]
+        assert all(x >= y for x, y in itertools.pairwise(outliers))  # non-increasing
+        assert res.partition.n_suppressed <= lim
+        assert res.achieved["audit_passed"]
+        assert sum(res.partition.levels) >= sum(opt.partition.levels)
+        assert res.stats["nodes_evaluated"] <= r * hmax + 1
+    sam = samarati(table, models, limit, "precision")
+    assert sum(sam.partition.levels) == sum(opt.partition.levels)  # Samarati finds the minimal height
+
+
+def test_adult_arx_configurations(adult) -> None:  # type: ignore[no-untyped-def]
+    # ARX-TIMINGS.md rows 1, 2 and 8 (ARX 3.9.2, Flash): optimum levels and score strings.
+    k5 = [M("KAnonymity", k=5)]
+    r = lattice_search(adult, k5, 0.0, "loss")
+    assert r.partition.levels == (0, 4, 1, 1, 3, 2, 2, 1, 0)
+    assert repr(r.metrics["loss"]) == "0.5731509655590044"
+    r = lattice_search(adult, k5, 0.04, "dm_star")
+    assert r.partition.levels == (1, 0, 1, 1, 3, 2, 2, 0, 1)
+    assert r.metrics["dm_star"] == 1415782.0 and r.achieved["n_suppressed"] == 906
+
+
+@pytest.mark.slow
+def test_adult_replicated_40(adult) -> None:  # type: ignore[no-untyped-def]
+    # ARX-TIMINGS.md "At scale": 40 copies with k scaled by 40 give Adult's optimum; predicates stay exact
+    # (ARX's hierarchical t-closeness overflows 32-bit integers above ~46K rows).
+    big = adult.take(np.tile(np.arange(adult.n_rows), 40))
+    r = lattice_search(big, [M("KAnonymity", k=200)], 0.0, "loss")
+    assert r.partition.levels == (0, 4, 1, 1, 3, 2, 2, 1, 0)
+    assert repr(r.metrics["loss"]) == "0.5731509655590044"
+
+
+@pytest.mark.slow
+def test_adult_replicated_hierarchical_t_exact(adult_occupation) -> None:  # type: ignore[no-untyped-def]
+    t = adult_occupation
+    models = [M("KAnonymity", k=5), M("HierarchicalDistanceTCloseness", t=0.2)]
+    base = lattice_search(t, models, 0.04, "loss")
+    assert base.partition.levels == (1, 4, 0, 0, 3, 2, 2, 1)
+    big = t.take(np.tile(np.arange(t.n_rows), 40))
+    r = lattice_search(big, [M("KAnonymity", k=200), models[1]], 0.04, "loss")
+    assert r.partition.levels == base.partition.levels
+    assert r.achieved["n_suppressed"] == 40 * base.achieved["n_suppressed"]
+    # ARX's overflowed answer [0,4,1,1,3,1,2,1] holds a class far above t: it must be infeasible here
+    prob = LatticeProblem.build(big, [models[1]], 0.0, "loss")
+    assert not prob.evaluate([0, 4, 1, 1, 3, 1, 2, 1])["feasible"]
+
+
+def test_threads_bit_identical(adult) -> None:  # type: ignore[no-untyped-def]
+    k5 = [M("KAnonymity", k=5)]
+    a = lattice_search(adult, k5, 0.04, "dm_star", n_threads=1)
+    b = lattice_search(adult, k5, 0.04, "dm_star", n_threads=2)
+    assert a == b
+    sa = samarati(adult, k5, 0.04, "loss", n_threads=1)
+    sb = samarati(adult, k5, 0.04, "loss", n_threads=2)
+    assert sa == sb
+
+
+def test_heuristics_on_adult(adult) -> None:  # type: ignore[no-untyped-def]
+    k = [M("KAnonymity", k=10)]
+    opt = lattice_search(adult, k, 0.02, "loss")
+    d = datafly(adult, k, 0.02, "loss")
+    g = improved_greedy(adult, k, 0.02, "loss")
+    s = samarati(adult, k, 0.02, "loss")
+    r = len(adult.quasi_identifiers)
+    hmax = sum(int(adult.hierarchy(q).height) for q in adult.quasi_identifiers)
+    assert d.stats["nodes_evaluated"] <= hmax + 1
+    assert g.stats["nodes_evaluated"] <= r * hmax + 1
+    assert sum(s.partition.levels) <= min(sum(d.partition.levels), sum(g.partition.levels))
+    assert all(x.achieved["audit_passed"] for x in (opt, d, g, s))
+    assert opt.metrics["loss"] <= min(d.metrics["loss"], g.metrics["loss"], s.metrics["loss"])
+
+
+def test_many_quasi_identifiers() -> None:
+    # 70 QIs (more than 64): no materialised node list, keys re-densified past 64 bits.
+    rng = np.random.default_rng(0)
+    n, r = 40, 70
+    attrs, data = [], {}
+    for j in range(r):
+        h = Hierarchy.from_rows([["a", "*"], ["b", "*"], ["c", "*"]], name=f"q{j}")
+        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=h))
+        data[f"q{j}"] = rng.choice(["a", "b", "c"], size=n) if j in (5, 66) else ["a"] * n
+    t = Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+    res = lattice_search(t, [M("KAnonymity", k=8)], 0.0, "height")
+    assert len(res.partition.levels) == r
+    assert res.achieved["k"] >= 8
+    # only the two varying columns matter: the optimum equals the one of the 2-QI projection
+    t2 = Table.from_pandas(pd.DataFrame({c: data[c] for c in ("q5", "q66")}),
+                           Schema(tuple(a for a in attrs if a.name in ("q5", "q66"))))
+    ex = oracle.exhaustive(t2, [M("KAnonymity", k=8)], 0.0, "height")
+    assert sum(res.partition.levels) == ex["best"]
+    assert (res.partition.levels[5], res.partition.levels[66]) in ex["argmin"]
+    assert res.stats["lattice_size"] == 2**70
+
+
+def test_t_incognito_and_hellinger(adult_occupation) -> None:  # type: ignore[no-untyped-def]
+    r = t_incognito(adult_occupation, k=5, t=0.2, distance="hierarchical", suppression_limit=0.04, metric="loss")
+    assert r.partition.levels == (1, 4, 0, 0, 3, 2, 2, 1)
+    assert r.algorithm == "t_incognito"
+    h = hellinger_t_closeness(adult_occupation, t=0.3, k=5, suppression_limit=0.04)
+    assert h.achieved["k"] >= 5
+    # Hellinger (k, t)-closeness: every kept class within t of the table's distribution
+    part = h.partition
+    sa = adult_occupation.column("occupation")
+    ref = np.bincount(sa, minlength=sa.max() + 1) / len(sa)
+    for c in np.unique(part.labels[~part.suppressed]):
+        rows = (part.labels == c) & ~part.suppressed
+        q = np.bincount(sa[rows], minlength=len(ref)) / rows.sum()
+        assert math.sqrt(max(0.0, 1 - np.sum(np.sqrt(q * ref)))) <= 0.3
+
+
+def test_best_k_curves(adult) -> None:  # type: ignore[no-untyped-def]
+    bk = best_k(adult, [2, 5, 10, 50, 100])
+    assert bk.ks == (2, 5, 10, 50, 100)
+    assert all(a <= b for a, b in zip(bk.privacy, bk.privacy[1:]))  # P(k) non-decreasing
+    assert all(a >= b - 1e-12 for a, b in zip(bk.utility, bk.utility[1:]))  # U(k) non-increasing (optimal)
+    assert bk.k in bk.ks
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = bk.plot()
+    assert len(ax.lines) == 3
+
+
+# ------------------------------------------------------------------------------------------ bad input
+def _toy() -> Table:
+    from anoncore.datasets import toy_table
+
+    return toy_table()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"metric": "foo"}, ValueError, "'metric' parameter of lattice_search must be a str among"),
+        ({"suppression_limit": 1.5}, ValueError, r"'suppression_limit' parameter .* range \[0, 1\]. Got 1.5"),
+        ({"suppression_limit": -0.1}, ValueError, r"'suppression_limit' parameter"),
+        ({"suppression_limit": "x"}, TypeError, r"'suppression_limit' parameter"),
+        ({"strategy": "flash2"}, ValueError, "'strategy' parameter"),
+        ({"n_threads": 0}, ValueError, "'n_threads' parameter"),
+        ({"n_threads": 1.5}, TypeError, "'n_threads' parameter"),
+        ({"gs_factor": 2.0}, ValueError, "'gs_factor' parameter"),
+    ],
+)
+def test_bad_parameters(kwargs: dict, exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        lattice_search(_toy(), [M("KAnonymity", k=2)], **kwargs)
+
+
+def test_bad_models_and_tables() -> None:
+    with pytest.raises(TypeError, match="must be an anoncore Table"):
+        lattice_search(pd.DataFrame({"a": [1]}), [M("KAnonymity", k=2)])
+    with pytest.raises(TypeError, match="does not support the model"):
+        lattice_search(_toy(), [object()])
+    with pytest.raises(ValueError, match="at least one privacy model"):
+        lattice_search(_toy(), [])
+    # model needing a sensitive attribute on a table without one
+    t = Table.from_pandas(pd.DataFrame({"zip": ["1", "2"]}),
+                          Schema((Attribute("zip", "quasi_identifier", "categorical",
+                                            hierarchy=Hierarchy.from_rows([["1", "*"], ["2", "*"]])),)))
+    with pytest.raises(ValueError, match="needs a sensitive attribute"):
+        lattice_search(t, [M("EqualDistanceTCloseness", t=0.2)])
+    with pytest.raises(InfeasibleError, match="no lattice node"):
+        lattice_search(t, [M("KAnonymity", k=3)])
+    # a hierarchy that does not cover a value is refused when the table is encoded
+    with pytest.raises(ValueError, match="3"):
+        Table.from_pandas(pd.DataFrame({"zip": ["1", "3"]}),
+                          Schema((Attribute("zip", "quasi_identifier", "categorical",
+                                            hierarchy=Hierarchy.from_rows([["1", "*"], ["2", "*"]])),)))
+    # a numeric quasi-identifier without a hierarchy cannot be generalized by levels
+    t2 = Table.from_pandas(pd.DataFrame({"age": [1.0, 2.0]}), Schema.build({"age": "numeric"}))
+    with pytest.raises(ValueError, match="has no hierarchy"):
+        lattice_search(t2, [M("KAnonymity", k=2)])
+    with pytest.raises(ValueError, match="'k' parameter of t_incognito"):
+        t_incognito(_toy(), k=0, t=0.2)
+    with pytest.raises(ValueError, match="'t' parameter of hellinger_t_closeness"):
+        hellinger_t_closeness(_toy(), t=0.0)
+    with pytest.raises(ValueError, match="'score' parameter"):
+        improved_greedy(_toy(), [M("KAnonymity", k=2)], score="best")
+
+
+def test_objective_equals_anoncore_metrics(adult_occupation) -> None:  # type: ignore[no-untyped-def]
+    # the search's objective (computed inside the kernel) equals anoncore.metrics on the published partition
+    from anoncore import metrics as am
+
+    ref = {
+        "loss": lambda t, p: am.loss(t, p),
+        "dm": lambda t, p: am.discernibility(t, p, monotonic=False),
+        "dm_star": lambda t, p: am.discernibility(t, p, monotonic=True),
+        "entropy": lambda t, p: am.non_uniform_entropy(t, p, monotonic=True),
+        "entropy_nm": lambda t, p: am.non_uniform_entropy(t, p, monotonic=False),
+        "precision": lambda t, p: am.precision(t, p, monotonic=True),
+        "precision_nm": lambda t, p: am.precision(t, p, monotonic=False),
+        "height": lambda t, p: am.height(p),
+    }
+    models = [M("KAnonymity", k=5), M("HierarchicalDistanceTCloseness", t=0.2)]
+    for metric, f in ref.items():
+        r = lattice_search(adult_occupation, models, 0.04, metric)
+        assert r.partition.n_suppressed > 0 or metric in ("dm", "dm_star")
+        np.testing.assert_allclose(r.metrics[metric], float(f(adult_occupation, r.partition)), rtol=1e-12)
