@@ -36,7 +36,17 @@ from anoncore.models import (
     RecursiveCLDiversity,
 )
 from anoncore.results import Partition, Result
-from anoncore.static import sabre, tmondrian  # noqa: E402 (issue 3: SABRE, tMondrian)
+from anoncore import sequence, static, stream, temporal  # noqa: E402
+from anoncore.static import (  # noqa: E402
+    best_k,
+    datafly,
+    improved_greedy,
+    lattice_search,
+    sabre,
+    samarati,
+    t_incognito,
+    tmondrian,
+)
 
 __version__ = "0.1.0"
 __all__ = [
@@ -64,6 +74,16 @@ __all__ = [
     "Table",
     "__version__",
     "datasets",
+    "best_k",
+    "datafly",
+    "improved_greedy",
+    "lattice_search",
+    "samarati",
+    "t_incognito",
+    "sequence",
+    "static",
+    "stream",
+    "temporal",
     "metrics",
     "flat_hierarchy",
     "interval_hierarchy",
