@@ -512,3 +512,18 @@ def test_bad_stream_input() -> None:
         optimal_reposition_counts([1, 1], [[], []], 2, mode="x")
     with pytest.raises(ValueError, match=r"'counts' parameter of min_suppression must be non-negative"):
         min_suppression([1, -1], 2)
+
+
+def test_cli_subcommand_writes_l_eligible_stream(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    from anoncore.cli import main
+
+    out = tmp_path / "out.csv"
+    assert main(["temporal", "demo", "--l", "3", "--w", "3", "-o", str(out)]) == 0
+    df = pd.read_csv(out)
+    pub = df[~df["suppressed"]]
+    # every published snapshot is 3-eligible: no SA value holds more than 1/3 of it
+    share = pub.groupby("published_ts")["sa"].agg(lambda s: s.value_counts().max() / len(s))
+    assert (share <= 1 / 3 + 1e-12).all()
+    assert len(df) == 2400

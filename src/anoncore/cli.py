@@ -636,6 +636,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--sep", default=None, help="field separator of DATA (default: detected from the header)")
     a.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     a.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
+
+    from anoncore.temporal._cli import build_parser as _temporal_parser
+
+    _temporal_parser(sub.add_parser("temporal", help="reposition a temporal stream so every snapshot is "
+                                    "l-eligible, then publish it (docs/temporal.md)"))
     return p
 
 
@@ -651,6 +656,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
     try:
         if args.command == "demo":
             return _cmd_demo(args, out)
+        if args.command == "temporal":
+            from anoncore.temporal._cli import cli_main as _temporal_main
+
+            return _temporal_main(list(argv)[1:] if argv is not None else sys.argv[2:])
         return _cmd_audit(args, out)
     except UsageError as exc:
         sys.stderr.write(f"{sub}: error: {exc}\n")
