@@ -1,4 +1,4 @@
-"""The ``anoncore`` command line: ``anoncore demo`` and ``anoncore audit``.
+"""The ``anoncore`` command line: ``demo``, ``audit``, ``anonymize`` and ``temporal``.
 
 Every command takes ``--json`` and then prints exactly one JSON document on stdout, whose layout is
 documented (and versioned by :data:`SCHEMA_VERSION`) in ``docs/cli.md``. Without ``--json`` the output is a
@@ -343,7 +343,11 @@ def _print_text(out: TextIO, title: str, table: Any, counts: dict[str, Any], par
             if h is not None:
                 w(f"  {q:<16}{' -> '.join(h.to_rows()[0])}\n")
     w("\nPartition: ")
-    if partition_info.get("levels") is not None:
+    if partition_info.get("source") == "algorithm":
+        w(f"computed by {partition_info['algorithm']}")
+        w("" if partition_info.get("levels") is None else f", full-domain levels {list(partition_info['levels'])}")
+        w("\n")
+    elif partition_info.get("levels") is not None:
         w(f"full-domain generalization, levels {list(partition_info['levels'])}\n")
     else:
         w(f"class labels from {partition_info.get('labels')}\n")
@@ -637,6 +641,16 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     a.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
 
+    from anoncore import _cli_anonymize
+
+    _cli_anonymize.add_arguments(
+        sub.add_parser("anonymize", help="anonymize a CSV file with one algorithm and audit the output",
+                       description="Run a static anonymization algorithm (full-domain lattice search, SABRE, "
+                                   "Mondrian, ...) on a CSV file, audit the published partition against the "
+                                   "privacy models it must satisfy, and write the published table. Exit code 1 "
+                                   "when the audit fails."),
+        models_help)
+
     from anoncore.temporal._cli import build_parser as _temporal_parser
 
     _temporal_parser(sub.add_parser("temporal", help="reposition a temporal stream so every snapshot is "
@@ -656,6 +670,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
     try:
         if args.command == "demo":
             return _cmd_demo(args, out)
+        if args.command == "anonymize":
+            from anoncore import _cli_anonymize
+
+            return _cli_anonymize.run(args, out)
         if args.command == "temporal":
             from anoncore.temporal._cli import cli_main as _temporal_main
 
