@@ -131,9 +131,9 @@ def test_tmondrian_text_report(census_files) -> None:
     [
         (["--algorithm", "flash"], "needs at least one --model"),
         (["--algorithm", "sabre", "-k", "6"], "needs -t/--t"),
-        (["--algorithm", "sabre", "-t", "1.5"], r"t must be a number in \(0, 1\]"),
+        (["--algorithm", "sabre", "-t", "1.5"], r"t must be a number in the range \(0, 1\]"),
         (["--algorithm", "sabre", "-t", "0.3", "--model", "k=2"], "--model is for the lattice algorithms"),
-        (["--algorithm", "flash", "--model", "k=2", "--suppression-limit", "2"], r"expected a number in \[0, 1\]"),
+        (["--algorithm", "flash", "--model", "k=2", "--suppression-limit", "2"], r"the suppression limit must be a number in the range \[0, 1\]"),
         (["--algorithm", "nope", "--model", "k=2"], "invalid choice: 'nope'"),
         (["--algorithm", "flash", "--model", "k=2", "-o", "/nonexistent/dir/x.csv"], "does not exist"),
     ],

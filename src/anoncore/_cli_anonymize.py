@@ -114,24 +114,18 @@ register(Algorithm("tmondrian", "Mondrian with k-anonymity and t-closeness check
 # arguments and the command
 
 
-def _fraction_arg(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1]. Got {text!r}.") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1]. Got {v}.")
-    return v
+def _arg(conv: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type from a converter of :mod:`anoncore.cli` (ValueError -> argparse error)."""
+    def parse(text: str) -> Any:
+        try:
+            return conv(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
 
 
-def _t_arg(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"t must be a number in (0, 1]. Got {text!r}.") from None
-    if not 0.0 < v <= 1.0:
-        raise argparse.ArgumentTypeError(f"t must be a number in (0, 1]. Got {v}.")
-    return v
+_fraction_arg = _arg(_cli._float("the suppression limit", 0.0, 1.0))
+_t_arg = _arg(_cli._float("t", 0.0, 1.0, lo_open=True))
 
 
 def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
