@@ -53,7 +53,7 @@ def _published(path: Path) -> pd.DataFrame:
 def test_sabre_from_files_equals_api_and_is_audited(census_files, tmp_path: Path, method: str) -> None:
     from anoncore.static.sabre import sabre
 
-    data, schema, table = census_files
+    data, schema, _ = census_files
     out = tmp_path / "pub.csv"
     code, doc = run_json(["anonymize", str(data), "--schema", str(schema), "--algorithm", "sabre", "-k", "6",
                           "-t", "0.35", "--method", method, "--seed", "3", "-o", str(out), "--json"])
