@@ -548,7 +548,8 @@ def _sample_all(
     return out
 
 
-def _top_down_batch(
+def _cpp_batch(
+    method: str,
     offsets: npt.NDArray[np.int64],
     flat: npt.NDArray[np.int32],
     tax: Tax,
@@ -562,20 +563,24 @@ def _top_down_batch(
     shortcut: bool,
     prune: bool,
     tie: str,
+    distance: str,
     use_table: bool,
 ) -> list[UserSanitization]:
-    """Top-Down for every user in one GIL-free C++ call (no traces); same maps as the Python reference."""
+    """Top-Down or Bottom-Up for every user in one GIL-free C++ call (no traces); same maps as the Python
+    references in ``_algorithms``."""
     t0 = time.perf_counter()
     n_users = offsets.shape[0] - 1
     poff = np.zeros(n_users + 1, dtype=np.int64)
     poff[1:] = np.cumsum([p.shape[0] for p in per_user])
     pats = np.ascontiguousarray(np.concatenate(per_user, axis=0), dtype=np.int32)
     m = pats.shape[1]
-    gen, mi, ent, eps, ul, evals, fs = _core.sequence.top_down_batch(
-        offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
-        np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base, shortcut, prune,
-        tie == "last", use_table, w, nt,
-    )  # fmt: skip
+    common = (offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
+              np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base)  # fmt: skip
+    if method == "top_down":
+        out = _core.sequence.top_down_batch(*common, shortcut, prune, tie == "last", use_table, w, nt)
+    else:
+        out = _core.sequence.bottom_up_batch(*common, distance == "delta_ul", use_table, w, nt)
+    gen, mi, ent, eps, ul, evals, fs = out
     per_user_seconds = (time.perf_counter() - t0) / max(1, n_users)
     out = []
     for u in range(n_users):
@@ -594,7 +599,7 @@ def _top_down_batch(
                 patterns=_readonly(per_user[u]),
                 pattern_counts=_readonly(np.array(fs[poff[u] : poff[u + 1]], dtype=np.int64)),
                 n_embeddings=int(_core.sequence.total_embeddings(n, w, m)),
-                method="top_down",
+                method=method,
                 trace=(),
                 stats={"seconds": per_user_seconds, "mi_evaluations": float(evals[u])},
             )
@@ -678,8 +683,8 @@ def sanitize(
         evaluation independent of n). ``scan``: recount over the sequence with the C++ kernel for every distinct
         generalized pattern (the paper's per-candidate mining; O(n) per evaluation for m = 2). Same output.
     trace : bool, default=False
-        Record algorithm traces. Without traces, Top-Down runs for all users in one GIL-free C++ call
-        (parallel over users); with traces it runs the Python reference (identical maps).
+        Record algorithm traces. Without traces, Top-Down and Bottom-Up run for all users in one GIL-free C++
+        call (parallel over users); with traces they run the Python references (identical maps).
     n_threads : int, default=None
         Threads for the counting kernels.
 
@@ -764,16 +769,16 @@ def sanitize(
     _check_m_w(pm, w, caller)
     gen = np.random.default_rng(rng) if per_user is None else None
     L = tax.n_leaves
-    if method == "top_down" and not trace:
+    if method in ("top_down", "bottom_up") and not trace:
         if per_user is None:
             assert gen is not None
             per_user = _sample_all(offsets, flat, L, pm, w, int(patterns), f_min, gen, nt)
-        td_users = _top_down_batch(
-            offsets, flat, tax, table, per_user, epsilon, bool(relative), base, w, nt,
-            bool(sigma_s_shortcut), bool(prune), tie, use_table,
+        cpp_users = _cpp_batch(
+            method, offsets, flat, tax, table, per_user, epsilon, bool(relative), base, w, nt,
+            bool(sigma_s_shortcut), bool(prune), tie, distance, use_table,
         )  # fmt: skip
         return SequenceSanitization(
-            users=tuple(td_users), method=method, stats={"seconds": time.perf_counter() - t0}
+            users=tuple(cpp_users), method=method, stats={"seconds": time.perf_counter() - t0}
         )
     unigrams = np.asarray(_core.sequence.unigram_counts(offsets, flat, L, nt))
     users: list[UserSanitization] = []
