@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import math
 
 import numpy as np
@@ -589,3 +590,129 @@ def test_docs_page_example_runs() -> None:
         str(page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     )
     assert res.attempted > 0 and res.failed == 0
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+TOY_TREE = {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
+S_A = "Beer Chips Wine Cheese Beer Chips Milk Cookies Beer Chips Cookies Milk Wine Cheese Milk Chips".split()
+
+
+def _cli_files(tmp_path):  # type: ignore[no-untyped-def]
+    import json
+
+    tax = tmp_path / "tax.json"
+    tax.write_text(json.dumps(TOY_TREE))
+    rng = np.random.default_rng(0)
+    other = [str(x) for x in rng.choice(TOY.leaves, 30)]
+    jl = tmp_path / "ev.jsonl"
+    jl.write_text(json.dumps({"user": "A", "events": S_A}) + "\n\n" + json.dumps({"user": 7, "events": other}) + "\n")
+    # the same users as CSV, rows shuffled, with an order column
+    rows = [("A", i, e) for i, e in enumerate(S_A)] + [("7", i, e) for i, e in enumerate(other)]
+    perm = rng.permutation(len(rows))
+    csv_path = tmp_path / "ev.csv"
+    csv_path.write_text("t,user,event\n" + "".join(f"{rows[k][1]},{rows[k][0]},{rows[k][2]}\n" for k in perm))
+    return tax, jl, csv_path, other
+
+
+def test_cli_sequence_jsonl_and_csv(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from anoncore.cli import main
+
+    tax, jl, csv_path, other = _cli_files(tmp_path)
+    pats = tmp_path / "pats.txt"
+    pats.write_text("# sensitive patterns\nBeer,Chips\nWine Cheese\n")
+    assert main(["sequence", str(jl), "--taxonomy", str(tax), "--patterns", str(pats), "--epsilon", "0.9", "--w", "2",
+                 "--no-shortcut"]) == 0  # fmt: skip
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["user"] for r in recs] == ["A", "7"]
+    # spec §3.2 Example A, Top-Down without the shortcut at ε_rel 0.9: UL 5, Beer, Wine -> Alcohol, Milk, Cheese -> Dairy
+    assert recs[0]["utility_loss"] == 5.0 and recs[0]["map"] == {
+        "Wine": "Alcohol", "Beer": "Alcohol", "Milk": "Dairy", "Cheese": "Dairy"
+    }  # fmt: skip
+    assert recs[0]["patterns"] == [["Beer", "Chips"], ["Wine", "Cheese"]] and recs[0]["pattern_counts"] == [3, 2]
+    for r, s in zip(recs, (S_A, other)):
+        assert r["sanitized"] == [r["map"].get(e, e) for e in s]
+        h = list(range(6))
+        for leaf, node in r["map"].items():
+            h[TOY.leaf_code(leaf)] = TOY.labels.index(node)
+        codes = [TOY.leaf_code(e) for e in s]
+        pc = [[TOY.leaf_code(x) for x in p] for p in r["patterns"]]
+        assert oracle.mutual_information(codes, pc, 2, h) <= r["epsilon"] + 1e-9
+        assert r["utility_loss"] == pytest.approx(oracle.utility_loss(codes, h, cost_lists(TOY)))
+    # CSV with shuffled rows and an order column gives the same records; Bottom-Up to a file
+    out = tmp_path / "out.jsonl"
+    args = ["sequence", str(csv_path), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--pattern", "Wine,Cheese",
+            "--epsilon", "0.9", "--w", "2", "--order-col", "t"]  # fmt: skip
+    assert main([*args, "--no-shortcut"]) == 0
+    by_user = {r["user"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}  # first-appearance order
+    assert by_user == {r["user"]: r for r in recs}
+    assert main([*args, "--method", "bottom_up", "-o", str(out)]) == 0
+    assert "2 users, 46 events, method bottom_up" in capsys.readouterr().out
+    bu = {r["user"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert bu["A"]["utility_loss"] == 8.5  # spec §3.2: a single merge with d_g = 8.5
+    ref = sanitize([S_A, other], TOY, [("Beer", "Chips"), ("Wine", "Cheese")], 0.9, 2, method="bottom_up")
+    assert [bu["A"]["mi"], bu["7"]["mi"]] == ref.mi.tolist()
+
+
+def test_cli_sequence_stdin_json_document(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+    import sys
+
+    tax, jl, _, _ = _cli_files(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "anoncore.cli", "sequence", "-", "--format", "jsonl", "--taxonomy", str(tax),
+         "--sample", "2", "--f-min", "2", "--seed", "3", "--epsilon", "0.5", "--w", "3", "--json"],
+        input=jl.read_text(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["command"] == "sequence" and doc["parameters"]["sample"] == 2
+    users = doc["result"]["users"]
+    assert [u["user"] for u in users] == ["A", "7"]
+    assert doc["result"]["summary"]["n_users_within_epsilon"] == 2
+    for u in users:
+        assert len(u["patterns"]) == 2 and all(c >= 2 for c in u["pattern_counts"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "match"),
+    [
+        (["--pattern", "Beer,Rum"], 1, "'Rum'.*not a leaf"),
+        (["--pattern", "Beer,Chips,Wine", "--w", "1"], 1, "longer than the window allows"),
+        (["--pattern", "Beer,Chips", "--epsilon", "-0.5"], 1, "'epsilon' parameter of sanitize"),
+        (["--pattern", "Beer,Chips", "--taxonomy", "missing.json"], 2, "taxonomy file 'missing.json' does not exist"),
+        (["--pattern", "Beer,Chips", "--user-col", "uid"], 2, "unknown column 'uid'"),
+        (["--pattern", "Beer,Chips", "--threads", "0"], 1, "'n_threads' parameter"),
+        (["--pattern", "Beer,,Chips"], 1, "must list events"),
+        (["--epsilon", "0.5"], 2, "one of the arguments --pattern --patterns --sample is required"),
+    ],
+)
+def test_cli_sequence_rejects_bad_input(tmp_path, capsys, extra, code, match) -> None:  # type: ignore[no-untyped-def]
+    from anoncore.cli import main
+
+    tax, _, csv_path, _ = _cli_files(tmp_path)
+    base = ["sequence", str(csv_path), "--taxonomy", str(tax), "--epsilon", "0.5", "--w", "2"]
+    assert main(base + extra) == code
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_cli_sequence_names_bad_events(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from anoncore.cli import main
+
+    tax, jl, csv_path, _ = _cli_files(tmp_path)
+    csv_path.write_text(csv_path.read_text() + "99,A,Vodka\n")
+    assert main(["sequence", str(csv_path), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
+                 "--w", "2"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert "anoncore sequence: error: event 'Vodka' of user 'A' on line 48 of" in err
+    jl.write_text('{"user": "A", "events": ["Beer"]}\n{"user": "B"\n')
+    assert main(["sequence", str(jl), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
+                 "--w", "2"]) == 1  # fmt: skip
+    assert "line 2 of" in capsys.readouterr().err and True
+    empty = tmp_path / "empty.csv"
+    empty.write_text("user,event\n")
+    assert main(["sequence", str(empty), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
+                 "--w", "2"]) == 1  # fmt: skip
+    assert "holds no event" in capsys.readouterr().err
