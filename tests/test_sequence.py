@@ -193,6 +193,21 @@ def test_cost_families_satisfy_definition3(tax: Hierarchy, family: str) -> None:
         assert np.all(np.isinf(table[a, off]))
 
 
+@pytest.mark.parametrize("family", ["linear", "exponential", "iloss"])
+def test_cost_families_satisfy_definition3_on_the_experiment_trees(family: str) -> None:
+    """Spec §7.9: T_toy, the MSNBC placeholder and the RM-like binning tree (69 areas, bins of 10)."""
+    from anoncore.sequence.synthetic import location_taxonomy, msnbc_taxonomy
+
+    for tax in (TOY, msnbc_taxonomy(), location_taxonomy()):
+        table = cost_table(tax, family)
+        t = as_tax(tax, "test")
+        for a in range(tax.n_leaves):
+            path = list(t.paths[a])  # root ... leaf
+            vals = table[a, path]
+            assert vals[-1] == 0.0 and np.all(vals[:-1] > 0) and np.all(np.diff(vals) <= 0)
+            assert np.all(np.isinf(np.delete(table[a], path)))
+
+
 def test_utility_loss_from_sanitized_sequence_equals_unigram_form() -> None:
     s = ["Beer", "Chips", "Wine", "Cheese", "Beer", "Chips", "Milk", "Cookies"]
     r = sanitize_sequence(s, TOY, [("Beer", "Chips")], 0.3, 3, cost="iloss")
@@ -250,6 +265,9 @@ def test_heuristics_feasible_and_not_better_than_optimum(data: st.DataObject) ->
         t = as_tax(tax, "test")
         assert all(t.is_ancestor_or_self(int(r.generalization[a]), a) for a in range(tax.n_leaves))
         assert r.sanitized.tolist() == [int(r.generalization[x]) for x in seq]
+        if kw["method"] in ("top_down", "bottom_up"):  # the C++ batch kernel: same map, same guarantee
+            c = sanitize([seq], tax, pats, eps, w, cost=family, **kw).users[0]
+            assert np.array_equal(c.generalization, r.generalization) and c.utility_loss == r.utility_loss
 
 
 @settings(deadline=None, derandomize=True, max_examples=80)
