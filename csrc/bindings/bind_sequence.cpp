@@ -81,7 +81,7 @@ void bind_sequence(py::module_ m) {
          const CArray<int32_t>& depth, const CArray<int32_t>& leaf_start, const CArray<int32_t>& leaf_count,
          int64_t n_leaves, const CArray<double>& cost, const CArray<int64_t>& pattern_offsets,
          const CArray<int32_t>& patterns, double epsilon, bool relative, double log_base, bool sigma_s_shortcut,
-         bool prune, bool tie_last, bool use_pair_table, int64_t w, int n_threads) {
+         bool prune, bool tie_last, bool use_pair_table, int64_t w, int n_threads, bool dedupe) {
         auto off = span_of(offsets, "offsets");
         auto sy = span_of(symbols, "symbols");
         check_offsets(off, sy.size);
@@ -109,6 +109,7 @@ void bind_sequence(py::module_ m) {
         params.sigma_s_shortcut = sigma_s_shortcut;
         params.prune = prune;
         params.tie_last = tie_last;
+        params.dedupe = dedupe;
         params.use_pair_table = use_pair_table;
         params.w = w;
         Status status;
@@ -124,7 +125,7 @@ void bind_sequence(py::module_ m) {
       py::arg("n_leaves"), py::arg("cost").noconvert(), py::arg("pattern_offsets").noconvert(),
       py::arg("patterns").noconvert(), py::arg("epsilon"), py::arg("relative"), py::arg("log_base"),
       py::arg("sigma_s_shortcut"), py::arg("prune"), py::arg("tie_last"), py::arg("use_pair_table"), py::arg("w"),
-      py::arg("n_threads") = 1,
+      py::arg("n_threads") = 1, py::arg("dedupe") = true,
       "Top-Down (Algorithm 1) per user; returns (gen, mi, entropy, epsilon, utility_loss, n_evaluations, pattern_counts).");
   m.def(
       "bottom_up_batch",

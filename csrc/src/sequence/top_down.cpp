@@ -65,7 +65,7 @@ double run_top_down(const TopDownParams& params, UserState& st, int32_t* h, std:
       const int64_t lo = st.tax_.leaf_start[v], hi = lo + st.tax_.leaf_count[v];
       double ul_c;
       double mi_c = std::numeric_limits<double>::quiet_NaN();
-      if (stamp[static_cast<size_t>(v)] == pass) {
+      if (p.dedupe && stamp[static_cast<size_t>(v)] == pass) {
         ul_c = cache_ul[static_cast<size_t>(v)];
         mi_c = cache_mi[static_cast<size_t>(v)];
       } else {

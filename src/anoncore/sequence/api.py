@@ -299,13 +299,16 @@ def _run(
     prune: bool,
     tie: str,
     distance: str = "dg",
+    dedupe: bool = True,
 ) -> UserSanitization:
     t0 = time.perf_counter()
     H = prob.entropy()
     eps = epsilon * H if relative else epsilon
     trace: list[TraceEvent] = []
     if method == "top_down":
-        h, trace = top_down(prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie)
+        h, trace = top_down(
+            prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie, dedupe=dedupe
+        )
     elif method == "bottom_up":
         h, trace = bottom_up(prob, eps, distance=distance)
     else:
@@ -349,6 +352,7 @@ def sanitize_sequence(
     prune: bool = True,
     tie: str = "last",
     distance: str = "dg",
+    dedupe: bool = True,
 ) -> UserSanitization:
     """Sanitize one sequence: find a global map h with Ĩ(h) ≤ ε and small utility loss.
 
@@ -378,6 +382,9 @@ def sanitize_sequence(
         Top-Down: Corollary 1 pruning (exact; output identical either way).
     tie : {'last', 'first'}, default='last'
         Top-Down tie rule for equal-UL feasible candidates in a pass (paper literal: last evaluated wins).
+    dedupe : bool, default=True
+        Top-Down: evaluate Ĩ once for the symbols of a pass that yield the same candidate map (same target node).
+        ``False`` evaluates every symbol's candidate, as the paper's listing does; the output is identical.
     distance : {'dg', 'delta_ul'}, default='dg'
         Bottom-Up pair distance: the paper's d_g (Eq. 5, absolute costs of the two clusters' symbols) or the
         marginal utility-loss increase of the global map.
@@ -409,7 +416,9 @@ def sanitize_sequence(
         )
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     prob = _problem(sequence, taxonomy, patterns, w, cost, log_base, caller)
-    return _run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance)
+    return _run(
+        prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance, bool(dedupe)
+    )
 
 
 def _candidate_patterns(
@@ -565,6 +574,7 @@ def _cpp_batch(
     tie: str,
     distance: str,
     use_table: bool,
+    dedupe: bool = True,
 ) -> list[UserSanitization]:
     """Top-Down or Bottom-Up for every user in one GIL-free C++ call (no traces); same maps as the Python
     references in ``_algorithms``."""
@@ -577,7 +587,9 @@ def _cpp_batch(
     common = (offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
               np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base)  # fmt: skip
     if method == "top_down":
-        out = _core.sequence.top_down_batch(*common, shortcut, prune, tie == "last", use_table, w, nt)
+        out = _core.sequence.top_down_batch(
+            *common, shortcut, prune, tie == "last", use_table, w, nt, dedupe
+        )
     else:
         out = _core.sequence.bottom_up_batch(*common, distance == "delta_ul", use_table, w, nt)
     gen, mi, ent, eps, ul, evals, fs = out
@@ -639,6 +651,7 @@ def sanitize(
     prune: bool = True,
     tie: str = "last",
     distance: str = "dg",
+    dedupe: bool = True,
     counting: str = "table",
     trace: bool = False,
     n_threads: int | None = None,
@@ -676,7 +689,7 @@ def sanitize(
         Pattern length when sampling.
     f_min : int, default=10
         Minimum frequency when sampling.
-    sigma_s_shortcut, prune, tie, distance
+    sigma_s_shortcut, prune, tie, distance, dedupe
         Algorithm options, see :func:`sanitize_sequence`.
     counting : {'table', 'scan'}, default='table'
         How f_Ŝ(h(p)) is evaluated. ``table``: from the dense windowed pair table built once per user (m = 2;
@@ -775,7 +788,7 @@ def sanitize(
             per_user = _sample_all(offsets, flat, L, pm, w, int(patterns), f_min, gen, nt)
         cpp_users = _cpp_batch(
             method, offsets, flat, tax, table, per_user, epsilon, bool(relative), base, w, nt,
-            bool(sigma_s_shortcut), bool(prune), tie, distance, use_table,
+            bool(sigma_s_shortcut), bool(prune), tie, distance, use_table, bool(dedupe),
         )  # fmt: skip
         return SequenceSanitization(
             users=tuple(cpp_users), method=method, stats={"seconds": time.perf_counter() - t0}
@@ -814,8 +827,9 @@ def sanitize(
                 use_table=use_table,
             )
             r = _run(
-                prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance
-            )
+                prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance,
+                bool(dedupe),
+            )  # fmt: skip
             if not trace:
                 r = dataclasses.replace(r, trace=())
             users.append(r)

@@ -19,6 +19,7 @@ struct TopDownParams {
   bool tie_last = true;        // equal-UL feasible candidate evaluated later wins (paper literal)
   bool use_pair_table = true;  // m = 2: evaluate f_Ŝ from the dense pair table; else windowed DP over S
   int64_t w = 0;
+  bool dedupe = true;          // evaluate identical candidates of a pass (same target node) once; false: paper listing
 };
 
 /// Per-user outputs of top_down_batch (arrays of length n_users; gen has shape (n_users, n_leaves)).
