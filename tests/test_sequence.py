@@ -284,6 +284,10 @@ def test_top_down_pruning_is_exact(data: st.DataObject) -> None:
     c = sanitize_sequence(seq, tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, dedupe=False)
     assert np.array_equal(a.generalization, c.generalization)
     assert c.stats["mi_evaluations"] >= a.stats["mi_evaluations"]
+    # the same in the C++ kernel
+    for prune in (True, False):
+        k = sanitize([seq], tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, prune=prune).users[0]
+        assert np.array_equal(k.generalization, a.generalization)
     # accepted steps: Ĩ non-decreasing, UL non-increasing
     acc = [e for e in a.trace if e.action in ("start", "accepted")]
     for x, y in itertools.pairwise(acc):
