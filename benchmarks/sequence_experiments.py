@@ -173,7 +173,14 @@ def plot(rows: list[dict[str, Any]], out: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    param = {"eps": "eps", "eps_table": "eps", "w": "w", "m": "m", "n_patterns": "n_patterns", "length": "length"}
+    param = {
+        "eps": "eps",
+        "eps_table": "eps",
+        "w": "w",
+        "m": "m",
+        "n_patterns": "n_patterns",
+        "length": "length",
+    }
     for sweep, key in param.items():
         sub = [r for r in rows if r["sweep"] == sweep]
         fig, axes = plt.subplots(3, 2, figsize=(10, 10))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import re
 import math
+import re
 
 import numpy as np
 import pytest
@@ -416,7 +416,9 @@ def test_cpp_bottom_up_batch_equals_python_reference(data: st.DataObject) -> Non
         "log_base": data.draw(st.sampled_from([2.0, math.e, 10.0])),
     }
     eps = data.draw(st.floats(0.0, 1.0))
-    fast = sanitize(seqs, tax, pats, eps, w, method="bottom_up", n_threads=data.draw(st.sampled_from([1, 2])), **kw)
+    fast = sanitize(
+        seqs, tax, pats, eps, w, method="bottom_up", n_threads=data.draw(st.sampled_from([1, 2])), **kw
+    )
     ref = sanitize(seqs, tax, pats, eps, w, method="bottom_up", trace=True, **kw)
     for u, (a, b) in enumerate(zip(fast.users, ref.users)):
         assert a.trace == () and a.method == b.method == "bottom_up"
@@ -621,7 +623,24 @@ def test_docs_page_example_runs() -> None:
 
 # ---------------------------------------------------------------------------------------------- CLI
 TOY_TREE = {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
-S_A = "Beer Chips Wine Cheese Beer Chips Milk Cookies Beer Chips Cookies Milk Wine Cheese Milk Chips".split()
+S_A = [
+    "Beer",
+    "Chips",
+    "Wine",
+    "Cheese",
+    "Beer",
+    "Chips",
+    "Milk",
+    "Cookies",
+    "Beer",
+    "Chips",
+    "Cookies",
+    "Milk",
+    "Wine",
+    "Cheese",
+    "Milk",
+    "Chips",
+]
 
 
 def _cli_files(tmp_path):  # type: ignore[no-untyped-def]
@@ -632,7 +651,9 @@ def _cli_files(tmp_path):  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(0)
     other = [str(x) for x in rng.choice(TOY.leaves, 30)]
     jl = tmp_path / "ev.jsonl"
-    jl.write_text(json.dumps({"user": "A", "events": S_A}) + "\n\n" + json.dumps({"user": 7, "events": other}) + "\n")
+    jl.write_text(
+        json.dumps({"user": "A", "events": S_A}) + "\n\n" + json.dumps({"user": 7, "events": other}) + "\n"
+    )
     # the same users as CSV, rows shuffled, with an order column
     rows = [("A", i, e) for i, e in enumerate(S_A)] + [("7", i, e) for i, e in enumerate(other)]
     perm = rng.permutation(len(rows))
@@ -657,7 +678,10 @@ def test_cli_sequence_jsonl_and_csv(tmp_path, capsys) -> None:  # type: ignore[n
     assert recs[0]["utility_loss"] == 5.0 and recs[0]["map"] == {
         "Wine": "Alcohol", "Beer": "Alcohol", "Milk": "Dairy", "Cheese": "Dairy"
     }  # fmt: skip
-    assert recs[0]["patterns"] == [["Beer", "Chips"], ["Wine", "Cheese"]] and recs[0]["pattern_counts"] == [3, 2]
+    assert recs[0]["patterns"] == [["Beer", "Chips"], ["Wine", "Cheese"]] and recs[0]["pattern_counts"] == [
+        3,
+        2,
+    ]
     for r, s in zip(recs, (S_A, other)):
         assert r["sanitized"] == [r["map"].get(e, e) for e in s]
         h = list(range(6))
@@ -672,7 +696,9 @@ def test_cli_sequence_jsonl_and_csv(tmp_path, capsys) -> None:  # type: ignore[n
     args = ["sequence", str(csv_path), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--pattern", "Wine,Cheese",
             "--epsilon", "0.9", "--w", "2", "--order-col", "t"]  # fmt: skip
     assert main([*args, "--no-shortcut"]) == 0
-    by_user = {r["user"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}  # first-appearance order
+    by_user = {
+        r["user"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())
+    }  # first-appearance order
     assert by_user == {r["user"]: r for r in recs}
     assert main([*args, "--method", "bottom_up", "-o", str(out)]) == 0
     assert "2 users, 46 events, method bottom_up" in capsys.readouterr().out
@@ -709,7 +735,11 @@ def test_cli_sequence_stdin_json_document(tmp_path) -> None:  # type: ignore[no-
         (["--pattern", "Beer,Rum"], 1, "'Rum'.*not a leaf"),
         (["--pattern", "Beer,Chips,Wine", "--w", "1"], 1, "longer than the window allows"),
         (["--pattern", "Beer,Chips", "--epsilon", "-0.5"], 1, "'epsilon' parameter of sanitize"),
-        (["--pattern", "Beer,Chips", "--taxonomy", "missing.json"], 2, "taxonomy file 'missing.json' does not exist"),
+        (
+            ["--pattern", "Beer,Chips", "--taxonomy", "missing.json"],
+            2,
+            "taxonomy file 'missing.json' does not exist",
+        ),
         (["--pattern", "Beer,Chips", "--user-col", "uid"], 2, "unknown column 'uid'"),
         (["--pattern", "Beer,Chips", "--threads", "0"], 1, "'n_threads' parameter"),
         (["--pattern", "Beer,,Chips"], 1, "must list events"),

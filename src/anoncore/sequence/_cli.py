@@ -39,44 +39,88 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "information between the user's sensitive patterns and what is published is at most epsilon "
         "(Bonomi, Fan, Jin, WSDM 2016; docs/sequence.md)."
     )
-    p.add_argument("input", metavar="INPUT", help="events: CSV (one row per event) or JSON lines; '-' reads stdin")
-    p.add_argument("--taxonomy", required=True, metavar="FILE",
-                   help="taxonomy: nested JSON {root: {category: [leaves...]}} (.json) or ARX rows "
-                        "leaf;level1;...;root (.csv, ';' or ',' separated)")
+    p.add_argument(
+        "input", metavar="INPUT", help="events: CSV (one row per event) or JSON lines; '-' reads stdin"
+    )
+    p.add_argument(
+        "--taxonomy",
+        required=True,
+        metavar="FILE",
+        help="taxonomy: nested JSON {root: {category: [leaves...]}} (.json) or ARX rows "
+        "leaf;level1;...;root (.csv, ';' or ',' separated)",
+    )
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--pattern", action="append", metavar="A,B,...",
-                   help="a sensitive pattern (comma-separated events), repeatable; shared by all users")
-    g.add_argument("--patterns", metavar="FILE",
-                   help="file with one sensitive pattern per line (events separated by ',' or whitespace)")
-    g.add_argument("--sample", type=int, metavar="K",
-                   help="sample K sensitive patterns per user among those with windowed frequency >= --f-min")
-    p.add_argument("--epsilon", type=float, required=True, help="privacy level >= 0 (a fraction of H̃ unless "
-                   "--absolute)")
+    g.add_argument(
+        "--pattern",
+        action="append",
+        metavar="A,B,...",
+        help="a sensitive pattern (comma-separated events), repeatable; shared by all users",
+    )
+    g.add_argument(
+        "--patterns",
+        metavar="FILE",
+        help="file with one sensitive pattern per line (events separated by ',' or whitespace)",
+    )
+    g.add_argument(
+        "--sample",
+        type=int,
+        metavar="K",
+        help="sample K sensitive patterns per user among those with windowed frequency >= --f-min",
+    )
+    p.add_argument(
+        "--epsilon", type=float, required=True, help="privacy level >= 0 (a fraction of H̃ unless --absolute)"
+    )
     p.add_argument("--absolute", action="store_true", help="epsilon is absolute (in units of --log-base)")
     p.add_argument("--w", type=int, required=True, help="window: an occurrence spans at most w positions")
     p.add_argument("--method", default="top_down", choices=["top_down", "bottom_up", "brute_force"])
     p.add_argument("--cost", default="linear", choices=["linear", "exponential", "iloss"])
     p.add_argument("--log-base", type=float, default=2.0, help="logarithm base of Ĩ and H̃ (default 2: bits)")
-    p.add_argument("--no-shortcut", action="store_true",
-                   help="Top-Down: do not start from Σ_S -> root (the paper's shortcut, on by default)")
-    p.add_argument("--tie", default="last", choices=["last", "first"], help="Top-Down tie rule (default last)")
-    p.add_argument("--distance", default="dg", choices=["dg", "delta_ul"], help="Bottom-Up distance (default dg)")
-    p.add_argument("--counting", default="table", choices=["table", "scan"],
-                   help="evaluate f(h(p)) from the pair table (default) or by rescanning the sequence")
+    p.add_argument(
+        "--no-shortcut",
+        action="store_true",
+        help="Top-Down: do not start from Σ_S -> root (the paper's shortcut, on by default)",
+    )
+    p.add_argument(
+        "--tie", default="last", choices=["last", "first"], help="Top-Down tie rule (default last)"
+    )
+    p.add_argument(
+        "--distance", default="dg", choices=["dg", "delta_ul"], help="Bottom-Up distance (default dg)"
+    )
+    p.add_argument(
+        "--counting",
+        default="table",
+        choices=["table", "scan"],
+        help="evaluate f(h(p)) from the pair table (default) or by rescanning the sequence",
+    )
     p.add_argument("--m", type=int, default=2, help="pattern length with --sample (default 2)")
     p.add_argument("--f-min", type=int, default=10, help="minimum frequency with --sample (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed for --sample (default 0)")
-    p.add_argument("--format", default="auto", choices=["auto", "csv", "jsonl"],
-                   help="input format (default: jsonl for .jsonl/.json/.ndjson files, else csv)")
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", "csv", "jsonl"],
+        help="input format (default: jsonl for .jsonl/.json/.ndjson files, else csv)",
+    )
     p.add_argument("--user-col", default="user", help="CSV column / JSON key of the user id (default user)")
-    p.add_argument("--event-col", default="event",
-                   help="CSV column of the event (default event); JSON lines use the key 'events'")
+    p.add_argument(
+        "--event-col",
+        default="event",
+        help="CSV column of the event (default event); JSON lines use the key 'events'",
+    )
     p.add_argument("--order-col", default=None, help="CSV column to sort each user's events by (stable)")
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    p.add_argument("-o", "--output", default=None, metavar="OUT",
-                   help="write one JSON line per user to OUT ('-': stdout; default stdout without --json)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON document (parameters, per-user records, summary) on stdout")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="OUT",
+        help="write one JSON line per user to OUT ('-': stdout; default stdout without --json)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document (parameters, per-user records, summary) on stdout",
+    )
     return p
 
 
@@ -105,7 +149,9 @@ def _read_taxonomy(path: str) -> Any:
         text = fh.read()
     first = text.splitlines()[0] if text.strip() else ""
     sep = ";" if first.count(";") >= first.count(",") else ","
-    return Hierarchy.from_rows(list(csv.reader(io.StringIO(text), delimiter=sep)), name=os.path.basename(path))
+    return Hierarchy.from_rows(
+        list(csv.reader(io.StringIO(text), delimiter=sep)), name=os.path.basename(path)
+    )
 
 
 def _read_events(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[list[int]]]:
@@ -130,7 +176,7 @@ def _read_events(args: argparse.Namespace) -> tuple[list[str], list[list[str]], 
                     )
                 ev = obj["events"]
                 if not isinstance(ev, list):
-                    raise ValueError(f"'events' on line {ln} of {args.input!r} must be a list of events.")
+                    raise TypeError(f"'events' on line {ln} of {args.input!r} must be a list of events.")
                 uid = str(obj[args.user_col])
                 lst = users.setdefault(uid, [])
                 lst.extend((len(lst) + i, ln, str(e)) for i, e in enumerate(ev))
@@ -160,7 +206,9 @@ def _read_events(args: argparse.Namespace) -> tuple[list[str], list[list[str]], 
     return ids, [[e for _, _, e in o] for o in ordered], [[ln for _, ln, _ in o] for o in ordered]
 
 
-def _check_symbols(ids: list[str], seqs: list[list[str]], lines: list[list[int]], tax: Any, where: str) -> None:
+def _check_symbols(
+    ids: list[str], seqs: list[list[str]], lines: list[list[int]], tax: Any, where: str
+) -> None:
     leaves = set(tax.leaves)
     for uid, s, lns in zip(ids, seqs, lines):
         for e, ln in zip(s, lns):
@@ -277,8 +325,14 @@ def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) ->
         from anoncore.cli import _document
 
         params = {k: v for k, v in vars(args).items() if k not in ("json",)}
-        out.write(json.dumps(_document("sequence", params, {"users": records, "summary": summary}),
-                             ensure_ascii=False, allow_nan=False) + "\n")
+        out.write(
+            json.dumps(
+                _document("sequence", params, {"users": records, "summary": summary}),
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+            + "\n"
+        )
     elif dest not in (None, "-"):
         out.write(
             f"{summary['n_users']} users, {summary['n_events']} events, method {args.method}: mean UL/n "

@@ -306,9 +306,7 @@ def _run(
     eps = epsilon * H if relative else epsilon
     trace: list[TraceEvent] = []
     if method == "top_down":
-        h, trace = top_down(
-            prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie, dedupe=dedupe
-        )
+        h, trace = top_down(prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie, dedupe=dedupe)
     elif method == "bottom_up":
         h, trace = bottom_up(prob, eps, distance=distance)
     else:
@@ -417,7 +415,15 @@ def sanitize_sequence(
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     prob = _problem(sequence, taxonomy, patterns, w, cost, log_base, caller)
     return _run(
-        prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance, bool(dedupe)
+        prob,
+        epsilon,
+        bool(relative),
+        method,
+        bool(sigma_s_shortcut),
+        bool(prune),
+        tie,
+        distance,
+        bool(dedupe),
     )
 
 
@@ -587,9 +593,7 @@ def _cpp_batch(
     common = (offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
               np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base)  # fmt: skip
     if method == "top_down":
-        out = _core.sequence.top_down_batch(
-            *common, shortcut, prune, tie == "last", use_table, w, nt, dedupe
-        )
+        out = _core.sequence.top_down_batch(*common, shortcut, prune, tie == "last", use_table, w, nt, dedupe)
     else:
         out = _core.sequence.bottom_up_batch(*common, distance == "delta_ul", use_table, w, nt)
     gen, mi, ent, eps, ul, evals, fs = out
