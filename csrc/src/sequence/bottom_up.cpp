@@ -48,7 +48,8 @@ void lcgp_map(const TaxonomyView& tax, const int32_t* c1, const int32_t* c2, int
     comp[r] = comp[r] < 0 ? syms[i] : detail::lca(tax, comp[r], syms[i]);
   }
   lam.clear();
-  for (size_t i = 0; i < syms.size(); ++i) lam.emplace_back(syms[i], comp[static_cast<size_t>(find(static_cast<int32_t>(i)))]);
+  for (size_t i = 0; i < syms.size(); ++i)
+    lam.emplace_back(syms[i], comp[static_cast<size_t>(find(static_cast<int32_t>(i)))]);
 }
 
 int32_t apply_map(const SymbolMap& lam, int32_t img) {
@@ -94,8 +95,8 @@ void greedy_complete(UserState& st, int32_t* h, double tol) {
     order.resize(nc);
     for (size_t i = 0; i < nc; ++i) order[i] = static_cast<int32_t>(i);
     std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-      return cul[static_cast<size_t>(a)] != cul[static_cast<size_t>(b)] ? cul[static_cast<size_t>(a)] < cul[static_cast<size_t>(b)]
-                                                                          : a < b;
+      const double ua = cul[static_cast<size_t>(a)], ub = cul[static_cast<size_t>(b)];
+      return ua != ub ? ua < ub : a < b;  // (UL, enumeration order), as the reference's sorted()
     });
     mis.assign(nc, std::numeric_limits<double>::quiet_NaN());
     int64_t chosen = -1;
@@ -141,7 +142,8 @@ double run_bottom_up(const BottomUpParams& p, UserState& st, int32_t* h) {
   if (st.mi(h) <= tol) return eps;  // R-BU1
   std::vector<std::vector<int32_t>> clusters(static_cast<size_t>(P)), merged;
   for (int64_t k = 0; k < P; ++k) clusters[static_cast<size_t>(k)] = {static_cast<int32_t>(k)};
-  std::vector<int32_t> keys, ci(static_cast<size_t>(m)), cj(static_cast<size_t>(m)), syms, uf, members, g(static_cast<size_t>(L));
+  std::vector<int32_t> keys, syms, uf, members;
+  std::vector<int32_t> ci(static_cast<size_t>(m)), cj(static_cast<size_t>(m)), g(static_cast<size_t>(L));
   SymbolMap lam, best_lam;
   auto centroid = [&](const std::vector<int32_t>& c, int32_t* out) {
     for (int64_t j = 0; j < m; ++j) out[j] = h[pats[static_cast<int64_t>(c[0]) * m + j]];

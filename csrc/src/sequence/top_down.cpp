@@ -16,11 +16,10 @@ constexpr int64_t kUserChunk = 4;
 
 using detail::UserState;
 
-
 /// Algorithm 1 for the loaded user; writes the map into h (length n_leaves) and returns the absolute ε used.
-double run_top_down(const TopDownParams& params, UserState& st, int32_t* h, std::vector<int32_t>& g, std::vector<int32_t>& active,
-                    std::vector<char>& removed, std::vector<int64_t>& stamp, std::vector<double>& cache_ul,
-                    std::vector<double>& cache_mi, std::vector<int32_t>& moved) {
+double run_top_down(const TopDownParams& params, UserState& st, int32_t* h, std::vector<int32_t>& g,
+                    std::vector<int32_t>& active, std::vector<char>& removed, std::vector<int64_t>& stamp,
+                    std::vector<double>& cache_ul, std::vector<double>& cache_mi, std::vector<int32_t>& moved) {
   const TopDownParams& p = params;
   const int64_t L = st.L_;
   const int32_t root = st.root_;
