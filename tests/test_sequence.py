@@ -773,3 +773,42 @@ def test_cli_sequence_names_bad_events(tmp_path, capsys) -> None:  # type: ignor
     assert main(["sequence", str(empty), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
                  "--w", "2"]) == 1  # fmt: skip
     assert "holds no event" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "match"),
+    [
+        (lambda d: ["missing.csv"], 2, "input file 'missing.csv' does not exist"),
+        (lambda d: ["ev.csv", "--patterns", "nopats.txt"], 2, "patterns file 'nopats.txt' does not exist"),
+        (lambda d: ["ev.csv", "--patterns", _write(d / "p.txt", "# none\n")], 1, "lists no pattern"),
+        (lambda d: ["ev.csv", "--taxonomy", _write(d / "t.json", "{oops")], 1, "is not valid JSON"),
+        (
+            lambda d: [_write(d / "x.jsonl", '{"user": 1}\n')],
+            1,
+            "line 1 of .* must be a JSON object with keys",
+        ),
+        (lambda d: [_write(d / "x.jsonl", '{"user": 1, "events": "Beer"}\n')], 1, "must be a list of events"),
+        (
+            lambda d: [_write(d / "x.csv", "user,t,event\nA,x,Beer\n"), "--order-col", "t"],
+            1,
+            "must be a number",
+        ),
+        (lambda d: ["ev.csv", "--taxonomy", _write(d / "t.csv", "Beer;Drinks;*\nBeer;Food;*\n")], 1, "twice"),
+    ],
+)
+def test_cli_sequence_rejects_bad_files(tmp_path, capsys, monkeypatch, setup, code, match) -> None:  # type: ignore[no-untyped-def]
+    from anoncore.cli import main
+
+    tax, _, _, _ = _cli_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    args = setup(tmp_path)
+    base = ["--taxonomy", str(tax), "--epsilon", "0.5", "--w", "2"]
+    if "--patterns" not in args:
+        base += ["--pattern", "Beer,Chips"]
+    assert main(["sequence", *args, *base[: 0 if "--taxonomy" in args else 2], *base[2:]]) == code
+    assert re.search(match, capsys.readouterr().err)
+
+
+def _write(path, text: str) -> str:  # type: ignore[no-untyped-def]
+    path.write_text(text)
+    return str(path)
