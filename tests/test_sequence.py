@@ -562,8 +562,16 @@ def test_sanitize_sequence_rejects_bad_input(kwargs: dict, exc: type, match: str
         ({"epsilon": -1}, ValueError, "'epsilon' parameter of sanitize"),
         ({"patterns": [("Beer", "Chips", "Wine")], "w": 1}, ValueError, "longer than the window allows"),
         ({"patterns": [("Beer", "Rum")]}, ValueError, "'Rum'.*not a leaf"),
-        ({"cost": _bad_cost("increasing")}, ValueError, "Definition 3: the cost of leaf 'Beer' must not increase"),
-        ({"cost": _bad_cost("off_path"), "method": "bottom_up"}, ValueError, r"c\('Wine', 'Snack'\) must be inf"),
+        (
+            {"cost": _bad_cost("increasing")},
+            ValueError,
+            "Definition 3: the cost of leaf 'Beer' must not increase",
+        ),
+        (
+            {"cost": _bad_cost("off_path"), "method": "bottom_up"},
+            ValueError,
+            r"c\('Wine', 'Snack'\) must be inf",
+        ),
         ({"n_threads": 0}, ValueError, "'n_threads' parameter"),
         ({"counting": "fast"}, ValueError, "'counting' parameter"),
     ],
