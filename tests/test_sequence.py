@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -192,6 +193,21 @@ def test_cost_families_satisfy_definition3(tax: Hierarchy, family: str) -> None:
         assert np.all(np.isinf(table[a, off]))
 
 
+@pytest.mark.parametrize("family", ["linear", "exponential", "iloss"])
+def test_cost_families_satisfy_definition3_on_the_experiment_trees(family: str) -> None:
+    """Spec §7.9: T_toy, the MSNBC placeholder and the RM-like binning tree (69 areas, bins of 10)."""
+    from anoncore.sequence.synthetic import location_taxonomy, msnbc_taxonomy
+
+    for tax in (TOY, msnbc_taxonomy(), location_taxonomy()):
+        table = cost_table(tax, family)
+        t = as_tax(tax, "test")
+        for a in range(tax.n_leaves):
+            path = list(t.paths[a])  # root ... leaf
+            vals = table[a, path]
+            assert vals[-1] == 0.0 and np.all(vals[:-1] > 0) and np.all(np.diff(vals) <= 0)
+            assert np.all(np.isinf(np.delete(table[a], path)))
+
+
 def test_utility_loss_from_sanitized_sequence_equals_unigram_form() -> None:
     s = ["Beer", "Chips", "Wine", "Cheese", "Beer", "Chips", "Milk", "Cookies"]
     r = sanitize_sequence(s, TOY, [("Beer", "Chips")], 0.3, 3, cost="iloss")
@@ -249,6 +265,9 @@ def test_heuristics_feasible_and_not_better_than_optimum(data: st.DataObject) ->
         t = as_tax(tax, "test")
         assert all(t.is_ancestor_or_self(int(r.generalization[a]), a) for a in range(tax.n_leaves))
         assert r.sanitized.tolist() == [int(r.generalization[x]) for x in seq]
+        if kw["method"] in ("top_down", "bottom_up"):  # the C++ batch kernel: same map, same guarantee
+            c = sanitize([seq], tax, pats, eps, w, cost=family, **kw).users[0]
+            assert np.array_equal(c.generalization, r.generalization) and c.utility_loss == r.utility_loss
 
 
 @settings(deadline=None, derandomize=True, max_examples=80)
@@ -261,6 +280,14 @@ def test_top_down_pruning_is_exact(data: st.DataObject) -> None:
     a = sanitize_sequence(seq, tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, prune=True)
     b = sanitize_sequence(seq, tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, prune=False)
     assert np.array_equal(a.generalization, b.generalization)
+    # evaluating every symbol's candidate (the paper's listing, no dedupe by target node) changes only the work
+    c = sanitize_sequence(seq, tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, dedupe=False)
+    assert np.array_equal(a.generalization, c.generalization)
+    assert c.stats["mi_evaluations"] >= a.stats["mi_evaluations"]
+    # the same in the C++ kernel
+    for prune in (True, False):
+        k = sanitize([seq], tax, pats, eps, w, sigma_s_shortcut=shortcut, tie=tie, prune=prune).users[0]
+        assert np.array_equal(k.generalization, a.generalization)
     # accepted steps: Ĩ non-decreasing, UL non-increasing
     acc = [e for e in a.trace if e.action in ("start", "accepted")]
     for x, y in itertools.pairwise(acc):
@@ -348,6 +375,7 @@ def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None
         "tie": data.draw(st.sampled_from(["last", "first"])),
         "counting": data.draw(st.sampled_from(["table", "scan"])),
         "log_base": data.draw(st.sampled_from([2.0, math.e, 10.0])),
+        "dedupe": data.draw(st.booleans()),
     }
     eps = data.draw(st.floats(0.0, 1.0))
     fast = sanitize(seqs, tax, pats, eps, w, n_threads=data.draw(st.sampled_from([1, 2])), **kw)
@@ -364,6 +392,66 @@ def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None
             b.n_embeddings,
         )
         assert np.array_equal(a.pattern_counts, b.pattern_counts)
+
+
+@settings(deadline=None, derandomize=True, max_examples=120)
+@given(data=st.data())
+def test_cpp_bottom_up_batch_equals_python_reference(data: st.DataObject) -> None:
+    """The C++ Bottom-Up batch kernel returns exactly the Python reference's maps (and Ĩ, UL bit for bit)."""
+    tax = data.draw(taxonomies(max_leaves=7))
+    L = tax.n_leaves
+    n_users = data.draw(st.integers(1, 4))
+    m = data.draw(st.integers(1, 3))
+    w = data.draw(st.integers(m - 1, 5))
+    seqs = [data.draw(st.lists(st.integers(0, L - 1), max_size=16)) for _ in range(n_users)]
+    pats = [
+        data.draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=1, max_size=5))
+        for _ in range(n_users)
+    ]
+    kw = {
+        "relative": data.draw(st.booleans()),
+        "cost": data.draw(st.sampled_from(["linear", "exponential", "iloss"])),
+        "distance": data.draw(st.sampled_from(["dg", "delta_ul"])),
+        "counting": data.draw(st.sampled_from(["table", "scan"])),
+        "log_base": data.draw(st.sampled_from([2.0, math.e, 10.0])),
+    }
+    eps = data.draw(st.floats(0.0, 1.0))
+    fast = sanitize(
+        seqs, tax, pats, eps, w, method="bottom_up", n_threads=data.draw(st.sampled_from([1, 2])), **kw
+    )
+    ref = sanitize(seqs, tax, pats, eps, w, method="bottom_up", trace=True, **kw)
+    for u, (a, b) in enumerate(zip(fast.users, ref.users)):
+        assert a.trace == () and a.method == b.method == "bottom_up"
+        assert np.array_equal(a.generalization, b.generalization)
+        assert np.array_equal(a.sanitized, b.sanitized)
+        assert (a.mi, a.entropy, a.epsilon, a.utility_loss, a.n_embeddings) == (
+            b.mi,
+            b.entropy,
+            b.epsilon,
+            b.utility_loss,
+            b.n_embeddings,
+        )
+        assert np.array_equal(a.pattern_counts, b.pattern_counts)
+        # independent check of the output: the oracle's Ĩ is within ε
+        up = a.patterns.tolist()
+        mi = oracle.mutual_information(seqs[u], up, w, a.generalization.tolist(), base=kw["log_base"])
+        assert mi <= a.epsilon + 1e-9
+
+
+def test_cpp_bottom_up_on_location_like_data_equals_reference_and_is_thread_invariant() -> None:
+    """Larger inputs (69 leaves, sampled frequent patterns, completion steps at small ε) than the hypothesis test."""
+    from anoncore.sequence.synthetic import location_like
+
+    seqs, tax = location_like(12, 600, rng=4)
+    for eps in (0.05, 0.5):
+        one = sanitize(seqs, tax, 4, eps, 10, method="bottom_up", rng=6, f_min=3, n_threads=1)
+        two = sanitize(seqs, tax, 4, eps, 10, method="bottom_up", rng=6, f_min=3, n_threads=2)
+        ref = sanitize(seqs, tax, 4, eps, 10, method="bottom_up", rng=6, f_min=3, trace=True)
+        assert one == two
+        for a, b in zip(one.users, ref.users):
+            assert np.array_equal(a.generalization, b.generalization)
+            assert (a.mi, a.utility_loss) == (b.mi, b.utility_loss)
+            assert a.mi <= a.epsilon + 1e-12
 
 
 def test_cpp_top_down_thread_invariant() -> None:
@@ -472,6 +560,18 @@ def test_sanitize_sequence_rejects_bad_input(kwargs: dict, exc: type, match: str
         ({"patterns": 2.5}, TypeError, "'patterns' parameter"),
         ({"patterns": 2, "m": 4, "w": 2}, ValueError, "longer than the window allows"),
         ({"epsilon": -1}, ValueError, "'epsilon' parameter of sanitize"),
+        ({"patterns": [("Beer", "Chips", "Wine")], "w": 1}, ValueError, "longer than the window allows"),
+        ({"patterns": [("Beer", "Rum")]}, ValueError, "'Rum'.*not a leaf"),
+        (
+            {"cost": _bad_cost("increasing")},
+            ValueError,
+            "Definition 3: the cost of leaf 'Beer' must not increase",
+        ),
+        (
+            {"cost": _bad_cost("off_path"), "method": "bottom_up"},
+            ValueError,
+            r"c\('Wine', 'Snack'\) must be inf",
+        ),
         ({"n_threads": 0}, ValueError, "'n_threads' parameter"),
         ({"counting": "fast"}, ValueError, "'counting' parameter"),
     ],
@@ -531,3 +631,196 @@ def test_docs_page_example_runs() -> None:
         str(page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     )
     assert res.attempted > 0 and res.failed == 0
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+TOY_TREE = {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
+S_A = [
+    "Beer",
+    "Chips",
+    "Wine",
+    "Cheese",
+    "Beer",
+    "Chips",
+    "Milk",
+    "Cookies",
+    "Beer",
+    "Chips",
+    "Cookies",
+    "Milk",
+    "Wine",
+    "Cheese",
+    "Milk",
+    "Chips",
+]
+
+
+def _cli_files(tmp_path):  # type: ignore[no-untyped-def]
+    import json
+
+    tax = tmp_path / "tax.json"
+    tax.write_text(json.dumps(TOY_TREE))
+    rng = np.random.default_rng(0)
+    other = [str(x) for x in rng.choice(TOY.leaves, 30)]
+    jl = tmp_path / "ev.jsonl"
+    jl.write_text(
+        json.dumps({"user": "A", "events": S_A}) + "\n\n" + json.dumps({"user": 7, "events": other}) + "\n"
+    )
+    # the same users as CSV, rows shuffled, with an order column
+    rows = [("A", i, e) for i, e in enumerate(S_A)] + [("7", i, e) for i, e in enumerate(other)]
+    perm = rng.permutation(len(rows))
+    csv_path = tmp_path / "ev.csv"
+    csv_path.write_text("t,user,event\n" + "".join(f"{rows[k][1]},{rows[k][0]},{rows[k][2]}\n" for k in perm))
+    return tax, jl, csv_path, other
+
+
+def test_cli_sequence_jsonl_and_csv(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from anoncore.cli import main
+
+    tax, jl, csv_path, other = _cli_files(tmp_path)
+    pats = tmp_path / "pats.txt"
+    pats.write_text("# sensitive patterns\nBeer,Chips\nWine Cheese\n")
+    assert main(["sequence", str(jl), "--taxonomy", str(tax), "--patterns", str(pats), "--epsilon", "0.9", "--w", "2",
+                 "--no-shortcut"]) == 0  # fmt: skip
+    recs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["user"] for r in recs] == ["A", "7"]
+    # spec §3.2 Example A, Top-Down without the shortcut at ε_rel 0.9: UL 5, Beer, Wine -> Alcohol, Milk, Cheese -> Dairy
+    assert recs[0]["utility_loss"] == 5.0 and recs[0]["map"] == {
+        "Wine": "Alcohol", "Beer": "Alcohol", "Milk": "Dairy", "Cheese": "Dairy"
+    }  # fmt: skip
+    assert recs[0]["patterns"] == [["Beer", "Chips"], ["Wine", "Cheese"]] and recs[0]["pattern_counts"] == [
+        3,
+        2,
+    ]
+    for r, s in zip(recs, (S_A, other)):
+        assert r["sanitized"] == [r["map"].get(e, e) for e in s]
+        h = list(range(6))
+        for leaf, node in r["map"].items():
+            h[TOY.leaf_code(leaf)] = TOY.labels.index(node)
+        codes = [TOY.leaf_code(e) for e in s]
+        pc = [[TOY.leaf_code(x) for x in p] for p in r["patterns"]]
+        assert oracle.mutual_information(codes, pc, 2, h) <= r["epsilon"] + 1e-9
+        assert r["utility_loss"] == pytest.approx(oracle.utility_loss(codes, h, cost_lists(TOY)))
+    # CSV with shuffled rows and an order column gives the same records; Bottom-Up to a file
+    out = tmp_path / "out.jsonl"
+    args = ["sequence", str(csv_path), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--pattern", "Wine,Cheese",
+            "--epsilon", "0.9", "--w", "2", "--order-col", "t"]  # fmt: skip
+    assert main([*args, "--no-shortcut"]) == 0
+    by_user = {
+        r["user"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())
+    }  # first-appearance order
+    assert by_user == {r["user"]: r for r in recs}
+    assert main([*args, "--method", "bottom_up", "-o", str(out)]) == 0
+    assert "2 users, 46 events, method bottom_up" in capsys.readouterr().out
+    bu = {r["user"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert bu["A"]["utility_loss"] == 8.5  # spec §3.2: a single merge with d_g = 8.5
+    ref = sanitize([S_A, other], TOY, [("Beer", "Chips"), ("Wine", "Cheese")], 0.9, 2, method="bottom_up")
+    assert [bu["A"]["mi"], bu["7"]["mi"]] == ref.mi.tolist()
+
+
+def test_cli_sequence_stdin_json_document(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+    import sys
+
+    tax, jl, _, _ = _cli_files(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "anoncore.cli", "sequence", "-", "--format", "jsonl", "--taxonomy", str(tax),
+         "--sample", "2", "--f-min", "2", "--seed", "3", "--epsilon", "0.5", "--w", "3", "--json"],
+        input=jl.read_text(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["command"] == "sequence" and doc["parameters"]["sample"] == 2
+    users = doc["result"]["users"]
+    assert [u["user"] for u in users] == ["A", "7"]
+    assert doc["result"]["summary"]["n_users_within_epsilon"] == 2
+    for u in users:
+        assert len(u["patterns"]) == 2 and all(c >= 2 for c in u["pattern_counts"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "match"),
+    [
+        (["--pattern", "Beer,Rum"], 1, "'Rum'.*not a leaf"),
+        (["--pattern", "Beer,Chips,Wine", "--w", "1"], 1, "longer than the window allows"),
+        (["--pattern", "Beer,Chips", "--epsilon", "-0.5"], 1, "'epsilon' parameter of sanitize"),
+        (
+            ["--pattern", "Beer,Chips", "--taxonomy", "missing.json"],
+            2,
+            "taxonomy file 'missing.json' does not exist",
+        ),
+        (["--pattern", "Beer,Chips", "--user-col", "uid"], 2, "unknown column 'uid'"),
+        (["--pattern", "Beer,Chips", "--threads", "0"], 1, "'n_threads' parameter"),
+        (["--pattern", "Beer,,Chips"], 1, "must list events"),
+        (["--epsilon", "0.5"], 2, "one of the arguments --pattern --patterns --sample is required"),
+    ],
+)
+def test_cli_sequence_rejects_bad_input(tmp_path, capsys, extra, code, match) -> None:  # type: ignore[no-untyped-def]
+    from anoncore.cli import main
+
+    tax, _, csv_path, _ = _cli_files(tmp_path)
+    base = ["sequence", str(csv_path), "--taxonomy", str(tax), "--epsilon", "0.5", "--w", "2"]
+    assert main(base + extra) == code
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_cli_sequence_names_bad_events(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from anoncore.cli import main
+
+    tax, jl, csv_path, _ = _cli_files(tmp_path)
+    csv_path.write_text(csv_path.read_text() + "99,A,Vodka\n")
+    assert main(["sequence", str(csv_path), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
+                 "--w", "2"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert "anoncore sequence: error: event 'Vodka' of user 'A' on line 48 of" in err
+    jl.write_text('{"user": "A", "events": ["Beer"]}\n{"user": "B"\n')
+    assert main(["sequence", str(jl), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
+                 "--w", "2"]) == 1  # fmt: skip
+    assert "line 2 of" in capsys.readouterr().err and True
+    empty = tmp_path / "empty.csv"
+    empty.write_text("user,event\n")
+    assert main(["sequence", str(empty), "--taxonomy", str(tax), "--pattern", "Beer,Chips", "--epsilon", "0.5",
+                 "--w", "2"]) == 1  # fmt: skip
+    assert "holds no event" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "match"),
+    [
+        (lambda d: ["missing.csv"], 2, "input file 'missing.csv' does not exist"),
+        (lambda d: ["ev.csv", "--patterns", "nopats.txt"], 2, "patterns file 'nopats.txt' does not exist"),
+        (lambda d: ["ev.csv", "--patterns", _write(d / "p.txt", "# none\n")], 1, "lists no pattern"),
+        (lambda d: ["ev.csv", "--taxonomy", _write(d / "t.json", "{oops")], 1, "is not valid JSON"),
+        (
+            lambda d: [_write(d / "x.jsonl", '{"user": 1}\n')],
+            1,
+            "line 1 of .* must be a JSON object with keys",
+        ),
+        (lambda d: [_write(d / "x.jsonl", '{"user": 1, "events": "Beer"}\n')], 1, "must be a list of events"),
+        (
+            lambda d: [_write(d / "x.csv", "user,t,event\nA,x,Beer\n"), "--order-col", "t"],
+            1,
+            "must be a number",
+        ),
+        (lambda d: ["ev.csv", "--taxonomy", _write(d / "t.csv", "Beer;Drinks;*\nBeer;Food;*\n")], 1, "twice"),
+    ],
+)
+def test_cli_sequence_rejects_bad_files(tmp_path, capsys, monkeypatch, setup, code, match) -> None:  # type: ignore[no-untyped-def]
+    from anoncore.cli import main
+
+    tax, _, _, _ = _cli_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    args = setup(tmp_path)
+    base = ["--taxonomy", str(tax), "--epsilon", "0.5", "--w", "2"]
+    if "--patterns" not in args:
+        base += ["--pattern", "Beer,Chips"]
+    assert main(["sequence", *args, *base[: 0 if "--taxonomy" in args else 2], *base[2:]]) == code
+    assert re.search(match, capsys.readouterr().err)
+
+
+def _write(path, text: str) -> str:  # type: ignore[no-untyped-def]
+    path.write_text(text)
+    return str(path)

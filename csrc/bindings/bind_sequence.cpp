@@ -1,4 +1,5 @@
 // Bindings for anoncore::sequence: windowed pattern counting over ragged batches of event sequences.
+#include "anoncore/sequence/bottom_up.hpp"
 #include "anoncore/sequence/counting.hpp"
 #include "anoncore/sequence/top_down.hpp"
 #include "common.hpp"
@@ -80,7 +81,7 @@ void bind_sequence(py::module_ m) {
          const CArray<int32_t>& depth, const CArray<int32_t>& leaf_start, const CArray<int32_t>& leaf_count,
          int64_t n_leaves, const CArray<double>& cost, const CArray<int64_t>& pattern_offsets,
          const CArray<int32_t>& patterns, double epsilon, bool relative, double log_base, bool sigma_s_shortcut,
-         bool prune, bool tie_last, bool use_pair_table, int64_t w, int n_threads) {
+         bool prune, bool tie_last, bool use_pair_table, int64_t w, int n_threads, bool dedupe) {
         auto off = span_of(offsets, "offsets");
         auto sy = span_of(symbols, "symbols");
         check_offsets(off, sy.size);
@@ -108,6 +109,7 @@ void bind_sequence(py::module_ m) {
         params.sigma_s_shortcut = sigma_s_shortcut;
         params.prune = prune;
         params.tie_last = tie_last;
+        params.dedupe = dedupe;
         params.use_pair_table = use_pair_table;
         params.w = w;
         Status status;
@@ -123,7 +125,56 @@ void bind_sequence(py::module_ m) {
       py::arg("n_leaves"), py::arg("cost").noconvert(), py::arg("pattern_offsets").noconvert(),
       py::arg("patterns").noconvert(), py::arg("epsilon"), py::arg("relative"), py::arg("log_base"),
       py::arg("sigma_s_shortcut"), py::arg("prune"), py::arg("tie_last"), py::arg("use_pair_table"), py::arg("w"),
-      py::arg("n_threads") = 1,
+      py::arg("n_threads") = 1, py::arg("dedupe") = true,
       "Top-Down (Algorithm 1) per user; returns (gen, mi, entropy, epsilon, utility_loss, n_evaluations, pattern_counts).");
+  m.def(
+      "bottom_up_batch",
+      [](const CArray<int64_t>& offsets, const CArray<int32_t>& symbols, const CArray<int32_t>& parent,
+         const CArray<int32_t>& depth, const CArray<int32_t>& leaf_start, const CArray<int32_t>& leaf_count,
+         int64_t n_leaves, const CArray<double>& cost, const CArray<int64_t>& pattern_offsets,
+         const CArray<int32_t>& patterns, double epsilon, bool relative, double log_base, bool delta_ul,
+         bool use_pair_table, int64_t w, int n_threads) {
+        auto off = span_of(offsets, "offsets");
+        auto sy = span_of(symbols, "symbols");
+        check_offsets(off, sy.size);
+        const int64_t n_users = off.size - 1;
+        sequence::TaxonomyView tax{span_of(parent, "parent"), {}, {}, {}, n_leaves};
+        const int64_t n_nodes = tax.parent.size;
+        tax.depth = span_of(depth, "depth", n_nodes);
+        tax.leaf_start = span_of(leaf_start, "leaf_start", n_nodes);
+        tax.leaf_count = span_of(leaf_count, "leaf_count", n_nodes);
+        auto cv = matrix_of(cost, "cost", n_leaves, n_nodes);
+        auto poff = span_of(pattern_offsets, "pattern_offsets", n_users + 1);
+        auto pt = matrix_of(patterns, "patterns");
+        if (poff[0] != 0 || poff[n_users] != pt.rows) throw std::invalid_argument("bad pattern_offsets");
+        if (w < 0 || !(log_base > 1.0) || epsilon < 0) throw std::invalid_argument("bad parameters");
+        CArray<int32_t> gen({n_users, n_leaves});
+        CArray<double> mi(n_users), ent(n_users), eps(n_users), ul(n_users);
+        CArray<int64_t> evals(n_users), fs(pt.rows);
+        sequence::BottomUpOutputs out{mut_matrix_of(gen, "gen"), mut_span_of(mi, "mi"), mut_span_of(ent, "entropy"),
+                                      mut_span_of(eps, "epsilon"), mut_span_of(ul, "ul"),
+                                      mut_span_of(evals, "n_evaluations"), mut_span_of(fs, "pattern_counts")};
+        sequence::BottomUpParams params;
+        params.epsilon = epsilon;
+        params.relative = relative;
+        params.log_base = log_base;
+        params.delta_ul = delta_ul;
+        params.use_pair_table = use_pair_table;
+        params.w = w;
+        Status status;
+        {
+          py::gil_scoped_release nogil;
+          status = sequence::bottom_up_batch(off, sy, tax, cv, poff, pt, params, n_threads, out, python_interrupt_hook());
+        }
+        raise_for_status(status);
+        return py::make_tuple(gen, mi, ent, eps, ul, evals, fs);
+      },
+      py::arg("offsets").noconvert(), py::arg("symbols").noconvert(), py::arg("parent").noconvert(),
+      py::arg("depth").noconvert(), py::arg("leaf_start").noconvert(), py::arg("leaf_count").noconvert(),
+      py::arg("n_leaves"), py::arg("cost").noconvert(), py::arg("pattern_offsets").noconvert(),
+      py::arg("patterns").noconvert(), py::arg("epsilon"), py::arg("relative"), py::arg("log_base"),
+      py::arg("delta_ul"), py::arg("use_pair_table"), py::arg("w"), py::arg("n_threads") = 1,
+      "Bottom-Up (Algorithm 3) per user; returns (gen, mi, entropy, epsilon, utility_loss, n_evaluations, pattern_counts).");
 }
 }  // namespace anoncore::bindings
+

@@ -1,4 +1,4 @@
-"""The ``anoncore`` command line: ``demo``, ``audit``, ``anonymize`` and ``temporal``.
+"""The ``anoncore`` command line: ``demo``, ``audit``, ``anonymize``, ``temporal`` and ``sequence``.
 
 Every command takes ``--json`` and then prints exactly one JSON document on stdout, whose layout is
 documented (and versioned by :data:`SCHEMA_VERSION`) in ``docs/cli.md``. Without ``--json`` the output is a
@@ -655,6 +655,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     _temporal_parser(sub.add_parser("temporal", help="reposition a temporal stream so every snapshot is "
                                     "l-eligible, then publish it (docs/temporal.md)"))
+    from anoncore.sequence._cli import build_parser as _sequence_parser
+
+    _sequence_parser(sub.add_parser("sequence", help="sanitize users' event sequences by taxonomy "
+                                    "generalization with mutual-information privacy (docs/sequence.md)"))
     return p
 
 
@@ -678,6 +682,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
             from anoncore.temporal._cli import cli_main as _temporal_main
 
             return _temporal_main(list(argv)[1:] if argv is not None else sys.argv[2:])
+        if args.command == "sequence":
+            from anoncore.sequence._cli import cli_main as _sequence_main
+
+            return _sequence_main(list(argv)[1:] if argv is not None else sys.argv[2:], out)
         return _cmd_audit(args, out)
     except UsageError as exc:
         sys.stderr.write(f"{sub}: error: {exc}\n")

@@ -191,6 +191,15 @@ def test_example_a_results(eps: float, td_on: tuple, td_off: tuple, bu: tuple, o
         assert r.utility_loss == ul and r.mi == pytest.approx(mi, abs=1e-6)
     assert o.utility_loss == opt
     assert a.epsilon == pytest.approx(eps * 0.6046557749, abs=1e-9)
+    # the C++ batch kernels (sanitize without traces) give the same numbers
+    for kw, (ul, mi) in (
+        ({"method": "top_down"}, td_on),
+        ({"method": "top_down", "sigma_s_shortcut": False}, td_off),
+        ({"method": "bottom_up"}, bu),
+    ):
+        for counting in ("table", "scan"):
+            u = sanitize([S_A], TOY, P_A, eps, 2, counting=counting, **kw).users[0]
+            assert u.trace == () and u.utility_loss == ul and u.mi == pytest.approx(mi, abs=1e-6)
 
 
 def test_example_a_td_without_shortcut_final_map_at_09() -> None:

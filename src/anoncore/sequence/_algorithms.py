@@ -50,9 +50,12 @@ def top_down(
     sigma_s_shortcut: bool = True,
     prune: bool = True,
     tie: str = "last",
+    dedupe: bool = True,
 ) -> tuple[IntArray, list[TraceEvent]]:
     """Algorithm 1 as cleaned in spec §2.3. ``tie='last'``: an equal-UL feasible candidate evaluated later replaces
-    the current best (the paper's literal ``UL > UL*`` skip test); ``tie='first'``: the first one is kept."""
+    the current best (the paper's literal ``UL > UL*`` skip test); ``tie='first'``: the first one is kept.
+    ``dedupe``: symbols of one pass that yield the same candidate (same target node v) are evaluated once; without
+    it every symbol's candidate is evaluated as in the paper's listing (same output, more Ĩ evaluations)."""
     tax = prob.tax
     tol = mi_tolerance(eps)
     trace: list[TraceEvent] = []
@@ -88,7 +91,7 @@ def top_down(
                 removed.add(a)
                 continue
             v = tax.child_toward(u, a)
-            hit = cache.get(v)
+            hit = cache.get(v) if dedupe else None
             if hit is None:
                 lo = leaf_start[v]
                 moved = tuple(x for x in range(lo, lo + leaf_count[v]) if hl[x] == u)

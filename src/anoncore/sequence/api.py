@@ -299,13 +299,14 @@ def _run(
     prune: bool,
     tie: str,
     distance: str = "dg",
+    dedupe: bool = True,
 ) -> UserSanitization:
     t0 = time.perf_counter()
     H = prob.entropy()
     eps = epsilon * H if relative else epsilon
     trace: list[TraceEvent] = []
     if method == "top_down":
-        h, trace = top_down(prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie)
+        h, trace = top_down(prob, eps, sigma_s_shortcut=sigma_s_shortcut, prune=prune, tie=tie, dedupe=dedupe)
     elif method == "bottom_up":
         h, trace = bottom_up(prob, eps, distance=distance)
     else:
@@ -349,6 +350,7 @@ def sanitize_sequence(
     prune: bool = True,
     tie: str = "last",
     distance: str = "dg",
+    dedupe: bool = True,
 ) -> UserSanitization:
     """Sanitize one sequence: find a global map h with Ĩ(h) ≤ ε and small utility loss.
 
@@ -378,6 +380,9 @@ def sanitize_sequence(
         Top-Down: Corollary 1 pruning (exact; output identical either way).
     tie : {'last', 'first'}, default='last'
         Top-Down tie rule for equal-UL feasible candidates in a pass (paper literal: last evaluated wins).
+    dedupe : bool, default=True
+        Top-Down: evaluate Ĩ once for the symbols of a pass that yield the same candidate map (same target node).
+        ``False`` evaluates every symbol's candidate, as the paper's listing does; the output is identical.
     distance : {'dg', 'delta_ul'}, default='dg'
         Bottom-Up pair distance: the paper's d_g (Eq. 5, absolute costs of the two clusters' symbols) or the
         marginal utility-loss increase of the global map.
@@ -409,7 +414,17 @@ def sanitize_sequence(
         )
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     prob = _problem(sequence, taxonomy, patterns, w, cost, log_base, caller)
-    return _run(prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance)
+    return _run(
+        prob,
+        epsilon,
+        bool(relative),
+        method,
+        bool(sigma_s_shortcut),
+        bool(prune),
+        tie,
+        distance,
+        bool(dedupe),
+    )
 
 
 def _candidate_patterns(
@@ -548,7 +563,8 @@ def _sample_all(
     return out
 
 
-def _top_down_batch(
+def _cpp_batch(
+    method: str,
     offsets: npt.NDArray[np.int64],
     flat: npt.NDArray[np.int32],
     tax: Tax,
@@ -562,20 +578,25 @@ def _top_down_batch(
     shortcut: bool,
     prune: bool,
     tie: str,
+    distance: str,
     use_table: bool,
+    dedupe: bool = True,
 ) -> list[UserSanitization]:
-    """Top-Down for every user in one GIL-free C++ call (no traces); same maps as the Python reference."""
+    """Top-Down or Bottom-Up for every user in one GIL-free C++ call (no traces); same maps as the Python
+    references in ``_algorithms``."""
     t0 = time.perf_counter()
     n_users = offsets.shape[0] - 1
     poff = np.zeros(n_users + 1, dtype=np.int64)
     poff[1:] = np.cumsum([p.shape[0] for p in per_user])
     pats = np.ascontiguousarray(np.concatenate(per_user, axis=0), dtype=np.int32)
     m = pats.shape[1]
-    gen, mi, ent, eps, ul, evals, fs = _core.sequence.top_down_batch(
-        offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
-        np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base, shortcut, prune,
-        tie == "last", use_table, w, nt,
-    )  # fmt: skip
+    common = (offsets, flat, tax.parent, tax.depth, tax.leaf_start, tax.leaf_count, tax.n_leaves,
+              np.ascontiguousarray(table), poff, pats, float(epsilon), relative, base)  # fmt: skip
+    if method == "top_down":
+        out = _core.sequence.top_down_batch(*common, shortcut, prune, tie == "last", use_table, w, nt, dedupe)
+    else:
+        out = _core.sequence.bottom_up_batch(*common, distance == "delta_ul", use_table, w, nt)
+    gen, mi, ent, eps, ul, evals, fs = out
     per_user_seconds = (time.perf_counter() - t0) / max(1, n_users)
     out = []
     for u in range(n_users):
@@ -594,7 +615,7 @@ def _top_down_batch(
                 patterns=_readonly(per_user[u]),
                 pattern_counts=_readonly(np.array(fs[poff[u] : poff[u + 1]], dtype=np.int64)),
                 n_embeddings=int(_core.sequence.total_embeddings(n, w, m)),
-                method="top_down",
+                method=method,
                 trace=(),
                 stats={"seconds": per_user_seconds, "mi_evaluations": float(evals[u])},
             )
@@ -634,6 +655,7 @@ def sanitize(
     prune: bool = True,
     tie: str = "last",
     distance: str = "dg",
+    dedupe: bool = True,
     counting: str = "table",
     trace: bool = False,
     n_threads: int | None = None,
@@ -671,15 +693,15 @@ def sanitize(
         Pattern length when sampling.
     f_min : int, default=10
         Minimum frequency when sampling.
-    sigma_s_shortcut, prune, tie, distance
+    sigma_s_shortcut, prune, tie, distance, dedupe
         Algorithm options, see :func:`sanitize_sequence`.
     counting : {'table', 'scan'}, default='table'
         How f_Ŝ(h(p)) is evaluated. ``table``: from the dense windowed pair table built once per user (m = 2;
         evaluation independent of n). ``scan``: recount over the sequence with the C++ kernel for every distinct
         generalized pattern (the paper's per-candidate mining; O(n) per evaluation for m = 2). Same output.
     trace : bool, default=False
-        Record algorithm traces. Without traces, Top-Down runs for all users in one GIL-free C++ call
-        (parallel over users); with traces it runs the Python reference (identical maps).
+        Record algorithm traces. Without traces, Top-Down and Bottom-Up run for all users in one GIL-free C++
+        call (parallel over users); with traces they run the Python references (identical maps).
     n_threads : int, default=None
         Threads for the counting kernels.
 
@@ -764,16 +786,16 @@ def sanitize(
     _check_m_w(pm, w, caller)
     gen = np.random.default_rng(rng) if per_user is None else None
     L = tax.n_leaves
-    if method == "top_down" and not trace:
+    if method in ("top_down", "bottom_up") and not trace:
         if per_user is None:
             assert gen is not None
             per_user = _sample_all(offsets, flat, L, pm, w, int(patterns), f_min, gen, nt)
-        td_users = _top_down_batch(
-            offsets, flat, tax, table, per_user, epsilon, bool(relative), base, w, nt,
-            bool(sigma_s_shortcut), bool(prune), tie, use_table,
+        cpp_users = _cpp_batch(
+            method, offsets, flat, tax, table, per_user, epsilon, bool(relative), base, w, nt,
+            bool(sigma_s_shortcut), bool(prune), tie, distance, use_table, bool(dedupe),
         )  # fmt: skip
         return SequenceSanitization(
-            users=tuple(td_users), method=method, stats={"seconds": time.perf_counter() - t0}
+            users=tuple(cpp_users), method=method, stats={"seconds": time.perf_counter() - t0}
         )
     unigrams = np.asarray(_core.sequence.unigram_counts(offsets, flat, L, nt))
     users: list[UserSanitization] = []
@@ -809,8 +831,9 @@ def sanitize(
                 use_table=use_table,
             )
             r = _run(
-                prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance
-            )
+                prob, epsilon, bool(relative), method, bool(sigma_s_shortcut), bool(prune), tie, distance,
+                bool(dedupe),
+            )  # fmt: skip
             if not trace:
                 r = dataclasses.replace(r, trace=())
             users.append(r)

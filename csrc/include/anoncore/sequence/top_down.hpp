@@ -6,17 +6,9 @@
 
 #include "anoncore/core/status.hpp"
 #include "anoncore/core/views.hpp"
+#include "anoncore/sequence/user_state.hpp"
 
 namespace anoncore::sequence {
-
-/// Taxonomy arrays in contract numbering (leaves 0..n_leaves-1, root = last node).
-struct TaxonomyView {
-  Span<int32_t> parent;      // root: -1
-  Span<int32_t> depth;       // root: 0
-  Span<int32_t> leaf_start;  // leaves under a node: [leaf_start, leaf_start + leaf_count)
-  Span<int32_t> leaf_count;
-  int64_t n_leaves = 0;
-};
 
 struct TopDownParams {
   double epsilon = 0.0;        // >= 0; relative (fraction of H̃) when `relative`
@@ -27,6 +19,7 @@ struct TopDownParams {
   bool tie_last = true;        // equal-UL feasible candidate evaluated later wins (paper literal)
   bool use_pair_table = true;  // m = 2: evaluate f_Ŝ from the dense pair table; else windowed DP over S
   int64_t w = 0;
+  bool dedupe = true;          // evaluate identical candidates of a pass (same target node) once; false: paper listing
 };
 
 /// Per-user outputs of top_down_batch (arrays of length n_users; gen has shape (n_users, n_leaves)).
