@@ -482,24 +482,22 @@ def _generalize(spec: _WSpec, ev: dict[str, Any]) -> dict[str, Any]:
     pub = ec >= 0
     if pub.any():
         idx = np.flatnonzero(pub)
-        uniq, inv = np.unique(ec[idx], return_inverse=True)
-        g = uniq.size
+        idx = idx[np.argsort(ec[idx], kind="stable")]  # rows grouped by class
+        e = ec[idx]
+        starts = np.flatnonzero(np.r_[True, e[1:] != e[:-1]])
+        inv = np.cumsum(np.r_[False, e[1:] != e[:-1]])
         acc = np.zeros(idx.size)
         for j in range(dn):
             v = ev["num"][idx, j]
-            mn = np.full(g, np.inf)
-            mx = np.full(g, -np.inf)
-            np.minimum.at(mn, inv, v)
-            np.maximum.at(mx, inv, v)
+            mn = np.minimum.reduceat(v, starts)
+            mx = np.maximum.reduceat(v, starts)
             lo[idx, j], hi[idx, j] = mn[inv], mx[inv]
             w = spec.dom_hi[j] - spec.dom_lo[j]
             acc += (mx[inv] - mn[inv]) / w if w > 0 else 0.0
         for j, h in enumerate(spec.hierarchies):
-            v = ev["cat"][idx, j]
-            mn = np.full(g, np.iinfo(np.int64).max)
-            mx = np.full(g, -1)
-            np.minimum.at(mn, inv, v)
-            np.maximum.at(mx, inv, v)
+            v = ev["cat"][idx, j].astype(np.int64)
+            mn = np.minimum.reduceat(v, starts)
+            mx = np.maximum.reduceat(v, starts)
             nd = h.lca_of_leaf_range(mn, mx)
             node[idx, j] = nd[inv]
             cnt = np.asarray(h.leaf_count)[nd].astype(np.float64)
