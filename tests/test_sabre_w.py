@@ -91,7 +91,8 @@ def _audit(d: dict[str, Any], rels: list[SabreWRelease], sa_kind: str, **p: Any)
 def test_property_audit_passes(seed: int, n: int, j: int, i: int, t: float, k: int, persons: int, sa_kind: str,
                                burst: bool, n_cuts: int) -> None:
     rng = np.random.default_rng(seed)
-    omega = max(j * i, k)
+    omega = j * i
+    k = min(k, omega)
     d = _stream(rng, n, persons, sa_kind, burst)
     cuts = rng.integers(0, n + 1, n_cuts).tolist()
     rels, s = _run(d, cuts, omega=omega, interval=i, t=t, k=k, rng=seed, sa_kind=sa_kind)
@@ -298,6 +299,7 @@ def test_string_pids_and_categorical_sa_hierarchy() -> None:
     ({"omega": 2, "k": 3}, ValueError, "'omega' parameter of SabreW must be at least k = 3"),
     ({"interval": 0}, ValueError, "'interval' parameter"),
     ({"interval": 11}, ValueError, "range \\[1, omega = 10\\]"),
+    ({"interval": 3}, ValueError, "'omega' parameter of SabreW must be a multiple of interval = 3"),
     ({"k": 0}, ValueError, "'k' parameter"),
     ({"k": 2.0}, TypeError, "'k' parameter"),
     ({"baseline": "x"}, ValueError, "'baseline' parameter"),

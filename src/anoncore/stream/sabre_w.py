@@ -195,7 +195,7 @@ class SabreW:
         taken from ``sa_values``, the ordinal ``order``, a numeric hierarchy's leaves or a Table template), and an
         optional ``time`` attribute giving the positions (strictly increasing integers; default 1, 2, ...).
     omega : int
-        Window size in tuples (``omega >= k``; a multiple of ``interval`` as in the thesis, ``omega = j I``).
+        Window size in tuples: ``omega >= k`` and a multiple of ``interval`` (``omega = j I``, thesis §6.2).
     interval : int
         Slide I in tuples, ``1 <= I <= omega``.
     t : float
@@ -271,6 +271,9 @@ class SabreW:
         if interval > omega:
             raise ValueError(f"The 'interval' parameter of {c} must be an int in the range [1, omega = {omega}]. "
                              f"Got {interval} instead.")
+        if omega % interval:
+            raise ValueError(f"The 'omega' parameter of {c} must be a multiple of interval = {interval} (omega = j I, "
+                             f"thesis §6.2; Lemma 6.2 and the INDIRECT case rely on it). Got {omega} instead.")
         if baseline is None:
             baseline = self._default_baseline
         if baseline not in BASELINES:
