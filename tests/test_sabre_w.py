@@ -84,18 +84,20 @@ def _audit(d: dict[str, Any], rels: list[SabreWRelease], sa_kind: str, **p: Any)
 
 
 # --------------------------------------------------------------------------------------------- properties
-@settings(max_examples=25)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 160), j=st.integers(1, 4), i=st.integers(2, 12),
        t=st.floats(0.05, 1.0), k=st.integers(1, 5), persons=st.sampled_from([3, 10, 1000]),
-       sa_kind=st.sampled_from(["ordinal", "hier"]), burst=st.booleans(), n_cuts=st.integers(0, 4))
+       sa_kind=st.sampled_from(["ordinal", "hier"]), burst=st.booleans(), n_cuts=st.integers(0, 4),
+       method=st.sampled_from(["ak", "knn", "slices"]))
 def test_property_audit_passes(seed: int, n: int, j: int, i: int, t: float, k: int, persons: int, sa_kind: str,
-                               burst: bool, n_cuts: int) -> None:
+                               burst: bool, n_cuts: int, method: str) -> None:
     rng = np.random.default_rng(seed)
     omega = j * i
     k = min(k, omega)
     d = _stream(rng, n, persons, sa_kind, burst)
     cuts = rng.integers(0, n + 1, n_cuts).tolist()
-    rels, s = _run(d, cuts, omega=omega, interval=i, t=t, k=k, rng=seed, sa_kind=sa_kind)
+    mk = {"slices": True} if method == "slices" else {"method": method}
+    rels, s = _run(d, cuts, omega=omega, interval=i, t=t, k=k, rng=seed, sa_kind=sa_kind, **mk)
     rep = _audit(d, rels, sa_kind, omega=omega, interval=i, t=t, k=k)
     assert rep["passed"], rep
     assert check_case_log(s.case_log_, omega, i) == [] or rep["n_suppressed"] > 0
@@ -304,6 +306,8 @@ def test_string_pids_and_categorical_sa_hierarchy() -> None:
     ({"k": 2.0}, TypeError, "'k' parameter"),
     ({"baseline": "x"}, ValueError, "'baseline' parameter"),
     ({"rng": "x"}, TypeError, "'rng' parameter"),
+    ({"method": "x"}, ValueError, "'method' parameter"),
+    ({"method": "knn", "slices": True}, ValueError, "variant of method='ak' only"),
 ])
 def test_invalid_parameters(kw: dict[str, Any], exc: type, match: str) -> None:
     p = {"omega": 10, "interval": 5, "t": 0.3, "k": 2, **kw}
@@ -405,7 +409,8 @@ def test_window_sabre_kernel_classes_close_and_k(seed: int, m: int, t: float, k:
     sa[sa == m // 2] = 0  # leave holes in the domain: the global metric must still hold
     keys = rng.integers(0, 2**40, n).astype(np.uint64)
     pids = rng.integers(0, 30, n).astype(np.int64)
-    out = core.window_sabre(sa, m, None, keys, pids, t, k, 7, False)
+    coords = rng.random((n, 2))
+    out = core.window_sabre(sa, m, None, keys, pids, t, k, 7, False, coords, bool(seed % 2))
     g = Ground(m)
     ref = np.bincount(sa, minlength=m)
     if len(set(pids.tolist())) < k:

@@ -40,7 +40,8 @@ void bind_sabre_w(py::module_ m) {
   m.def(
       "window_sabre",
       [](const CArray<int32_t>& sa, int64_t m_values, const py::object& hierarchy, const CArray<uint64_t>& keys,
-         const CArray<int64_t>& pids, double t, int64_t k, uint64_t seed, bool slices) {
+         const CArray<int64_t>& pids, double t, int64_t k, uint64_t seed, bool slices, const CArray<double>& coords,
+         bool knn) {
         const Span<int32_t> s = span_of(sa, "sa");
         const Span<uint64_t> kk = span_of(keys, "keys", s.size);
         const Span<int64_t> p = span_of(pids, "pids", s.size);
@@ -53,10 +54,13 @@ void bind_sabre_w(py::module_ m) {
         cfg.k = k;
         cfg.seed = seed;
         cfg.slices = slices;
+        cfg.knn = knn;
+        const Matrix<double> c = matrix_of(coords, "coords");
+        if (knn && c.rows != s.size) throw std::invalid_argument("coords must have one row per tuple");
         stream::WindowSabreOutput out;
         {
           const py::gil_scoped_release nogil;
-          out = stream::window_sabre(s, m_values, h ? &h->view : nullptr, kk, p, cfg);
+          out = stream::window_sabre(s, m_values, h ? &h->view : nullptr, kk, p, c, cfg);
         }
         py::dict d;
         d["feasible"] = out.status == Status::Ok;
@@ -68,7 +72,7 @@ void bind_sabre_w(py::module_ m) {
         return d;
       },
       py::arg("sa").noconvert(), py::arg("m"), py::arg("hierarchy"), py::arg("keys").noconvert(),
-      py::arg("pids").noconvert(), py::arg("t"), py::arg("k"), py::arg("seed"), py::arg("slices"),
+      py::arg("pids").noconvert(), py::arg("t"), py::arg("k"), py::arg("seed"), py::arg("slices"), py::arg("coords").noconvert(), py::arg("knn"),
       "SABRE on one window's not-yet-output tuples under the global metric, then the person merge.");
   m.def(
       "merge_for_persons",

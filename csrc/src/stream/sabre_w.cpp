@@ -134,7 +134,7 @@ int64_t merge_for_persons(MutSpan<int64_t> labels, int64_t n_labels, Span<int64_
 }
 
 WindowSabreOutput window_sabre(Span<int32_t> sa, int64_t m, const twophase::HierarchyView* h, Span<uint64_t> keys,
-                               Span<int64_t> pids, const WindowSabreConfig& cfg) {
+                               Span<int64_t> pids, Matrix<double> coords, const WindowSabreConfig& cfg) {
   WindowSabreOutput out;
   const int64_t n = sa.size;
   if (n == 0) return out;
@@ -158,7 +158,23 @@ WindowSabreOutput window_sabre(Span<int32_t> sa, int64_t m, const twophase::Hier
   in.n_threads = cfg.n_threads;
   out.labels.assign(static_cast<size_t>(n), -1);
   const MutSpan<int64_t> lab{out.labels.data(), n};
-  out.status = cfg.slices ? twophase::retrieve_slices(in, lab) : twophase::retrieve_hilbert(in, lab);
+  if (cfg.knn) {
+    // Exact kNN over float coordinates: code (r, j) = r, value table of dimension j = column j of coords.
+    const int64_t d = coords.cols;
+    std::vector<int32_t> codes(static_cast<size_t>(n * d));
+    std::vector<double> values(static_cast<size_t>(n * d));
+    std::vector<int64_t> offsets(static_cast<size_t>(d + 1));
+    for (int64_t j = 0; j <= d; ++j) offsets[static_cast<size_t>(j)] = j * n;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < d; ++j) {
+        codes[static_cast<size_t>(r * d + j)] = static_cast<int32_t>(r);
+        values[static_cast<size_t>(j * n + r)] = coords(r, j);
+      }
+    const twophase::CoordTables ct{Span<double>{values.data(), n * d}, Span<int64_t>{offsets.data(), d + 1}};
+    out.status = twophase::retrieve_knn(in, Matrix<int32_t>{codes.data(), n, d}, ct, lab);
+  } else {
+    out.status = cfg.slices ? twophase::retrieve_slices(in, lab) : twophase::retrieve_hilbert(in, lab);
+  }
   if (out.status != Status::Ok) return out;
   out.n_classes = merge_for_persons(lab, out.n_recipes, pids, cfg.k);
   if (out.n_classes < 0) {

@@ -210,8 +210,11 @@ class SabreW:
         The sensitive attribute when the schema declares several.
     sa_values : sequence, default=None
         The ordered domain of a numeric/ordinal sensitive attribute.
+    method : {'ak', 'knn'}, default='ak'
+        SABRE only: SABRE-AK (neighbours along the Hilbert curve, the thesis's choice for SABRE_W) or SABRE-KNN
+        (exact Euclidean nearest neighbours in the normalised QI space; slower, lower information loss).
     slices : bool, default=False
-        SABRE only: Hilbert slicing retrieval instead of seeded SABRE-AK (deterministic; see docs/sabre.md).
+        SABRE-AK only: Hilbert slicing retrieval instead of seeded SABRE-AK (deterministic; see docs/sabre.md).
 
     Attributes
     ----------
@@ -256,7 +259,8 @@ class SabreW:
 
     def __init__(self, schema: Schema | Table, omega: int, interval: int, t: float, k: int = 6, *,
                  rng: int | np.random.Generator | None = None, baseline: str | None = None,
-                 sensitive: str | None = None, sa_values: Any = None, slices: bool = False) -> None:
+                 sensitive: str | None = None, sa_values: Any = None, method: str = "ak",
+                 slices: bool = False) -> None:
         c = self._caller
         if isinstance(t, bool) or not isinstance(t, numbers.Real):
             raise TypeError(f"The 't' parameter of {c} must be a float in the range (0, 1]. Got {t!r} instead.")
@@ -279,8 +283,13 @@ class SabreW:
         if baseline not in BASELINES:
             raise ValueError(f"The 'baseline' parameter of {c} must be a str among {set(BASELINES)}. "
                              f"Got {baseline!r} instead.")
+        if method not in ("ak", "knn"):
+            raise ValueError(f"The 'method' parameter of {c} must be a str among {{'ak', 'knn'}}. Got {method!r} "
+                             f"instead.")
         if not isinstance(slices, bool):
             raise TypeError(f"The 'slices' parameter of {c} must be a bool. Got {slices!r} instead.")
+        if slices and method != "ak":
+            raise ValueError(f"{c}: slices=True (Hilbert slicing) is a variant of method='ak' only.")
         if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (numbers.Integral, np.random.Generator))):
             raise TypeError(f"The 'rng' parameter of {c} must be an int, a numpy Generator or None. Got {rng!r} "
                             f"instead.")
@@ -294,7 +303,7 @@ class SabreW:
         gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))  # own generator: never share the caller's
         self._drv = _Driver(spec, omega, interval, float(t), k, gen)
         self._params = {"omega": omega, "interval": interval, "t": float(t), "k": k, "baseline": baseline,
-                        "sensitive": spec.sensitive, "slices": slices}
+                        "sensitive": spec.sensitive, "method": method, "slices": slices}
         self._bits = spec.hilbert_bits()
 
     # ------------------------------------------------------------------ state
@@ -389,9 +398,11 @@ class SabreW:
         b = d.buf
         pids = np.ascontiguousarray(b["pid"][rows])
         if self._params["baseline"] == "sabre":
+            knn = self._params["method"] == "knn"
+            coords = d.spec.coords(b["num"][rows], b["cat"][rows]) if knn else np.empty((0, 0))
             res = _core.sabre_w.window_sabre(np.ascontiguousarray(b["sa"][rows]), d.m, d.metric.arrays(),
                                              np.ascontiguousarray(b["key"][rows]), pids, tp, d.k, seed,
-                                             self._params["slices"])
+                                             self._params["slices"], coords, knn)
             return res["labels"] if res["feasible"] else None
         labels = _static_partition(d, rows, tp, self._params["baseline"])
         n_lab = int(labels.max()) + 1 if labels.size else 0

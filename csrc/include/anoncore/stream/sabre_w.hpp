@@ -26,6 +26,7 @@ struct WindowSabreConfig {
   int64_t k = 1;         // distinct persons per class (and tuples per EC-tree child)
   uint64_t seed = 0;
   bool slices = false;   // Hilbert slicing instead of seeded SABRE-AK retrieval
+  bool knn = false;      // SABRE-KNN: exact Euclidean nearest neighbours over `coords` instead of Hilbert keys
   int n_threads = 1;
 };
 
@@ -43,8 +44,9 @@ struct WindowSabreOutput {
 /// with D + U <= t and >= k tuples per child, SABRE-AK retrieval along the precomputed Hilbert `keys`, then
 /// merge_for_persons. Every class G satisfies EMD(SA(G), SA(input)) <= t under the global metric (Thm 3.4 plus
 /// convexity of EMD for the merges). O(n log n + |S_G| |phi| log n).
+/// `coords` (n, d) holds the normalised QI coordinates (used only with cfg.knn).
 WindowSabreOutput window_sabre(Span<int32_t> sa, int64_t m, const twophase::HierarchyView* h, Span<uint64_t> keys,
-                               Span<int64_t> pids, const WindowSabreConfig& cfg);
+                               Span<int64_t> pids, Matrix<double> coords, const WindowSabreConfig& cfg);
 
 /// Person-aware merge (spec §3.6): walk the classes in label order, accumulating consecutive classes into a
 /// group until it covers >= k distinct pids; a final group short of k joins the previous group. Relabels in
