@@ -444,3 +444,15 @@ def test_merge_for_persons() -> None:
     assert lab.tolist() == [0, 0, 0, 1, 1, 1]
     lab = np.array([0, 1], np.int64)
     assert core.merge_for_persons(lab, 2, np.array([4, 4], np.int64), 2) == -1
+
+
+def test_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "sabre_w.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text, re.S)
+    assert block is not None
+    exec(compile(block.group(1), "docs/sabre_w.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1000 0"
