@@ -118,6 +118,11 @@ class SabreWRelease:
     def n_suppressed(self) -> int:
         return int(self.suppressed.sum())
 
+    @property
+    def gen_id(self) -> NDArray[np.int64]:
+        """Alias of :attr:`ec` (the name :class:`~anoncore.stream.CastleRelease` uses)."""
+        return self.ec
+
     def __repr__(self) -> str:
         return (f"SabreWRelease(n_released={self.n_released}, n_suppressed={self.n_suppressed}, "
                 f"n_classes={len(self.classes)})")
