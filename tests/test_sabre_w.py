@@ -457,3 +457,19 @@ def test_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     exec(compile(block.group(1), "docs/sabre_w.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "1000 0"
+
+
+def test_empty_batch_and_state_properties() -> None:
+    rng = np.random.default_rng(0)
+    d = _stream(rng, 40, 1000)
+    s = SabreW(_schema(), omega=10, interval=5, t=0.3, k=2, rng=0)
+    empty = s.push(pd.DataFrame({key: v[:0] for key, v in d.items()}))
+    assert len(empty) == 0 and s.n_arrivals_ == 0 and len(empty.classes) == 0
+    s.push({key: v[:12] for key, v in d.items()})
+    assert s.n_arrivals_ == 12 and s.n_pending_ == 12  # the first slide needs omega + I = 15 arrivals
+    s.push({key: v[12:40] for key, v in d.items()})
+    assert s.n_pending_ <= 10 + 5
+    assert "SabreW(omega=10" in repr(s) and s.params["baseline"] == "sabre"
+    rel = s.flush()
+    assert s.closed_ and s.n_pending_ == 0
+    assert np.array_equal(rel.gen_id, rel.ec)
