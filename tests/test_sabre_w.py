@@ -84,7 +84,7 @@ def _audit(d: dict[str, Any], rels: list[SabreWRelease], sa_kind: str, **p: Any)
 
 
 # --------------------------------------------------------------------------------------------- properties
-@settings(max_examples=30)
+@settings(max_examples=60)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 160), j=st.integers(1, 4), i=st.integers(2, 12),
        t=st.floats(0.05, 1.0), k=st.integers(1, 5), persons=st.sampled_from([3, 10, 1000]),
        sa_kind=st.sampled_from(["ordinal", "hier"]), burst=st.booleans(), n_cuts=st.integers(0, 4),
