@@ -109,3 +109,36 @@ def test_lemma_6_1_first_output_after_omega_plus_i() -> None:
     fin = s.flush()
     rel = SabreWRelease.concat([first, nxt, rest, fin])
     assert int((rel.emitted_at - rel.arrival - 1).max()) <= OMEGA + I
+
+
+def test_delay_constraint_analogue_i1() -> None:
+    # Spec §1.11 [D]: the expiring constraint with I = 1, omega = delta - 1 is the delay constraint delta.
+    delta = 10
+    rng = np.random.default_rng(3)
+    n = 80
+    d = {"q": rng.integers(0, 100, n), "sa": rng.integers(0, 2, n), "pid": np.arange(n)}
+    s = SabreW(_schema(), omega=delta - 1, interval=1, t=0.3, k=2, rng=0)
+    outs = [s.push({key: v[i:i + 1] for key, v in d.items()}) for i in range(n)]
+    rel = SabreWRelease.concat([*outs, s.flush()])
+    assert int((rel.emitted_at - rel.arrival - 1).max()) <= delta
+    # Def. 5.2: once position p has been processed, every position <= p - delta has been output
+    released: set[int] = set()
+    for p, o in enumerate(outs, start=1):
+        released |= set(o.position.tolist())
+        assert set(range(1, p - delta + 1)) <= released
+    assert sorted(rel.arrival.tolist()) == list(range(n))
+
+
+def test_lemma_6_3_j1_d_is_zero_and_rounds() -> None:
+    # Lemma 6.3: with omega = I every window starts fully unpublished, so D = 0 and every slide is DIRECT.
+    # §3.3: the number of rounds is (|S| - omega) / I.
+    rng = np.random.default_rng(4)
+    n = 130
+    d = {"q": rng.integers(0, 100, n), "sa": rng.integers(0, 2, n), "pid": np.arange(n)}
+    s = SabreW(_schema(), omega=10, interval=10, t=0.05, k=2, rng=0)
+    s.push(d)
+    assert len(s.case_log_) == (n - 10) // 10
+    assert all(c == "direct" and dd == 0.0 for _, c, dd in s.case_log_)
+    s2 = SabreW(_schema(), omega=20, interval=5, t=0.3, k=2, rng=0)
+    s2.push(d)
+    assert len(s2.case_log_) == (n - 20) // 5
