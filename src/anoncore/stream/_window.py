@@ -64,7 +64,7 @@ class GroundMetric:
                 out = np.abs(np.cumsum(diff, axis=1)[:, :-1]).sum(axis=1) / (self.m - 1)
         else:
             out = _emd_hier(diff, self.hierarchy)
-        return out[0] if one else out  # type: ignore[no-any-return]
+        return out[0] if one else out
 
     def arrays(self) -> tuple[NDArray[np.int32], ...] | None:
         h = self.hierarchy
@@ -310,7 +310,7 @@ def _map_labels(col: pd.Series, lookup: Mapping[str, int], name: str, where: str
             raise ValueError(f"Value {lab!r} of column {name!r} (batch row {i}) is missing from {where} (unknown "
                              f"categorical value mid-stream; the batch was not consumed).")
         mapped[u] = code
-    return mapped[codes] if len(codes) else np.empty(0, np.int32)  # type: ignore[no-any-return]
+    return mapped[codes] if len(codes) else np.empty(0, np.int32)
 
 
 def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int64]:
@@ -331,7 +331,7 @@ def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int
     ids = np.empty(len(uniq), dtype=np.int64)
     for u, val in enumerate(uniq):
         ids[u] = pmap.setdefault(val, len(pmap))
-    return ids[codes]  # type: ignore[no-any-return]
+    return ids[codes]
 
 
 def as_frame(batch: Any, caller: str) -> pd.DataFrame:
@@ -344,7 +344,8 @@ def as_frame(batch: Any, caller: str) -> pd.DataFrame:
         return pd.DataFrame({k: np.asarray(v) for k, v in batch.items()})
     mod = type(batch).__module__
     if mod.startswith("pyarrow") and hasattr(batch, "to_pandas"):
-        return batch.to_pandas()
+        frame: pd.DataFrame = batch.to_pandas()
+        return frame
     if isinstance(batch, np.ndarray) and batch.dtype.names:
         return pd.DataFrame({k: batch[k] for k in batch.dtype.names})
     raise TypeError(f"{caller}.push expects a pandas DataFrame, a pyarrow RecordBatch/Table, a numpy structured "

@@ -261,6 +261,9 @@ class SabreW:
 
     _caller = "SabreW"
     _default_baseline = "sabre"
+    _drv: _Driver
+    _params: dict[str, Any]
+    _bits: int
 
     def __init__(self, schema: Schema | Table, omega: int, interval: int, t: float, k: int = 6, *,
                  rng: int | np.random.Generator | None = None, baseline: str | None = None,
