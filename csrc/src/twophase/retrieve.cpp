@@ -167,6 +167,8 @@ class KdTree {
  public:
   using Hit = std::pair<double, int64_t>;  // (squared distance, row)
 
+  KdTree() = default;
+
   KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords, int64_t d,
          std::vector<int64_t>& local_of_row)
       : d_(d), local_of_row_(&local_of_row) {
@@ -409,8 +411,8 @@ class KdTree {
     if (d2 < bound_ && nodes_[static_cast<size_t>(second)].alive > 0) visit<D>(second, q, heap);
   }
 
-  int64_t d_;
-  std::vector<int64_t>* local_of_row_;
+  int64_t d_ = 0;
+  std::vector<int64_t>* local_of_row_ = nullptr;
   int64_t kk_ = 0;
   double bound_ = 0;
   std::vector<Node> nodes_;
@@ -498,16 +500,17 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
   check_recipes(in, pool);
   const int64_t nb = in.n_buckets, d = codes.cols;
   std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
-  std::vector<KdTree> trees;
-  trees.reserve(static_cast<size_t>(nb));
-  {
+  // One tree per bucket, built in parallel (each row belongs to one bucket, so the trees write disjoint
+  // entries of local_of_row; the result does not depend on the thread count).
+  std::vector<KdTree> trees(static_cast<size_t>(nb));
+  parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t b0, int64_t b1) {
     std::vector<int64_t> rows;
-    for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       rows.clear();
       for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
-      trees.emplace_back(rows, codes, coords, d, local_of_row);
+      trees[static_cast<size_t>(b)] = KdTree(rows, codes, coords, d, local_of_row);
     }
-  }
+  });
   // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
   // fewer than half of the points it was built on are alive (amortised O(n log n) in total).
   auto maybe_rebuild = [&](int64_t b) {
