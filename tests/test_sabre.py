@@ -521,3 +521,20 @@ def test_mondrian_kernel_rejects_unknown_model() -> None:
     with pytest.raises(ValueError, match="unknown Mondrian model 'beta'"):
         _core.mondrian.partition(sp.codes, sp.values, sp.offsets, sa.codes, sa.m, [("beta", 1.0)],
                                  sa.hierarchy_arrays)
+
+
+def test_from_labels_fast_path_equals_renumbering() -> None:
+    # Partition.from_labels skips the sort when labels are already dense 0..C-1 (SABRE's kernel output): the
+    # result must equal the general renumbering path, and the caller's array must stay writeable.
+    from anoncore.results import Partition
+
+    tab = random_table(2, 200, 3, 5, False)
+    lab = np.random.default_rng(0).integers(0, 17, tab.n_rows)
+    lab = np.unique(lab, return_inverse=True)[1].astype(np.int64)  # dense
+    fast = Partition.from_labels(tab, lab)
+    slow = Partition.from_labels(tab, lab * 3 + 7)  # same grouping, not dense: the np.unique path
+    assert fast == slow and np.array_equal(fast.labels, lab)
+    assert lab.flags.writeable
+    gap = lab.copy()
+    gap[gap == 5] = 4  # label 5 missing: not dense, must be renumbered
+    assert Partition.from_labels(tab, gap).n_classes == int(lab.max())
