@@ -538,3 +538,13 @@ def test_from_labels_fast_path_equals_renumbering() -> None:
     gap = lab.copy()
     gap[gap == 5] = 4  # label 5 missing: not dense, must be renumbered
     assert Partition.from_labels(tab, gap).n_classes == int(lab.max())
+
+
+def test_docs_page_example() -> None:
+    # The runnable example of docs/sabre.md (the page is not a docstring, so test_doctests does not see it).
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "sabre.md"
+    res = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert res.attempted >= 4 and res.failed == 0
