@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", choices=("synthetic", "census-income"), default="synthetic")
     ap.add_argument("--n", type=int, default=100_000)
-    ap.add_argument("--queries", type=int, default=2000)
+    ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--experiments", default="t,qi,n,k,lambda,theta,level")
     ap.add_argument("--methods", default="")
     ap.add_argument("--out", default="docs/sabre-results")
