@@ -308,6 +308,47 @@ def test_knn_first_class_is_exact_neighbourhood() -> None:
     assert ok
 
 
+@settings(max_examples=25)
+@given(st.integers(0, 10**6), st.integers(20, 160), st.integers(1, 4), st.sampled_from([0.15, 0.3, 1.0]),
+       st.integers(1, 5), st.sampled_from(["random", "min_key"]))
+def test_knn_every_class_is_an_exact_neighbourhood(seed: int, n: int, n_qi: int, t: float, k: int,
+                                                    policy: str) -> None:
+    # SABRE-KNN materializes the classes in order; when class e is formed, the rows of classes >= e are the
+    # remaining ones. Class e is exact iff one of its members x (the seed) has, in every bucket, the class's
+    # members of that bucket among its nearest remaining rows: max distance to them <= min distance to the
+    # remaining rows of the bucket outside the class (brute force over the normalised QI space).
+    from anoncore.static._space import qi_space
+
+    tab = random_table(seed, n, n_qi, 6, False)
+    res = sabre(tab, t=t, k=min(k, n), method="knn", seed_policy=policy, rng=seed)
+    sp = qi_space(tab)
+    coords = np.stack([sp.values[sp.offsets[j] + sp.codes[:, j]] for j in range(sp.codes.shape[1])], axis=1)
+    dic = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in tab.dictionary("s")]
+    code = {lab: i for i, lab in enumerate(dic)}
+    bucket_of = np.full(len(dic), -1)
+    for j, vals in enumerate(res.trace[0]["buckets"]):
+        bucket_of[[code[v] for v in vals]] = j
+    brow = bucket_of[tab.column("s").astype(np.int64)]
+    labels = res.partition.labels
+    for e in range(res.partition.n_classes):
+        members = np.flatnonzero(labels == e)
+        others = np.flatnonzero(labels > e)
+        ok = False
+        for x in members:
+            dist = ((coords - coords[x]) ** 2).sum(axis=1)
+            good = True
+            for b in np.unique(brow[members]):
+                inb = members[brow[members] == b]
+                outb = others[brow[others] == b]
+                if outb.size and dist[inb].max() > dist[outb].min() + 1e-12:
+                    good = False
+                    break
+            if good:
+                ok = True
+                break
+        assert ok, f"class {e} is not the seed's exact nearest remaining neighbours"
+
+
 def test_knn_not_worse_than_ak_on_average() -> None:
     # SABRE-KNN picks exact neighbours: its boxes are at most as wide as SABRE-AK's on average (spec §9 D.21).
     tab = random_table(11, 3000, 3, 8, False)
@@ -480,3 +521,30 @@ def test_mondrian_kernel_rejects_unknown_model() -> None:
     with pytest.raises(ValueError, match="unknown Mondrian model 'beta'"):
         _core.mondrian.partition(sp.codes, sp.values, sp.offsets, sa.codes, sa.m, [("beta", 1.0)],
                                  sa.hierarchy_arrays)
+
+
+def test_from_labels_fast_path_equals_renumbering() -> None:
+    # Partition.from_labels skips the sort when labels are already dense 0..C-1 (SABRE's kernel output): the
+    # result must equal the general renumbering path, and the caller's array must stay writeable.
+    from anoncore.results import Partition
+
+    tab = random_table(2, 200, 3, 5, False)
+    lab = np.random.default_rng(0).integers(0, 17, tab.n_rows)
+    lab = np.unique(lab, return_inverse=True)[1].astype(np.int64)  # dense
+    fast = Partition.from_labels(tab, lab)
+    slow = Partition.from_labels(tab, lab * 3 + 7)  # same grouping, not dense: the np.unique path
+    assert fast == slow and np.array_equal(fast.labels, lab)
+    assert lab.flags.writeable
+    gap = lab.copy()
+    gap[gap == 5] = 4  # label 5 missing: not dense, must be renumbered
+    assert Partition.from_labels(tab, gap).n_classes == int(lab.max())
+
+
+def test_docs_page_example() -> None:
+    # The runnable example of docs/sabre.md (the page is not a docstring, so test_doctests does not see it).
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "sabre.md"
+    res = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert res.attempted >= 4 and res.failed == 0

@@ -134,8 +134,15 @@ class Partition:
             raise ValueError(f"labels must be 1-D with one entry per row ({table.n_rows}). Got shape {lab.shape}.")
         if lab.dtype.kind == "f" and np.isnan(lab).any():
             raise ValueError("labels must not contain NaN.")
-        _, dense = np.unique(lab, return_inverse=True)
-        dense = np.ascontiguousarray(dense.reshape(-1), dtype=np.int64)
+        dense = None
+        if lab.dtype.kind in "iu" and lab.size:
+            # Fast path (O(n)): labels already dense 0..C-1 are their own sorted renumbering.
+            mx, mn = int(lab.max()), int(lab.min())
+            if mn == 0 and mx < lab.size and np.all(np.bincount(lab.astype(np.int64), minlength=mx + 1) > 0):
+                dense = np.array(lab, dtype=np.int64)  # a copy: the caller's array stays writeable
+        if dense is None:
+            _, dense = np.unique(lab, return_inverse=True)
+            dense = np.ascontiguousarray(dense.reshape(-1), dtype=np.int64)
         n_classes = int(dense.max()) + 1
         sup = _check_suppressed(suppressed, table.n_rows)
         qc = table.qi_codes()

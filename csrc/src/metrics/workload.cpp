@@ -1,6 +1,7 @@
 #include "anoncore/metrics/workload.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
 #include <vector>
 
@@ -8,7 +9,11 @@
 
 namespace anoncore::metrics {
 
-void count_exact(Matrix<int32_t> qi, Span<int32_t> sa, const CountQueries& q, MutSpan<int64_t> out, int n_threads) {
+namespace {
+
+/// The row-scan version: O(Q n lambda). Used when the bitsets below would not fit the memory budget.
+void count_exact_scan(Matrix<int32_t> qi, Span<int32_t> sa, const CountQueries& q, MutSpan<int64_t> out,
+                      int n_threads) {
   const int64_t nq = q.dims.rows, lam = q.dims.cols, n = qi.rows;
   constexpr int64_t kBlock = 8192;
   parallel_chunks(nq, 16, n_threads, [&](int64_t, int64_t q0, int64_t q1) {
@@ -38,10 +43,88 @@ void count_exact(Matrix<int32_t> qi, Span<int32_t> sa, const CountQueries& q, Mu
   });
 }
 
+}  // namespace
+
+void count_exact(Matrix<int32_t> qi, Span<int32_t> sa, const CountQueries& q, MutSpan<int64_t> out, int n_threads) {
+  const int64_t nq = q.dims.rows, lam = q.dims.cols, n = qi.rows, d = qi.cols;
+  if (nq == 0) return;
+  // Cumulative row bitsets per column: cum(j, c) = rows whose code in column j is <= c (column d is the SA).
+  // A range predicate [lo, hi] is cum(hi) & ~cum(lo - 1); a query is the AND of its lambda + 1 ranges,
+  // counted with popcount: O(Q (lambda + 1) n / 64) instead of O(Q n lambda).
+  const int64_t words = (n + 63) / 64;
+  std::vector<int64_t> card(static_cast<size_t>(d + 1), 0), base(static_cast<size_t>(d + 2), 0);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < d; ++j) card[static_cast<size_t>(j)] = std::max<int64_t>(card[static_cast<size_t>(j)], qi(r, j) + 1);
+    card[static_cast<size_t>(d)] = std::max<int64_t>(card[static_cast<size_t>(d)], sa[r] + 1);
+  }
+  for (int64_t j = 0; j <= d; ++j) base[static_cast<size_t>(j + 1)] = base[static_cast<size_t>(j)] + card[static_cast<size_t>(j)];
+  const int64_t n_sets = base[static_cast<size_t>(d + 1)];
+  constexpr int64_t kBudgetWords = int64_t{1} << 25;  // 256 MiB of bitsets at most
+  if (n_sets > kBudgetWords / std::max<int64_t>(words, 1) || n_sets * words > kBudgetWords) {
+    count_exact_scan(qi, sa, q, out, n_threads);
+    return;
+  }
+  std::vector<uint64_t> bits(static_cast<size_t>(n_sets * words), 0);
+  auto set_of = [&](int64_t j, int64_t c) { return bits.data() + (base[static_cast<size_t>(j)] + c) * words; };
+  parallel_chunks(d + 1, 1, n_threads, [&](int64_t, int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      for (int64_t r = 0; r < n; ++r) {
+        const int64_t c = j < d ? qi(r, j) : sa[r];
+        set_of(j, c)[r >> 6] |= uint64_t{1} << (r & 63);
+      }
+      for (int64_t c = 1; c < card[static_cast<size_t>(j)]; ++c) {
+        uint64_t* cur = set_of(j, c);
+        const uint64_t* prev = set_of(j, c - 1);
+        for (int64_t w = 0; w < words; ++w) cur[w] |= prev[w];
+      }
+    }
+  });
+  const std::vector<uint64_t> zero(static_cast<size_t>(words), 0);
+  parallel_chunks(nq, 16, n_threads, [&](int64_t, int64_t q0, int64_t q1) {
+    std::vector<const uint64_t*> hi_set(static_cast<size_t>(lam + 1)), lo_set(static_cast<size_t>(lam + 1));
+    for (int64_t k = q0; k < q1; ++k) {
+      bool empty = false;
+      for (int64_t i = 0; i <= lam; ++i) {
+        const int64_t j = i < lam ? q.dims(k, i) : d;
+        const int64_t cj = card[static_cast<size_t>(j)];
+        const int64_t lo = i < lam ? q.lo(k, i) : q.sa_lo[k];
+        const int64_t hi = std::min<int64_t>(i < lam ? q.hi(k, i) : q.sa_hi[k], cj - 1);
+        if (hi < lo || hi < 0) {
+          empty = true;
+          break;
+        }
+        hi_set[static_cast<size_t>(i)] = set_of(j, hi);
+        lo_set[static_cast<size_t>(i)] = lo > 0 ? set_of(j, lo - 1) : zero.data();
+      }
+      if (empty) {
+        out[k] = 0;
+        continue;
+      }
+      int64_t c = 0;
+      for (int64_t w = 0; w < words; ++w) {
+        uint64_t acc = ~uint64_t{0};
+        for (int64_t i = 0; i <= lam && acc; ++i)
+          acc &= hi_set[static_cast<size_t>(i)][w] & ~lo_set[static_cast<size_t>(i)][w];
+        c += static_cast<int64_t>(std::bitset<64>(acc).count());
+      }
+      out[k] = c;
+    }
+  });
+}
+
 void count_estimate(Matrix<int32_t> gen_lo, Matrix<int32_t> gen_hi, Matrix<int64_t> sa_prefix, const CountQueries& q,
                     MutSpan<double> out, int n_threads) {
-  const int64_t nq = q.dims.rows, lam = q.dims.cols, C = gen_lo.rows;
+  const int64_t nq = q.dims.rows, lam = q.dims.cols, C = gen_lo.rows, d = gen_lo.cols;
+  // Boxes dimension-major (contiguous per QI), so the QI overlap test streams; the SA prefix row of a class
+  // is read only when its box meets every QI range (the same sum, in the same class order).
+  std::vector<int32_t> lo_t(static_cast<size_t>(C * d)), hi_t(static_cast<size_t>(C * d));
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t j = 0; j < d; ++j) {
+      lo_t[static_cast<size_t>(j * C + c)] = gen_lo(c, j);
+      hi_t[static_cast<size_t>(j * C + c)] = gen_hi(c, j);
+    }
   parallel_chunks(nq, 16, n_threads, [&](int64_t, int64_t q0, int64_t q1) {
+    std::vector<int32_t> ov(static_cast<size_t>(lam)), wd(static_cast<size_t>(lam));
     for (int64_t k = q0; k < q1; ++k) {
       const int32_t* dk = q.dims.row(k);
       const int32_t* lk = q.lo.row(k);
@@ -49,15 +132,21 @@ void count_estimate(Matrix<int32_t> gen_lo, Matrix<int32_t> gen_hi, Matrix<int64
       const auto slo = static_cast<int64_t>(q.sa_lo[k]), shi = static_cast<int64_t>(q.sa_hi[k]);
       double est = 0;
       for (int64_t c = 0; c < C; ++c) {
+        bool meets = true;
+        for (int64_t i = 0; i < lam && meets; ++i) {
+          const size_t at = static_cast<size_t>(dk[i] * C + c);
+          const int32_t a = lo_t[at], b = hi_t[at];
+          ov[static_cast<size_t>(i)] = std::min(b, hk[i]) - std::max(a, lk[i]) + 1;
+          wd[static_cast<size_t>(i)] = b - a + 1;
+          meets = ov[static_cast<size_t>(i)] > 0;
+        }
+        if (!meets) continue;
         const int64_t* pre = sa_prefix.row(c);
         const int64_t cnt = pre[shi + 1] - pre[slo];
         if (cnt == 0) continue;
-        double f = static_cast<double>(cnt);
-        for (int64_t i = 0; i < lam && f > 0; ++i) {
-          const int32_t a = gen_lo(c, dk[i]), b = gen_hi(c, dk[i]);
-          const int32_t ov = std::min(b, hk[i]) - std::max(a, lk[i]) + 1;
-          f = ov <= 0 ? 0.0 : f * static_cast<double>(ov) / static_cast<double>(b - a + 1);
-        }
+        double f = static_cast<double>(cnt);  // same operation order as the definition: cnt * prod(ov / width)
+        for (int64_t i = 0; i < lam; ++i)
+          f = f * static_cast<double>(ov[static_cast<size_t>(i)]) / static_cast<double>(wd[static_cast<size_t>(i)]);
         est += f;
       }
       out[k] = est;

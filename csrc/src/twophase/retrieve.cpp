@@ -167,6 +167,8 @@ class KdTree {
  public:
   using Hit = std::pair<double, int64_t>;  // (squared distance, row)
 
+  KdTree() = default;
+
   KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords, int64_t d,
          std::vector<int64_t>& local_of_row)
       : d_(d), local_of_row_(&local_of_row) {
@@ -184,6 +186,29 @@ class KdTree {
     };
     std::vector<Job> stack{{0, n, -1, false}};
     std::vector<double> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d));
+    // Spread of the points of [b, e) per dimension: exact for small nodes, from an evenly strided sample of
+    // kSample points for large ones (it only steers the choice of the split dimension; boxes are exact).
+    auto spread_of = [&](int64_t b, int64_t e, bool exact) {
+      std::fill(lo.begin(), lo.end(), std::numeric_limits<double>::infinity());
+      std::fill(hi.begin(), hi.end(), -std::numeric_limits<double>::infinity());
+      const int64_t len = e - b;
+      const int64_t step = (exact || len <= kSample) ? 1 : len / kSample;
+      for (int64_t i = b; i < e; i += step) {
+        const double* p = raw.data() + perm[static_cast<size_t>(i)] * d;
+        for (int64_t j = 0; j < d; ++j) {
+          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], p[j]);
+          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], p[j]);
+        }
+      }
+      int64_t dim = 0;
+      double best = -1;
+      for (int64_t j = 0; j < d; ++j)
+        if (hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)] > best) {
+          best = hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)];
+          dim = j;
+        }
+      return std::make_pair(dim, best);
+    };
     while (!stack.empty()) {
       const Job job = stack.back();
       stack.pop_back();
@@ -195,34 +220,31 @@ class KdTree {
         else
           nodes_[static_cast<size_t>(job.parent)].left = id;
       }
-      std::fill(lo.begin(), lo.end(), std::numeric_limits<double>::infinity());
-      std::fill(hi.begin(), hi.end(), -std::numeric_limits<double>::infinity());
-      for (int64_t i = job.begin; i < job.end; ++i)
-        for (int64_t j = 0; j < d; ++j) {
-          const double v = raw[static_cast<size_t>(perm[static_cast<size_t>(i)] * d + j)];
-          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], v);
-          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], v);
-        }
-      box_.insert(box_.end(), lo.begin(), lo.end());
-      box_.insert(box_.end(), hi.begin(), hi.end());
-      int64_t dim = 0;
-      double spread = -1;
-      for (int64_t j = 0; j < d; ++j)
-        if (hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)] > spread) {
-          spread = hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)];
-          dim = j;
-        }
-      if (spread <= 0) nodes_.back().same = true;  // all points identical: a leaf whatever its size
-      if (job.end - job.begin <= kLeaf || spread <= 0) continue;
+      if (job.end - job.begin <= kLeaf) continue;
+      auto [dim, spread] = spread_of(job.begin, job.end, false);
+      if (spread <= 0) std::tie(dim, spread) = spread_of(job.begin, job.end, true);
+      if (spread <= 0) continue;  // all points identical: a leaf whatever its size
+      // Median cut on a value boundary: the codes are discrete with many ties, and a cut through a run of
+      // equal values would leave both children's boxes overlapping on the split dimension (no pruning).
       const int64_t mid = job.begin + (job.end - job.begin) / 2;
+      auto val = [&, dim = dim](int64_t x) { return raw[static_cast<size_t>(x * d + dim)]; };
       std::nth_element(perm.begin() + job.begin, perm.begin() + mid, perm.begin() + job.end,
-                       [&](int64_t x, int64_t y) {
-                         const double vx = raw[static_cast<size_t>(x * d + dim)];
-                         const double vy = raw[static_cast<size_t>(y * d + dim)];
-                         return vx != vy ? vx < vy : x < y;
-                       });
-      stack.push_back({mid, job.end, id, true});
-      stack.push_back({job.begin, mid, id, false});
+                       [&](int64_t x, int64_t y) { return val(x) != val(y) ? val(x) < val(y) : x < y; });
+      const double v = val(perm[static_cast<size_t>(mid)]);
+      const auto lo_eq = std::partition(perm.begin() + job.begin, perm.begin() + mid,
+                                        [&](int64_t x) { return val(x) < v; });
+      const auto hi_eq = std::partition(perm.begin() + mid, perm.begin() + job.end,
+                                        [&](int64_t x) { return !(val(x) > v); });
+      const auto m1 = static_cast<int64_t>(lo_eq - perm.begin()), m2 = static_cast<int64_t>(hi_eq - perm.begin());
+      int64_t cut;
+      if (m1 == job.begin)
+        cut = m2;
+      else if (m2 == job.end)
+        cut = m1;
+      else
+        cut = (mid - m1 <= m2 - mid) ? m1 : m2;
+      stack.push_back({cut, job.end, id, true});
+      stack.push_back({job.begin, cut, id, false});
     }
     pts_.resize(static_cast<size_t>(n * d));
     ids_.resize(static_cast<size_t>(n));
@@ -237,7 +259,45 @@ class KdTree {
       if (nodes_[k].left < 0)
         for (int64_t i = nodes_[k].begin; i < nodes_[k].end; ++i)
           leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+    refit();
   }
+
+  /// Recompute every node's bounding box over its alive points, bottom up (children follow their parent in
+  /// the node array): O(alive * d + nodes * d).
+  void refit() {
+    const auto dd = static_cast<size_t>(d_);
+    box_.assign(nodes_.size() * 2 * dd, 0.0);
+    for (size_t k = nodes_.size(); k-- > 0;) {
+      Node& nd = nodes_[k];
+      double* lo = box_.data() + k * 2 * dd;
+      double* hi = lo + dd;
+      std::fill(lo, hi, std::numeric_limits<double>::infinity());
+      std::fill(hi, hi + dd, -std::numeric_limits<double>::infinity());
+      if (nd.left < 0) {
+        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i) {
+          const double* p = pts_.data() + i * d_;
+          for (size_t j = 0; j < dd; ++j) {
+            lo[j] = std::min(lo[j], p[j]);
+            hi[j] = std::max(hi[j], p[j]);
+          }
+        }
+        bool same = nd.alive > 0;
+        for (size_t j = 0; j < dd && same; ++j) same = lo[j] == hi[j];
+        nd.same = same;
+      } else {
+        for (const int32_t c : {nd.left, nd.right}) {
+          const double* clo = box_.data() + static_cast<size_t>(c) * 2 * dd;
+          const double* chi = clo + dd;
+          for (size_t j = 0; j < dd; ++j) {
+            lo[j] = std::min(lo[j], clo[j]);
+            hi[j] = std::max(hi[j], chi[j]);
+          }
+        }
+      }
+    }
+    refit_alive_ = alive();
+  }
+  int64_t refit_alive() const { return refit_alive_; }
 
   const double* point_of_row(int64_t row) const { return pts_.data() + local(row) * d_; }
   int64_t alive() const { return nodes_.empty() ? 0 : nodes_[0].alive; }
@@ -272,11 +332,23 @@ class KdTree {
     heap.clear();
     if (kk <= 0 || nodes_.empty() || nodes_[0].alive == 0) return;
     kk_ = kk;
-    visit(0, q, heap);
+    bound_ = std::numeric_limits<double>::infinity();
+    switch (d_) {  // the dimension as a compile-time constant for the common small cases (unrolled loops)
+      case 1: visit<1>(0, q, heap); break;
+      case 2: visit<2>(0, q, heap); break;
+      case 3: visit<3>(0, q, heap); break;
+      case 4: visit<4>(0, q, heap); break;
+      case 5: visit<5>(0, q, heap); break;
+      case 6: visit<6>(0, q, heap); break;
+      case 7: visit<7>(0, q, heap); break;
+      case 8: visit<8>(0, q, heap); break;
+      default: visit<0>(0, q, heap); break;
+    }
   }
 
  private:
   static constexpr int64_t kLeaf = 16;
+  static constexpr int64_t kSample = 256;
   struct Node {
     int64_t begin, end;
     int32_t left, right, parent;
@@ -284,70 +356,70 @@ class KdTree {
     bool same;
   };
   int64_t local(int64_t row) const { return (*local_of_row_)[static_cast<size_t>(row)]; }
+  /// Squared distance from q to node k's box (branch-free). D = 0: the runtime dimension d_.
+  template <int D>
   double mindist(int32_t k, const double* q) const {
-    const double* lo = box_.data() + static_cast<size_t>(k) * 2 * static_cast<size_t>(d_);
-    const double* hi = lo + d_;
+    const int64_t d = D > 0 ? D : d_;
+    const double* lo = box_.data() + static_cast<size_t>(k) * 2 * static_cast<size_t>(d);
+    const double* hi = lo + d;
     double s = 0;
-    for (int64_t j = 0; j < d_; ++j) {
-      const double v = q[j] < lo[j] ? lo[j] - q[j] : (q[j] > hi[j] ? q[j] - hi[j] : 0.0);
+    for (int64_t j = 0; j < d; ++j) {
+      const double v = std::max(lo[j] - q[j], 0.0) + std::max(q[j] - hi[j], 0.0);
       s += v * v;
     }
     return s;
   }
   static bool closer(const Hit& a, const Hit& b) { return a.first < b.first; }
+  /// Offer a candidate at squared distance < bound_ (or while the heap is not full).
   void offer(std::vector<Hit>& heap, const Hit& c) {
     if (static_cast<int64_t>(heap.size()) < kk_) {
       heap.push_back(c);
       std::push_heap(heap.begin(), heap.end(), closer);
-    } else if (c.first < heap.front().first) {
+    } else {
       std::pop_heap(heap.begin(), heap.end(), closer);
       heap.back() = c;
       std::push_heap(heap.begin(), heap.end(), closer);
     }
+    if (static_cast<int64_t>(heap.size()) >= kk_) bound_ = heap.front().first;
   }
+  template <int D>
   void visit(int32_t k, const double* q, std::vector<Hit>& heap) {
     const Node& nd = nodes_[static_cast<size_t>(k)];
     if (nd.left < 0) {
+      const int64_t d = D > 0 ? D : d_;
       const int64_t end = nd.begin + nd.alive;
       if (nd.same) {  // identical points: one distance, take them in storage order while they improve the heap
-        const double s = mindist(k, q);
-        for (int64_t i = nd.begin; i < end; ++i) {
-          if (static_cast<int64_t>(heap.size()) >= kk_ && !(s < heap.front().first)) break;
-          offer(heap, {s, ids_[static_cast<size_t>(i)]});
-        }
+        const double s = mindist<D>(k, q);
+        for (int64_t i = nd.begin; i < end && s < bound_; ++i) offer(heap, {s, ids_[static_cast<size_t>(i)]});
         return;
       }
       for (int64_t i = nd.begin; i < end; ++i) {
-        const double* p = pts_.data() + i * d_;
-        const bool full = static_cast<int64_t>(heap.size()) >= kk_;
-        const double bound = full ? heap.front().first : std::numeric_limits<double>::infinity();
+        const double* p = pts_.data() + i * d;
         double s = 0;
-        for (int64_t j = 0; j < d_ && s < bound; ++j) s += (p[j] - q[j]) * (p[j] - q[j]);
-        if (!full || s < bound) offer(heap, {s, ids_[static_cast<size_t>(i)]});
+        for (int64_t j = 0; j < d; ++j) s += (p[j] - q[j]) * (p[j] - q[j]);
+        if (s < bound_) offer(heap, {s, ids_[static_cast<size_t>(i)]});
       }
       return;
     }
     int32_t first = nd.left, second = nd.right;
-    double d1 = mindist(first, q), d2 = mindist(second, q);
+    double d1 = mindist<D>(first, q), d2 = mindist<D>(second, q);
     if (d2 < d1) {
       std::swap(first, second);
       std::swap(d1, d2);
     }
-    if (nodes_[static_cast<size_t>(first)].alive > 0 &&
-        (static_cast<int64_t>(heap.size()) < kk_ || d1 < heap.front().first))
-      visit(first, q, heap);
-    if (nodes_[static_cast<size_t>(second)].alive > 0 &&
-        (static_cast<int64_t>(heap.size()) < kk_ || d2 < heap.front().first))
-      visit(second, q, heap);
+    if (d1 < bound_ && nodes_[static_cast<size_t>(first)].alive > 0) visit<D>(first, q, heap);
+    if (d2 < bound_ && nodes_[static_cast<size_t>(second)].alive > 0) visit<D>(second, q, heap);
   }
 
-  int64_t d_;
-  std::vector<int64_t>* local_of_row_;
+  int64_t d_ = 0;
+  std::vector<int64_t>* local_of_row_ = nullptr;
   int64_t kk_ = 0;
+  double bound_ = 0;
   std::vector<Node> nodes_;
   std::vector<double> box_, pts_;
   std::vector<int64_t> ids_;
   std::vector<int32_t> leaf_of_;
+  int64_t refit_alive_ = 0;
 };
 
 }  // namespace
@@ -428,21 +500,23 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
   check_recipes(in, pool);
   const int64_t nb = in.n_buckets, d = codes.cols;
   std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
-  std::vector<KdTree> trees;
-  trees.reserve(static_cast<size_t>(nb));
-  {
+  // One tree per bucket, built in parallel (each row belongs to one bucket, so the trees write disjoint
+  // entries of local_of_row; the result does not depend on the thread count).
+  std::vector<KdTree> trees(static_cast<size_t>(nb));
+  parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t b0, int64_t b1) {
     std::vector<int64_t> rows;
-    for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       rows.clear();
       for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
-      trees.emplace_back(rows, codes, coords, d, local_of_row);
+      trees[static_cast<size_t>(b)] = KdTree(rows, codes, coords, d, local_of_row);
     }
-  }
+  });
   // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
   // fewer than half of the points it was built on are alive (amortised O(n log n) in total).
   auto maybe_rebuild = [&](int64_t b) {
     KdTree& tree = trees[static_cast<size_t>(b)];
-    if (tree.alive() >= 32 && 2 * tree.alive() < tree.built_size())
+    if (tree.alive() >= 32 && 4 * tree.alive() < 3 * tree.refit_alive()) tree.refit();
+    if (tree.alive() >= 32 && 8 * tree.alive() < tree.built_size())
       tree = KdTree(tree.alive_rows(), codes, coords, d, local_of_row);
   };
   Rng rng(in.seed);

@@ -48,7 +48,9 @@ SabreOutput sabre(Span<int32_t> sa, int64_t m, const HierarchyView* h, Matrix<in
   for (int64_t r = 0; r < n; ++r) bucket_of_row[static_cast<size_t>(r)] = out.buckets.bucket_of[static_cast<size_t>(sa[r])];
   std::vector<uint64_t> keys(static_cast<size_t>(n));
   out.hilbert_bits = hilbert_bits(qi.cols, max_card);
-  hilbert_keys(qi, coords, out.hilbert_bits, MutSpan<uint64_t>{keys.data(), n}, cfg.n_threads);
+  // SABRE-KNN with random seeds never looks at the keys: leave them 0 (buckets then keep row order).
+  if (!cfg.knn || cfg.policy == SeedPolicy::MinKey)
+    hilbert_keys(qi, coords, out.hilbert_bits, MutSpan<uint64_t>{keys.data(), n}, cfg.n_threads);
   out.seconds_keys = since(t0);
   t0 = std::chrono::steady_clock::now();
   RetrieveInput in;
