@@ -425,6 +425,36 @@ def test_kernel_equals_literal_reference(seed: int, n: int, n_num: int, n_cat: i
     assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table  # bit-exact
 
 
+@pytest.mark.parametrize(("n_num", "n_cat", "k", "eta", "sub"), [(2, 2, 3, 2, 0), (1, 2, 4, 1, 1), (0, 2, 3, 2, 2),
+                                                                 (2, 0, 5, 1, 3)])
+def test_indexed_split_equals_literal_reference(n_num: int, n_cat: int, k: int, eta: int, sub: int) -> None:
+    """One tuple per person and few open clusters: large clusters (dozens of persons) go through the indexed k-NN
+    rounds of split^k (bounding-box pruning); the releases must equal the literal reference's bit for bit."""
+    from oracles.castle import reference_castle
+
+    seed = 1000 + sub
+    rng = np.random.default_rng(seed)
+    n = 260
+    data = _stream(rng, n, n_num, n_cat, 10**9, burst=sub % 2 == 0)
+    data["pid"] = np.arange(n)
+    out = _run(data, [n // 3], k=k, delta=90, eta=eta, mu=5, rng=seed)
+    assert any(MODES[m] == "split" for r in out for m in r.mode)
+    inp = _inputs(data, n_num, n_cat)
+    hs = [[H_A, H_B][j % 2] for j in range(n_cat)]
+    core_seed = int(np.random.default_rng(seed).integers(0, 2**63 - 1))
+    ref, table = reference_castle(inp["num"].tolist(), inp["cat"].tolist(), inp["pid"].tolist(), k=k, delta=90,
+                                  eta=eta, mu=5, seed=core_seed, domains=[(0, 20)] * n_num, hierarchies=hs)
+    got = {}
+    for r in out:
+        for i, p in enumerate(r.position.tolist()):
+            got[p] = ((int(r.emitted_at[i]), -1, 4, None, None, None) if r.suppressed[i] else
+                      (int(r.emitted_at[i]), int(r.gen_id[i]), int(r.mode[i]), tuple(r.num_lo[i].tolist()),
+                       tuple(r.num_hi[i].tolist()), tuple(r.cat_node[i].tolist())))
+    assert got == ref
+    cl = pd.concat([r.clusters for r in out], ignore_index=True)
+    assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table
+
+
 def test_releases_to_partition_matches_published_generalizations() -> None:
     from anoncore import Table
     from anoncore.stream import releases_to_partition

@@ -391,8 +391,14 @@ int32_t Castle::best_selection(int32_t t) {
     const int32_t* lo = &g_clo_[j * gcap_];
     const int32_t* hi = &g_chi_[j * gcap_];
     const int32_t cj = cv[j];
-    for (size_t g = 0; g < G; ++g)
-      acc[g] += cat_fast(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+    if (const double* tab = cat_tab_[j]) {
+      const size_t L = cat_L_[j];
+      for (size_t g = 0; g < G; ++g)
+        acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
+    } else {
+      for (size_t g = 0; g < G; ++g)
+        acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+    }
   }
   for (size_t g = 0; g < G; ++g) {
     const int32_t c = gamma_[g];
@@ -695,6 +701,228 @@ struct Box {
 };
 }  // namespace
 
+namespace {
+/// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
+/// index: the points are ordered by a median k-d partition into leaf blocks of at most kLeaf points with their
+/// bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the same sum of
+/// per-dimension terms, each term no larger than any member's, and floating-point rounding is monotone, so the
+/// bound never exceeds a member's computed distance), visits blocks by increasing bound and stops when the bound
+/// exceeds the (k-1)-th best. The k-1 nearest are the smallest by (distance, bucket rank), a total order, so the
+/// result is independent of the visiting order and equal to the brute-force heap scan over phi: bit-identical
+/// distances (same operations in the same order) and the same random draws.
+struct SingletonKnn {
+  size_t n, dn, dc, k;
+  const double* X;   // (n, dn) row-major, local index = bucket rank
+  const int32_t* Y;  // (n, dc)
+  const double* inv;                 // 1 / (U - L) per numeric dimension
+  const std::vector<const double*>& tab;  // (L x L) IL tables per categorical dimension
+  const std::vector<size_t>& L;
+  double inv_d;
+  static constexpr size_t kBlock = 32;
+  SingletonKnn(size_t n_, size_t dn_, size_t dc_, size_t k_, const double* X_, const int32_t* Y_, const double* inv_,
+               const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_)
+      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_) {}
+
+  // Index over the alive points: sorted by categorical vector (then first numeric value) and cut into blocks of
+  // kBlock consecutive points, each with its bounding box (numeric ranges, categorical code ranges).
+  std::vector<uint32_t> P;        // P[pos] = local index
+  std::vector<double> XT;         // (dn, m) numeric values in index order
+  std::vector<size_t> bstart;     // block b = positions [bstart[b], bstart[b + 1])
+  std::vector<int32_t> YT;        // (dc, m) categorical codes in index order
+  std::vector<double> blo, bhi;   // (dn, n_blocks) numeric boxes
+  std::vector<int32_t> bclo, bchi;  // (dc, n_blocks) categorical code ranges
+
+  void build(const std::vector<uint8_t>& alive) {
+    if (P.empty()) {  // first build: sort; later builds keep the order and drop the dead points
+      for (size_t i = 0; i < n; ++i) P.push_back(static_cast<uint32_t>(i));
+      bool packed = dc <= 6;
+      for (size_t j = 0; j < dc; ++j) packed = packed && L[j] <= 1024;
+      if (packed) {  // categorical vector packed in 60 bits, then the first numeric value, then the index
+        std::vector<uint64_t> key(n);
+        for (size_t i = 0; i < n; ++i) {
+          uint64_t kk = 0;
+          for (size_t j = 0; j < dc; ++j) kk = (kk << 10) | static_cast<uint64_t>(Y[i * dc + j]);
+          key[i] = kk;
+        }
+        std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
+          if (key[u] != key[v]) return key[u] < key[v];
+          if (dn && X[u * dn] != X[v * dn]) return X[u * dn] < X[v * dn];
+          return u < v;
+        });
+      } else {
+        std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
+          for (size_t j = 0; j < dc; ++j)
+            if (Y[u * dc + j] != Y[v * dc + j]) return Y[u * dc + j] < Y[v * dc + j];
+          if (dn && X[u * dn] != X[v * dn]) return X[u * dn] < X[v * dn];
+          return u < v;
+        });
+      }
+    } else {
+      P.erase(std::remove_if(P.begin(), P.end(), [&](uint32_t u) { return !alive[u]; }), P.end());
+    }
+    const size_t m = P.size();
+    XT.resize(dn * m);
+    YT.resize(dc * m);
+    for (size_t q = 0; q < m; ++q) {
+      for (size_t j = 0; j < dn; ++j) XT[j * m + q] = X[P[q] * dn + j];
+      for (size_t j = 0; j < dc; ++j) YT[j * m + q] = Y[P[q] * dc + j];
+    }
+    const size_t nb = (m + kBlock - 1) / kBlock;
+    bstart.resize(nb + 1);
+    for (size_t b = 0; b <= nb; ++b) bstart[b] = std::min(m, b * kBlock);
+    blo.assign(dn * nb, 0.0);
+    bhi.assign(dn * nb, 0.0);
+    bclo.assign(dc * nb, 0);
+    bchi.assign(dc * nb, 0);
+    for (size_t j = 0; j < dn; ++j)
+      for (size_t b = 0; b < nb; ++b) {
+        double lo = XT[j * m + bstart[b]], hi = lo;
+        for (size_t q = bstart[b]; q < bstart[b + 1]; ++q) {
+          lo = std::min(lo, XT[j * m + q]);
+          hi = std::max(hi, XT[j * m + q]);
+        }
+        blo[j * nb + b] = lo;
+        bhi[j * nb + b] = hi;
+      }
+    for (size_t j = 0; j < dc; ++j)
+      for (size_t b = 0; b < nb; ++b) {
+        int32_t lo = YT[j * m + bstart[b]], hi = lo;
+        for (size_t q = bstart[b]; q < bstart[b + 1]; ++q) {
+          lo = std::min(lo, YT[j * m + q]);
+          hi = std::max(hi, YT[j * m + q]);
+        }
+        bclo[j * nb + b] = lo;
+        bchi[j * nb + b] = hi;
+      }
+  }
+
+  /// Runs the rounds; returns the sub-clusters (local indices) and leaves `alive` marking the leftovers.
+  std::vector<std::vector<int32_t>> run(Rng& rng, std::vector<uint8_t>& alive) {
+    struct Node {
+      double d;
+      uint32_t l;
+    };
+    auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.l < b.l; };
+    std::vector<std::vector<int32_t>> subs;
+    alive.assign(n, 1);
+    size_t n_alive = n;
+    std::vector<uint64_t> bits((n + 63) / 64, ~uint64_t{0});  // alive, for the rank-r selection
+    if (n % 64) bits.back() = (uint64_t{1} << (n % 64)) - 1;
+    auto kill = [&](size_t l) {
+      alive[l] = 0;
+      bits[l / 64] &= ~(uint64_t{1} << (l % 64));
+    };
+    build(alive);
+    size_t indexed = n;
+    std::vector<std::vector<double>> rows(dc);
+    for (size_t j = 0; j < dc; ++j) rows[j].resize(L[j]);
+    std::vector<double> lb;
+    std::vector<std::pair<double, uint32_t>> order;
+    std::vector<Node> heap;
+    while (n_alive >= k) {
+      // steps 4-6: a uniformly random bucket of phi (phi = alive buckets in rank order), then a random tuple of it
+      uint64_t r = rng.below(n_alive);
+      size_t w = 0;
+      for (;; ++w) {
+        const auto c = static_cast<uint64_t>(__builtin_popcountll(bits[w]));
+        if (r < c) break;
+        r -= c;
+      }
+      uint64_t word = bits[w];
+      for (; r > 0; --r) word &= word - 1;  // drop the r lowest set bits
+      const size_t xl = w * 64 + static_cast<size_t>(__builtin_ctzll(word));
+      (void)rng.below(1);  // the bucket's only tuple (draws nothing, as in the general loop)
+      kill(xl);
+      --n_alive;
+      const double* xv = &X[xl * dn];
+      const int32_t* yv = &Y[xl * dc];
+      for (size_t j = 0; j < dc; ++j) {
+        const size_t Lj = L[j];
+        for (size_t c = 0; c < Lj; ++c) {
+          const auto ci = static_cast<int32_t>(c);
+          rows[j][c] = tab[j][static_cast<size_t>(std::min(ci, yv[j])) * Lj + static_cast<size_t>(std::max(ci, yv[j]))];
+        }
+      }
+      // lower bound per block (same term order as the distance: numeric, categorical, then 1/d); a block's
+      // categorical terms are exact (its points share the vector)
+      const size_t nb = bstart.size() - 1, m = P.size();
+      lb.assign(nb, 0.0);
+      for (size_t j = 0; j < dn; ++j) {
+        const double v = xv[j], w = inv[j];
+        const double* lo = &blo[j * nb];
+        const double* hi = &bhi[j * nb];
+        for (size_t b = 0; b < nb; ++b) lb[b] += std::fabs(std::min(std::max(v, lo[b]), hi[b]) - v) * w;
+      }
+      for (size_t j = 0; j < dc; ++j) {
+        // a row is smallest at the code nearest to y (the leaf range [min, max] only grows away from it)
+        const int32_t y = yv[j];
+        const int32_t* lo = &bclo[j * nb];
+        const int32_t* hi = &bchi[j * nb];
+        const double* row = rows[j].data();
+        for (size_t b = 0; b < nb; ++b) lb[b] += row[std::min(std::max(y, lo[b]), hi[b])];
+      }
+      for (size_t b = 0; b < nb; ++b) lb[b] *= inv_d;
+      order.resize(nb);
+      for (size_t b = 0; b < nb; ++b) order[b] = {lb[b], static_cast<uint32_t>(b)};
+      // the blocks of smallest bounds first (in order), so the root tightens fast; then one pass over the rest
+      const size_t want = k - 1;
+      const size_t head = std::min(nb, std::max<size_t>(16, 2 * want * nb / std::max<size_t>(m, 1) + 1));
+      std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head - 1), order.end());
+      std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head));
+      heap.clear();
+      double acc[kBlock];
+      for (size_t oi = 0; oi < nb; ++oi) {
+        const auto& ob = order[oi];
+        if (heap.size() == want && ob.first > heap.front().d) {
+          if (oi < head) {
+            oi = head - 1;  // the sorted head is done; the rest is unsorted
+          }
+          continue;
+        }
+        const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+        for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
+        for (size_t j = 0; j < dn; ++j) {
+          const double v = xv[j], w = inv[j];
+          const double* col = &XT[j * m + q0];
+          for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - v) * w;
+        }
+        for (size_t j = 0; j < dc; ++j) {
+          const double* row = rows[j].data();
+          const int32_t* col = &YT[j * m + q0];
+          for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
+        }
+        for (size_t i = 0; i < nq; ++i) {
+          const uint32_t l = P[q0 + i];
+          if (!alive[l]) continue;
+          const Node nd{acc[i] * inv_d, l};
+          if (heap.size() < want) {
+            heap.push_back(nd);
+            std::push_heap(heap.begin(), heap.end(), cmp);
+          } else if (cmp(nd, heap.front())) {
+            std::pop_heap(heap.begin(), heap.end(), cmp);
+            heap.back() = nd;
+            std::push_heap(heap.begin(), heap.end(), cmp);
+          }
+        }
+      }
+      std::sort(heap.begin(), heap.end(), cmp);
+      std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
+      for (const Node& nd : heap) {
+        cnew.push_back(static_cast<int32_t>(nd.l));
+        kill(nd.l);
+      }
+      n_alive -= heap.size();
+      subs.push_back(std::move(cnew));
+      if (n_alive * 2 < indexed && indexed > 64) {
+        build(alive);
+        indexed = n_alive;
+      }
+    }
+    return subs;
+  }
+};
+}  // namespace
+
 std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& members, Rng& rng) {
   // phi: buckets of tuples grouped by pid (in pid order, tuples by position)
   std::vector<int32_t> order(members);
@@ -717,6 +945,21 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     for (size_t i = 0; i < n; ++i) c += (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]);
     return c;
   }();
+  bool all_tables = p_.k > 1;
+  for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
+  if (nb == n && all_tables) {  // one tuple per person: indexed k-NN rounds (bit-identical, see SingletonKnn)
+    SingletonKnn knn(n, dn, dc, static_cast<size_t>(p_.k), X.data(), Y.data(), inv_range_.data(), cat_tab_,
+                     cat_L_, inv_d_);
+    std::vector<uint8_t> left;
+    auto subs = knn.run(rng, left);
+    for (auto& sv : subs)
+      for (auto& v : sv) v = order[sz(v)];
+    std::vector<std::vector<int32_t>> buckets;
+    for (size_t i = 0; i < n; ++i)
+      if (left[i]) buckets.push_back({order[i]});
+    if (subs.empty()) return {members};
+    return split_leftovers(std::move(subs), buckets);
+  }
   std::vector<uint32_t> bid(n);
   for (size_t i = 0, b = 0; i < n; ++i) {
     if (i > 0 && t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) ++b;
@@ -841,11 +1084,20 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   // back to tuple slots; leftover buckets as lists of slots
   for (auto& sv : subs)
     for (auto& v : sv) v = order[sz(v)];
-  std::vector<std::vector<int32_t>> buckets(nb);
-  for (size_t bb : phi)
+  std::vector<std::vector<int32_t>> buckets;
+  for (size_t bb : phi) {
+    buckets.emplace_back();
     for (size_t q = b_start[bb]; q < b_end[bb]; ++q)
-      if (alive[q]) buckets[bb].push_back(order[ids[q]]);
+      if (alive[q]) buckets.back().push_back(order[ids[q]]);
+  }
   if (subs.empty()) return {members};
+  return split_leftovers(std::move(subs), buckets);
+}
+
+/// split^k steps 21-24: each leftover bucket (fewer than k remain), in phi order, joins with all its tuples the
+/// sub-cluster of least enlargement for its first tuple.
+std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vector<int32_t>> subs,
+                                                          const std::vector<std::vector<int32_t>>& buckets) {
   // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
   std::vector<Box> boxes(subs.size());
   for (size_t s = 0; s < subs.size(); ++s) {
@@ -866,7 +1118,7 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
       }
     }
   }
-  for (size_t b : phi) {
+  for (size_t b = 0; b < buckets.size(); ++b) {
     int32_t xt = buckets[b][0];
     size_t best = 0;
     double best_e = 0.0;

@@ -129,6 +129,8 @@ class Castle {
   bool try_reuse(int32_t t, int64_t at);
   void output_cluster(int32_t c, Mode mode, int64_t at);
   std::vector<std::vector<int32_t>> split_k(const std::vector<int32_t>& members, Rng& rng);
+  std::vector<std::vector<int32_t>> split_leftovers(std::vector<std::vector<int32_t>> subs,
+                                                    const std::vector<std::vector<int32_t>>& buckets);
   std::vector<std::vector<int32_t>> split_l(const std::vector<int32_t>& members, Rng& rng);
   void emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t at, Rng& rng);
   void emit_tuple(int32_t t, Mode mode, int64_t at, int64_t gen, const double* lo, const double* hi,
