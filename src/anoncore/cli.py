@@ -641,6 +641,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     _temporal_parser(sub.add_parser("temporal", help="reposition a temporal stream so every snapshot is "
                                     "l-eligible, then publish it (docs/temporal.md)"))
+    from anoncore.stream._cli import build_parser as _stream_parser
+
+    _stream_parser(sub.add_parser("stream", help="anonymize a stream of CSV / JSON-lines tuples (CASTLE; "
+                                  "docs/castle.md)"))
     return p
 
 
@@ -660,6 +664,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
             from anoncore.temporal._cli import cli_main as _temporal_main
 
             return _temporal_main(list(argv)[1:] if argv is not None else sys.argv[2:])
+        if args.command == "stream":
+            from anoncore.stream._cli import cli_main as _stream_main
+
+            return _stream_main(list(argv)[1:] if argv is not None else sys.argv[2:], stdout=stdout)
         return _cmd_audit(args, out)
     except UsageError as exc:
         sys.stderr.write(f"{sub}: error: {exc}\n")
