@@ -7,6 +7,8 @@ power-law synthetic streams, writes one CSV per experiment and one PNG per figur
 - fig5_6a QI count 4..10 (k=100, delta=10,000): AIL
 - fig5_6b k in {25, 50, 100, 200, 400} (10 QI, delta=10,000): AIL
 - fig5_7  power-law streams, delta x alpha (k=100): AIL
+- fig5_8  transaction stream (Quest-style generator joined with UCI Adult, one tuple per item; dup = average
+          transaction length 5, 10, 15; delta=10,000): (a) QI count 4..10 at k=100, (b) k at 4 QI: AIL
 - fig5_9  workload error (median relative COUNT error per window of delta tuples, averaged over windows):
           (a) delta, (b) k, (d) theta, with 4 QI (age, fnlwgt, education-num, hours-per-week), SA = occupation
 - fig5_12 distinct l-diversity, SA = occupation, 5 QI: AIL and workload error vs l
@@ -31,8 +33,10 @@ from anoncore.stream import Castle
 from anoncore.stream.datasets import (
     ADULT_NUMERIC_DOMAINS,
     adult_stream_schema,
+    expand_transactions,
     load_uci_adult_stream,
     power_law_stream,
+    transaction_stream,
 )
 
 
@@ -198,6 +202,35 @@ def main() -> None:
                 r = run_castle(schema, df, batch=50_000, k=100, delta=delta, eta=50, mu=100, rng=0)
                 rows.append({"alpha": alpha, "delta": delta, "n": n, **_strip(r)})
         save("fig5_7", rows, "delta", "ail", "alpha", "Fig 5.7: power-law stream, AIL vs delta (k=100)")
+    if want("fig5_8"):
+        rows = []
+        n_tr = 3_000 if args.quick else 10_000
+        for dup in [5, 10, 15]:
+            trans = transaction_stream(n_tr, avg_len=dup, n_patterns=200, avg_pattern_len=4, n_items=1000,
+                                       correlation=0.5, corruption=0.5, n_persons=40_000, rng=dup)
+            stream = expand_transactions(trans, uci, rng=0)
+            for q in range(4, 11):
+                r = run_castle(adult_stream_schema(q), stream, batch=50_000, k=100, delta=10_000, eta=50, mu=100,
+                               rng=0)
+                rows.append({"panel": "a", "dup": dup, "n_qi": q, "k": 100, "n_tuples": len(stream), **_strip(r)})
+            for k in [25, 50, 100, 200, 400]:
+                r = run_castle(adult_stream_schema(4), stream, batch=50_000, k=k, delta=10_000, eta=50, mu=100,
+                               rng=0)
+                rows.append({"panel": "b", "dup": dup, "n_qi": 4, "k": k, "n_tuples": len(stream), **_strip(r)})
+        d = pd.DataFrame(rows)
+        d.to_csv(out / "fig5_8.csv", index=False)
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+        for ax, (panel, x) in zip(axes, [("a", "n_qi"), ("b", "k")]):
+            for dup, g in d[d["panel"] == panel].groupby("dup"):
+                ax.plot(g[x], g["ail"], marker="o", label=f"dup={dup}")
+            ax.set_xlabel(x)
+            ax.set_ylabel("AIL")
+            ax.legend(fontsize=7)
+        fig.suptitle("Fig 5.8: transaction stream (delta=10^4): (a) k=100, (b) 4 QI", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(out / "fig5_8.png", dpi=120)
+        plt.close(fig)
+        print(d[["panel", "dup", "n_qi", "k", "n_tuples", "ail", "suppressed"]].to_string(index=False))
     qi4 = ["age", "fnlwgt", "education-num", "hours-per-week"]
     s4 = adult_stream_schema(qi=tuple(qi4))
     nq = 200 if args.quick else 1000
