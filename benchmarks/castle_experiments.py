@@ -10,7 +10,7 @@ power-law synthetic streams, writes one CSV per experiment and one PNG per figur
 - fig5_8  transaction stream (Quest-style generator joined with UCI Adult, one tuple per item; dup = average
           transaction length 5, 10, 15; delta=10,000): (a) QI count 4..10 at k=100, (b) k at 4 QI: AIL
 - fig5_9  workload error (median relative COUNT error per window of delta tuples, averaged over windows):
-          (a) delta, (b) k, (d) theta, with 4 QI (age, fnlwgt, education-num, hours-per-week), SA = occupation
+          (a) delta, (b) k, (d) theta, and lambda (QI predicates per query, 1..3; default 3), with 4 QI (age, fnlwgt, education-num, hours-per-week), SA = occupation
 - fig5_12 distinct l-diversity, SA = occupation, 5 QI: AIL and workload error vs l
 
 AIL is the mean, over released tuples, of the GLM IL of the generalization each was released with (A22 (a));
@@ -254,10 +254,18 @@ def main() -> None:
             wv = workload_error(uci, r, qi4, "occupation", window=10_000, theta=theta, n_queries=nq, ranges="values")
             rows.append({"panel": "d", "delta": 10_000, "k": 100, "theta": theta, "workload_error": we,
                          "workload_error_values": wv, **_strip(r)})
+        # lambda (predicates on lambda QI + the SA) is not given in the thesis (A26 suggests 3): sweep it
+        for lam in [1, 2, 3]:
+            we = workload_error(uci, r, qi4, "occupation", window=10_000, theta=0.1, lam=lam, n_queries=nq)
+            wv = workload_error(uci, r, qi4, "occupation", window=10_000, theta=0.1, lam=lam, n_queries=nq,
+                                ranges="values")
+            rows.append({"panel": "lambda", "delta": 10_000, "k": 100, "theta": 0.1, "lambda": lam,
+                         "workload_error": we, "workload_error_values": wv, **_strip(r)})
         d = pd.DataFrame(rows)
+        d["lambda"] = d["lambda"].fillna(3).astype(int)
         d.to_csv(out / "fig5_9.csv", index=False)
-        fig, axes = plt.subplots(1, 3, figsize=(10, 3))
-        for ax, (panel, x) in zip(axes, [("a", "delta"), ("b", "k"), ("d", "theta")]):
+        fig, axes = plt.subplots(1, 4, figsize=(12, 3))
+        for ax, (panel, x) in zip(axes, [("a", "delta"), ("b", "k"), ("d", "theta"), ("lambda", "lambda")]):
             g = d[d["panel"] == panel]
             ax.plot(g[x], g["workload_error"], marker="o", label="domain ranges")
             ax.plot(g[x], g["workload_error_values"], marker="s", label="value-rank ranges")
@@ -269,7 +277,7 @@ def main() -> None:
         fig.tight_layout()
         fig.savefig(out / "fig5_9.png", dpi=120)
         plt.close(fig)
-        print(d[["panel", "delta", "k", "theta", "workload_error", "workload_error_values", "ail",
+        print(d[["panel", "delta", "k", "theta", "lambda", "workload_error", "workload_error_values", "ail",
                  "suppressed"]].to_string(index=False))
     if want("fig5_12"):
         rows = []
