@@ -22,6 +22,27 @@ inline bool approx_eq(double a, double b) { return std::fabs(a - b) <= 1e-12 * s
 
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
+// The hot numeric loop of bestSelection is compiled twice, for AVX2 and for the baseline, and picked at load time
+// (GCC/Clang function multiversioning on x86-64 Linux). Both run the same IEEE operations element by element
+// (max, min, subtract, multiply, add; AVX2 has no FMA, so nothing is contracted): results are identical.
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(ANONCORE_NO_MULTIVERSION)
+#define ANONCORE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ANONCORE_CLONES
+#endif
+
+/// acc[g] += sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
+/// (dimension-major bounds with row stride `cap`).
+ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, size_t dn, const double* nlo,
+                                          const double* nhi, const double* v, const double* w) {
+  for (size_t j = 0; j < dn; ++j) {
+    const double* lo = nlo + j * cap;
+    const double* hi = nhi + j * cap;
+    const double vj = v[j], wj = w[j];
+    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+  }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ setup
@@ -381,12 +402,7 @@ int32_t Castle::best_selection(int32_t t) {
   double* acc = g_acc_.data();
   const double* v = &t_num_[sz(t) * sz(dn_)];
   const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
-  for (size_t j = 0; j < sz(dn_); ++j) {
-    const double* lo = &g_nlo_[j * gcap_];
-    const double* hi = &g_nhi_[j * gcap_];
-    const double vj = v[j], w = inv_range_[j];
-    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * w;
-  }
+  add_numeric_enlarged(acc, G, gcap_, sz(dn_), g_nlo_.data(), g_nhi_.data(), v, inv_range_.data());
   for (size_t j = 0; j < sz(dc_); ++j) {
     const int32_t* lo = &g_clo_[j * gcap_];
     const int32_t* hi = &g_chi_[j * gcap_];
