@@ -16,6 +16,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int32_t kTableMaxLeaves = 256;  // L x L tables up to 256 leaves (512 KiB of IL per attribute)
+constexpr size_t kRowMaxLeaves = 64;      // per-open-cluster rows of IL terms (L x eta doubles) up to 64 leaves
 
 /// A7: enlargements and ILs compare equal within a relative 1e-12.
 inline bool approx_eq(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(1.0, std::fabs(b)); }
@@ -94,6 +95,9 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
     cat_tab_.push_back(cat_il_table_[sz(j)].empty() ? nullptr : cat_il_table_[sz(j)].data());
     cat_L_.push_back(static_cast<size_t>(cats_[sz(j)].n_leaves));
   }
+  row_off_.assign(1, 0);
+  for (int64_t j = 0; j < dc_; ++j)
+    row_off_.push_back(row_off_.back() + (cat_tab_[sz(j)] && cat_L_[sz(j)] <= kRowMaxLeaves ? cat_L_[sz(j)] : 0));
   recent_il_.reserve(sz(p_.mu));
   tau_ = p_.initial_tau;
 }
@@ -200,6 +204,10 @@ void Castle::gamma_push(int32_t c) {
     }
     g_nlo_ = std::move(nlo);
     g_nhi_ = std::move(nhi);
+    std::vector<double> rows(row_off_.back() * ncap);
+    for (size_t r = 0; r < row_off_.back(); ++r)
+      std::copy_n(&g_row_[r * gcap_], gamma_.size(), &rows[r * ncap]);
+    g_row_ = std::move(rows);
     g_clo_ = std::move(clo);
     g_chi_ = std::move(chi);
     g_il_ = std::move(il);
@@ -207,10 +215,10 @@ void Castle::gamma_push(int32_t c) {
   }
   c_gpos_[sz(c)] = static_cast<int32_t>(gamma_.size());
   gamma_.push_back(c);
-  gamma_sync(c);
+  gamma_sync(c, true);
 }
 
-void Castle::gamma_sync(int32_t c) {
+void Castle::gamma_sync(int32_t c, bool fresh) {
   const int32_t gp = c_gpos_[sz(c)];
   if (gp < 0) return;
   const auto g = static_cast<size_t>(gp);
@@ -219,8 +227,19 @@ void Castle::gamma_sync(int32_t c) {
     g_nhi_[j * gcap_ + g] = c_nhi_[sz(c) * sz(dn_) + j];
   }
   for (size_t j = 0; j < sz(dc_); ++j) {
-    g_clo_[j * gcap_ + g] = c_clo_[sz(c) * sz(dc_) + j];
-    g_chi_[j * gcap_ + g] = c_chi_[sz(c) * sz(dc_) + j];
+    const int32_t lo = c_clo_[sz(c) * sz(dc_) + j], hi = c_chi_[sz(c) * sz(dc_) + j];
+    const bool changed = fresh || g_clo_[j * gcap_ + g] != lo || g_chi_[j * gcap_ + g] != hi;
+    g_clo_[j * gcap_ + g] = lo;
+    g_chi_[j * gcap_ + g] = hi;
+    if (changed && row_off_[j + 1] > row_off_[j]) {  // this cluster's IL term for every code of x
+      const size_t L = cat_L_[j];
+      const double* tab = cat_tab_[j];
+      for (size_t cc = 0; cc < L; ++cc) {
+        const auto ci = static_cast<int32_t>(cc);
+        g_row_[(row_off_[j] + cc) * gcap_ + g] =
+            tab[static_cast<size_t>(std::min(lo, ci)) * L + static_cast<size_t>(std::max(hi, ci))];
+      }
+    }
   }
   g_il_[g] = clusters_[sz(c)].il;
 }
@@ -304,6 +323,8 @@ void Castle::gamma_erase(int32_t c) {
     std::copy(&g_clo_[j * gcap_ + g + 1], &g_clo_[j * gcap_ + n], &g_clo_[j * gcap_ + g]);
     std::copy(&g_chi_[j * gcap_ + g + 1], &g_chi_[j * gcap_ + n], &g_chi_[j * gcap_ + g]);
   }
+  for (size_t r = 0; r < row_off_.back(); ++r)
+    std::copy(&g_row_[r * gcap_ + g + 1], &g_row_[r * gcap_ + n], &g_row_[r * gcap_ + g]);
   std::copy(&g_il_[g + 1], &g_il_[n], &g_il_[g]);
   gamma_.erase(gamma_.begin() + static_cast<std::ptrdiff_t>(g));
   for (size_t q = g; q < gamma_.size(); ++q) c_gpos_[sz(gamma_[q])] = static_cast<int32_t>(q);
@@ -407,7 +428,10 @@ int32_t Castle::best_selection(int32_t t) {
     const int32_t* lo = &g_clo_[j * gcap_];
     const int32_t* hi = &g_chi_[j * gcap_];
     const int32_t cj = cv[j];
-    if (const double* tab = cat_tab_[j]) {
+    if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
+      const double* row = &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_];
+      for (size_t g = 0; g < G; ++g) acc[g] += row[g];
+    } else if (const double* tab = cat_tab_[j]) {
       const size_t L = cat_L_[j];
       for (size_t g = 0; g < G; ++g)
         acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
