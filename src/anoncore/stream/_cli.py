@@ -313,6 +313,11 @@ def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) ->
     except _Usage as exc:
         err.write(f"anoncore stream: error: {exc}\n")
         return 2
+    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): stop quietly, say so
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        err.write("anoncore stream: error: the output was closed (broken pipe); the stream stopped\n")
+        return 1
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         err.write(f"anoncore stream: error: {exc}\n")
         return 1
