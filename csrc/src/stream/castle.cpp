@@ -743,13 +743,14 @@ struct Box {
 
 namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
-/// index: the points are ordered by a median k-d partition into leaf blocks of at most kLeaf points with their
-/// bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the same sum of
-/// per-dimension terms, each term no larger than any member's, and floating-point rounding is monotone, so the
-/// bound never exceeds a member's computed distance), visits blocks by increasing bound and stops when the bound
-/// exceeds the (k-1)-th best. The k-1 nearest are the smallest by (distance, bucket rank), a total order, so the
-/// result is independent of the visiting order and equal to the brute-force heap scan over phi: bit-identical
-/// distances (same operations in the same order) and the same random draws.
+/// index: the points are sorted by categorical vector (then first numeric value) and cut into blocks of kBlock
+/// points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
+/// same sum of per-dimension terms, each term no larger than any member's, and floating-point rounding is
+/// monotone, so the bound never exceeds a member's computed distance), evaluates the blocks of smallest bounds
+/// first, then every other block whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest
+/// by (distance, bucket rank), a total order, so the result is independent of the visiting order and equal to
+/// the brute-force heap scan over phi: bit-identical distances (same operations in the same order) and the same
+/// random draws. Cost per round O(n_blocks * d + evaluated points * d).
 struct SingletonKnn {
   size_t n, dn, dc, k;
   const double* X;   // (n, dn) row-major, local index = bucket rank
@@ -772,8 +773,11 @@ struct SingletonKnn {
   std::vector<double> blo, bhi;   // (dn, n_blocks) numeric boxes
   std::vector<int32_t> bclo, bchi;  // (dc, n_blocks) categorical code ranges
 
+  bool built = false;
+
   void build(const std::vector<uint8_t>& alive) {
-    if (P.empty()) {  // first build: sort; later builds keep the order and drop the dead points
+    if (!built) {  // first build: sort; later builds keep the order and drop the dead points
+      built = true;
       for (size_t i = 0; i < n; ++i) P.push_back(static_cast<uint32_t>(i));
       bool packed = dc <= 6;
       for (size_t j = 0; j < dc; ++j) packed = packed && L[j] <= 1024;
