@@ -118,6 +118,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
             if o.name not in seen:
                 seen[o.name] = o
                 a.add_argument(f"--{o.name.replace('_', '-')}", dest=f"opt_{o.name}", type=o.type, default=None,
+                               metavar=o.name.upper(),
                                help=o.help)
     a.add_argument("--seed", type=_pos_int, default=0, help="random seed (default 0)")
     a.add_argument("--flush-mode", default="drain", choices=("drain", "paper"),
