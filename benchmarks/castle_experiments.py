@@ -7,8 +7,10 @@ power-law synthetic streams, writes one CSV per experiment and one PNG per figur
 - fig5_6a QI count 4..10 (k=100, delta=10,000): AIL
 - fig5_6b k in {25, 50, 100, 200, 400} (10 QI, delta=10,000): AIL
 - fig5_7  power-law streams, delta x alpha (k=100): AIL
+- fig5_8  transaction stream (Quest-style generator joined with UCI Adult, one tuple per item; dup = average
+          transaction length 5, 10, 15; delta=10,000): (a) QI count 4..10 at k=100, (b) k at 4 QI: AIL
 - fig5_9  workload error (median relative COUNT error per window of delta tuples, averaged over windows):
-          (a) delta, (b) k, (d) theta, with 4 QI (age, fnlwgt, education-num, hours-per-week), SA = occupation
+          (a) delta, (b) k, (d) theta, and lambda (QI predicates per query, 1..3; default 3), with 4 QI (age, fnlwgt, education-num, hours-per-week), SA = occupation
 - fig5_12 distinct l-diversity, SA = occupation, 5 QI: AIL and workload error vs l
 
 AIL is the mean, over released tuples, of the GLM IL of the generalization each was released with (A22 (a));
@@ -31,8 +33,10 @@ from anoncore.stream import Castle
 from anoncore.stream.datasets import (
     ADULT_NUMERIC_DOMAINS,
     adult_stream_schema,
+    expand_transactions,
     load_uci_adult_stream,
     power_law_stream,
+    transaction_stream,
 )
 
 
@@ -198,6 +202,35 @@ def main() -> None:
                 r = run_castle(schema, df, batch=50_000, k=100, delta=delta, eta=50, mu=100, rng=0)
                 rows.append({"alpha": alpha, "delta": delta, "n": n, **_strip(r)})
         save("fig5_7", rows, "delta", "ail", "alpha", "Fig 5.7: power-law stream, AIL vs delta (k=100)")
+    if want("fig5_8"):
+        rows = []
+        n_tr = 3_000 if args.quick else 10_000
+        for dup in [5, 10, 15]:
+            trans = transaction_stream(n_tr, avg_len=dup, n_patterns=200, avg_pattern_len=4, n_items=1000,
+                                       correlation=0.5, corruption=0.5, n_persons=40_000, rng=dup)
+            stream = expand_transactions(trans, uci, rng=0)
+            for q in range(4, 11):
+                r = run_castle(adult_stream_schema(q), stream, batch=50_000, k=100, delta=10_000, eta=50, mu=100,
+                               rng=0)
+                rows.append({"panel": "a", "dup": dup, "n_qi": q, "k": 100, "n_tuples": len(stream), **_strip(r)})
+            for k in [25, 50, 100, 200, 400]:
+                r = run_castle(adult_stream_schema(4), stream, batch=50_000, k=k, delta=10_000, eta=50, mu=100,
+                               rng=0)
+                rows.append({"panel": "b", "dup": dup, "n_qi": 4, "k": k, "n_tuples": len(stream), **_strip(r)})
+        d = pd.DataFrame(rows)
+        d.to_csv(out / "fig5_8.csv", index=False)
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+        for ax, (panel, x) in zip(axes, [("a", "n_qi"), ("b", "k")]):
+            for dup, g in d[d["panel"] == panel].groupby("dup"):
+                ax.plot(g[x], g["ail"], marker="o", label=f"dup={dup}")
+            ax.set_xlabel(x)
+            ax.set_ylabel("AIL")
+            ax.legend(fontsize=7)
+        fig.suptitle("Fig 5.8: transaction stream (delta=10^4): (a) k=100, (b) 4 QI", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(out / "fig5_8.png", dpi=120)
+        plt.close(fig)
+        print(d[["panel", "dup", "n_qi", "k", "n_tuples", "ail", "suppressed"]].to_string(index=False))
     qi4 = ["age", "fnlwgt", "education-num", "hours-per-week"]
     s4 = adult_stream_schema(qi=tuple(qi4))
     nq = 200 if args.quick else 1000
@@ -221,10 +254,18 @@ def main() -> None:
             wv = workload_error(uci, r, qi4, "occupation", window=10_000, theta=theta, n_queries=nq, ranges="values")
             rows.append({"panel": "d", "delta": 10_000, "k": 100, "theta": theta, "workload_error": we,
                          "workload_error_values": wv, **_strip(r)})
+        # lambda (predicates on lambda QI + the SA) is not given in the thesis (A26 suggests 3): sweep it
+        for lam in [1, 2, 3]:
+            we = workload_error(uci, r, qi4, "occupation", window=10_000, theta=0.1, lam=lam, n_queries=nq)
+            wv = workload_error(uci, r, qi4, "occupation", window=10_000, theta=0.1, lam=lam, n_queries=nq,
+                                ranges="values")
+            rows.append({"panel": "lambda", "delta": 10_000, "k": 100, "theta": 0.1, "lambda": lam,
+                         "workload_error": we, "workload_error_values": wv, **_strip(r)})
         d = pd.DataFrame(rows)
+        d["lambda"] = d["lambda"].fillna(3).astype(int)
         d.to_csv(out / "fig5_9.csv", index=False)
-        fig, axes = plt.subplots(1, 3, figsize=(10, 3))
-        for ax, (panel, x) in zip(axes, [("a", "delta"), ("b", "k"), ("d", "theta")]):
+        fig, axes = plt.subplots(1, 4, figsize=(12, 3))
+        for ax, (panel, x) in zip(axes, [("a", "delta"), ("b", "k"), ("d", "theta"), ("lambda", "lambda")]):
             g = d[d["panel"] == panel]
             ax.plot(g[x], g["workload_error"], marker="o", label="domain ranges")
             ax.plot(g[x], g["workload_error_values"], marker="s", label="value-rank ranges")
@@ -236,7 +277,7 @@ def main() -> None:
         fig.tight_layout()
         fig.savefig(out / "fig5_9.png", dpi=120)
         plt.close(fig)
-        print(d[["panel", "delta", "k", "theta", "workload_error", "workload_error_values", "ail",
+        print(d[["panel", "delta", "k", "theta", "lambda", "workload_error", "workload_error_values", "ail",
                  "suppressed"]].to_string(index=False))
     if want("fig5_12"):
         rows = []

@@ -145,6 +145,42 @@ def test_checkpoint_restore_equals_uninterrupted(seed: int) -> None:
                      hierarchies=[H_A])
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 120),
+    k=st.integers(1, 5),
+    delta=st.integers(1, 25),
+    persons=st.sampled_from([4, 30, 10**6]),
+    burst=st.booleans(),
+    l=st.sampled_from([None, 2]),
+    cut=st.floats(0.0, 1.0),
+    lost=st.integers(0, 30),
+)
+def test_kill_and_resume_at_random_points_loses_nothing(seed: int, n: int, k: int, delta: int, persons: int,
+                                                        burst: bool, l: int | None, cut: float, lost: int) -> None:
+    """A process checkpoints after `cut` of the stream, keeps going for `lost` more tuples whose output is lost,
+    dies; a new process restores the checkpoint and re-pushes everything after it. The whole output (first part +
+    resumed part) passes the independent checker: nothing lost, nothing twice, k_s (and l) and delay hold."""
+    import warnings
+
+    rng = np.random.default_rng(seed)
+    data = _stream(rng, n, 1, 1, persons, burst)
+    at = int(cut * n)
+    kw = {"k": k, "delta": delta, "eta": 4, "mu": 5, "l": l, "rng": seed}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        c = Castle(_schema(1, 1), **kw)
+    first = c.push({key: v[:at] for key, v in data.items()})
+    state = c.checkpoint()
+    c.push({key: v[at:at + lost] for key, v in data.items()})  # output never delivered
+    del c
+    d = Castle.restore(state)
+    rest = [d.push({key: v[at:] for key, v in data.items()}), d.flush()]
+    check_castle(_inputs(data, 1, 1), [first, *rest], k=k, delta=delta, mu=5, l=l, domains=[(0, 20)],
+                 hierarchies=[H_A])
+
+
 def test_checkpoint_is_versioned_bytes_and_rejects_garbage() -> None:
     c = Castle(_schema(1, 0), k=2, delta=3, rng=0)
     s = c.checkpoint()
@@ -206,10 +242,16 @@ def test_time_column_gaps_expire_everything_due() -> None:
 
 def test_unknown_categorical_value_mid_stream_consumes_nothing() -> None:
     c = Castle(_schema(0, 1, with_sa=False), k=2, delta=3, rng=0)
-    c.push({"c0": ["a", "b"], "pid": [1, 2]})
+    r0 = c.push({"c0": ["a", "b"], "pid": [1, 2]})
     with pytest.raises(ValueError, match="'q' of column 'c0' is missing from its hierarchy"):
         c.push({"c0": ["a", "q"], "pid": [3, 4]})
     assert c.n_arrivals_ == 2
+    # the stream goes on: the rejected batch is re-sent without the bad tuple; nothing is lost or doubled
+    rel = [r0, c.push({"c0": ["a", "d", "e"], "pid": [3, 5, 6]}), c.flush()]
+    assert sorted(p for r in rel for p in r.position.tolist()) == [1, 2, 3, 4, 5]
+    check_castle({"position": np.arange(1, 6), "pid": np.array([1, 2, 3, 5, 6]), "num": np.empty((5, 0)),
+                  "cat": np.array([[H_A.leaf_lookup()[v]] for v in ["a", "b", "a", "d", "e"]])}, rel, k=2,
+                 delta=3, mu=100, domains=[], hierarchies=[H_A])
 
 
 def test_push_after_close_and_double_flush() -> None:
@@ -423,6 +465,36 @@ def test_kernel_equals_literal_reference(seed: int, n: int, n_num: int, n_cat: i
     assert got == ref
     cl = pd.concat([r.clusters for r in out], ignore_index=True)
     assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table  # bit-exact
+
+
+@pytest.mark.parametrize(("n_num", "n_cat", "k", "eta", "sub"), [(2, 2, 3, 2, 0), (1, 2, 4, 1, 1), (0, 2, 3, 2, 2),
+                                                                 (2, 0, 5, 1, 3)])
+def test_indexed_split_equals_literal_reference(n_num: int, n_cat: int, k: int, eta: int, sub: int) -> None:
+    """One tuple per person and few open clusters: large clusters (dozens of persons) go through the indexed k-NN
+    rounds of split^k (bounding-box pruning); the releases must equal the literal reference's bit for bit."""
+    from oracles.castle import reference_castle
+
+    seed = 1000 + sub
+    rng = np.random.default_rng(seed)
+    n = 260
+    data = _stream(rng, n, n_num, n_cat, 10**9, burst=sub % 2 == 0)
+    data["pid"] = np.arange(n)
+    out = _run(data, [n // 3], k=k, delta=90, eta=eta, mu=5, rng=seed)
+    assert any(MODES[m] == "split" for r in out for m in r.mode)
+    inp = _inputs(data, n_num, n_cat)
+    hs = [[H_A, H_B][j % 2] for j in range(n_cat)]
+    core_seed = int(np.random.default_rng(seed).integers(0, 2**63 - 1))
+    ref, table = reference_castle(inp["num"].tolist(), inp["cat"].tolist(), inp["pid"].tolist(), k=k, delta=90,
+                                  eta=eta, mu=5, seed=core_seed, domains=[(0, 20)] * n_num, hierarchies=hs)
+    got = {}
+    for r in out:
+        for i, p in enumerate(r.position.tolist()):
+            got[p] = ((int(r.emitted_at[i]), -1, 4, None, None, None) if r.suppressed[i] else
+                      (int(r.emitted_at[i]), int(r.gen_id[i]), int(r.mode[i]), tuple(r.num_lo[i].tolist()),
+                       tuple(r.num_hi[i].tolist()), tuple(r.cat_node[i].tolist())))
+    assert got == ref
+    cl = pd.concat([r.clusters for r in out], ignore_index=True)
+    assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table
 
 
 def test_releases_to_partition_matches_published_generalizations() -> None:

@@ -1,4 +1,4 @@
-"""The ``anoncore`` command line: ``demo``, ``audit``, ``anonymize``, ``temporal`` and ``sequence``.
+"""The ``anoncore`` command line: ``demo``, ``audit``, ``anonymize``, ``temporal``, ``sequence`` and ``stream``.
 
 Every command takes ``--json`` and then prints exactly one JSON document on stdout, whose layout is
 documented (and versioned by :data:`SCHEMA_VERSION`) in ``docs/cli.md``. Without ``--json`` the output is a
@@ -659,6 +659,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _sequence_parser(sub.add_parser("sequence", help="sanitize users' event sequences by taxonomy "
                                     "generalization with mutual-information privacy (docs/sequence.md)"))
+
+    from anoncore.stream._cli import build_parser as _stream_parser
+
+    _stream_parser(sub.add_parser("stream", help="anonymize a stream of CSV / JSON-lines tuples (CASTLE; "
+                                  "docs/castle.md)"))
     return p
 
 
@@ -686,6 +691,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
             from anoncore.sequence._cli import cli_main as _sequence_main
 
             return _sequence_main(list(argv)[1:] if argv is not None else sys.argv[2:], out)
+        if args.command == "stream":
+            from anoncore.stream._cli import cli_main as _stream_main
+
+            return _stream_main(list(argv)[1:] if argv is not None else sys.argv[2:], stdout=stdout)
         return _cmd_audit(args, out)
     except UsageError as exc:
         sys.stderr.write(f"{sub}: error: {exc}\n")

@@ -16,11 +16,33 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int32_t kTableMaxLeaves = 256;  // L x L tables up to 256 leaves (512 KiB of IL per attribute)
+constexpr size_t kRowMaxLeaves = 64;      // per-open-cluster rows of IL terms (L x eta doubles) up to 64 leaves
 
 /// A7: enlargements and ILs compare equal within a relative 1e-12.
 inline bool approx_eq(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(1.0, std::fabs(b)); }
 
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
+
+// The hot numeric loop of bestSelection is compiled twice, for AVX2 and for the baseline, and picked at load time
+// (GCC/Clang function multiversioning on x86-64 Linux). Both run the same IEEE operations element by element
+// (max, min, subtract, multiply, add; AVX2 has no FMA, so nothing is contracted): results are identical.
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(ANONCORE_NO_MULTIVERSION)
+#define ANONCORE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ANONCORE_CLONES
+#endif
+
+/// acc[g] += sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
+/// (dimension-major bounds with row stride `cap`).
+ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, size_t dn, const double* nlo,
+                                          const double* nhi, const double* v, const double* w) {
+  for (size_t j = 0; j < dn; ++j) {
+    const double* lo = nlo + j * cap;
+    const double* hi = nhi + j * cap;
+    const double vj = v[j], wj = w[j];
+    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+  }
+}
 
 }  // namespace
 
@@ -73,6 +95,9 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
     cat_tab_.push_back(cat_il_table_[sz(j)].empty() ? nullptr : cat_il_table_[sz(j)].data());
     cat_L_.push_back(static_cast<size_t>(cats_[sz(j)].n_leaves));
   }
+  row_off_.assign(1, 0);
+  for (int64_t j = 0; j < dc_; ++j)
+    row_off_.push_back(row_off_.back() + (cat_tab_[sz(j)] && cat_L_[sz(j)] <= kRowMaxLeaves ? cat_L_[sz(j)] : 0));
   recent_il_.reserve(sz(p_.mu));
   tau_ = p_.initial_tau;
 }
@@ -179,6 +204,10 @@ void Castle::gamma_push(int32_t c) {
     }
     g_nlo_ = std::move(nlo);
     g_nhi_ = std::move(nhi);
+    std::vector<double> rows(row_off_.back() * ncap);
+    for (size_t r = 0; r < row_off_.back(); ++r)
+      std::copy_n(&g_row_[r * gcap_], gamma_.size(), &rows[r * ncap]);
+    g_row_ = std::move(rows);
     g_clo_ = std::move(clo);
     g_chi_ = std::move(chi);
     g_il_ = std::move(il);
@@ -186,10 +215,10 @@ void Castle::gamma_push(int32_t c) {
   }
   c_gpos_[sz(c)] = static_cast<int32_t>(gamma_.size());
   gamma_.push_back(c);
-  gamma_sync(c);
+  gamma_sync(c, true);
 }
 
-void Castle::gamma_sync(int32_t c) {
+void Castle::gamma_sync(int32_t c, bool fresh) {
   const int32_t gp = c_gpos_[sz(c)];
   if (gp < 0) return;
   const auto g = static_cast<size_t>(gp);
@@ -198,8 +227,19 @@ void Castle::gamma_sync(int32_t c) {
     g_nhi_[j * gcap_ + g] = c_nhi_[sz(c) * sz(dn_) + j];
   }
   for (size_t j = 0; j < sz(dc_); ++j) {
-    g_clo_[j * gcap_ + g] = c_clo_[sz(c) * sz(dc_) + j];
-    g_chi_[j * gcap_ + g] = c_chi_[sz(c) * sz(dc_) + j];
+    const int32_t lo = c_clo_[sz(c) * sz(dc_) + j], hi = c_chi_[sz(c) * sz(dc_) + j];
+    const bool changed = fresh || g_clo_[j * gcap_ + g] != lo || g_chi_[j * gcap_ + g] != hi;
+    g_clo_[j * gcap_ + g] = lo;
+    g_chi_[j * gcap_ + g] = hi;
+    if (changed && row_off_[j + 1] > row_off_[j]) {  // this cluster's IL term for every code of x
+      const size_t L = cat_L_[j];
+      const double* tab = cat_tab_[j];
+      for (size_t cc = 0; cc < L; ++cc) {
+        const auto ci = static_cast<int32_t>(cc);
+        g_row_[(row_off_[j] + cc) * gcap_ + g] =
+            tab[static_cast<size_t>(std::min(lo, ci)) * L + static_cast<size_t>(std::max(hi, ci))];
+      }
+    }
   }
   g_il_[g] = clusters_[sz(c)].il;
 }
@@ -283,6 +323,8 @@ void Castle::gamma_erase(int32_t c) {
     std::copy(&g_clo_[j * gcap_ + g + 1], &g_clo_[j * gcap_ + n], &g_clo_[j * gcap_ + g]);
     std::copy(&g_chi_[j * gcap_ + g + 1], &g_chi_[j * gcap_ + n], &g_chi_[j * gcap_ + g]);
   }
+  for (size_t r = 0; r < row_off_.back(); ++r)
+    std::copy(&g_row_[r * gcap_ + g + 1], &g_row_[r * gcap_ + n], &g_row_[r * gcap_ + g]);
   std::copy(&g_il_[g + 1], &g_il_[n], &g_il_[g]);
   gamma_.erase(gamma_.begin() + static_cast<std::ptrdiff_t>(g));
   for (size_t q = g; q < gamma_.size(); ++q) c_gpos_[sz(gamma_[q])] = static_cast<int32_t>(q);
@@ -381,18 +423,22 @@ int32_t Castle::best_selection(int32_t t) {
   double* acc = g_acc_.data();
   const double* v = &t_num_[sz(t) * sz(dn_)];
   const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
-  for (size_t j = 0; j < sz(dn_); ++j) {
-    const double* lo = &g_nlo_[j * gcap_];
-    const double* hi = &g_nhi_[j * gcap_];
-    const double vj = v[j], w = inv_range_[j];
-    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * w;
-  }
+  add_numeric_enlarged(acc, G, gcap_, sz(dn_), g_nlo_.data(), g_nhi_.data(), v, inv_range_.data());
   for (size_t j = 0; j < sz(dc_); ++j) {
     const int32_t* lo = &g_clo_[j * gcap_];
     const int32_t* hi = &g_chi_[j * gcap_];
     const int32_t cj = cv[j];
-    for (size_t g = 0; g < G; ++g)
-      acc[g] += cat_fast(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+    if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
+      const double* row = &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_];
+      for (size_t g = 0; g < G; ++g) acc[g] += row[g];
+    } else if (const double* tab = cat_tab_[j]) {
+      const size_t L = cat_L_[j];
+      for (size_t g = 0; g < G; ++g)
+        acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
+    } else {
+      for (size_t g = 0; g < G; ++g)
+        acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+    }
   }
   for (size_t g = 0; g < G; ++g) {
     const int32_t c = gamma_[g];
@@ -695,6 +741,232 @@ struct Box {
 };
 }  // namespace
 
+namespace {
+/// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
+/// index: the points are sorted by categorical vector (then first numeric value) and cut into blocks of kBlock
+/// points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
+/// same sum of per-dimension terms, each term no larger than any member's, and floating-point rounding is
+/// monotone, so the bound never exceeds a member's computed distance), evaluates the blocks of smallest bounds
+/// first, then every other block whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest
+/// by (distance, bucket rank), a total order, so the result is independent of the visiting order and equal to
+/// the brute-force heap scan over phi: bit-identical distances (same operations in the same order) and the same
+/// random draws. Cost per round O(n_blocks * d + evaluated points * d).
+struct SingletonKnn {
+  size_t n, dn, dc, k;
+  const double* X;   // (n, dn) row-major, local index = bucket rank
+  const int32_t* Y;  // (n, dc)
+  const double* inv;                 // 1 / (U - L) per numeric dimension
+  const std::vector<const double*>& tab;  // (L x L) IL tables per categorical dimension
+  const std::vector<size_t>& L;
+  double inv_d;
+  static constexpr size_t kBlock = 32;
+  SingletonKnn(size_t n_, size_t dn_, size_t dc_, size_t k_, const double* X_, const int32_t* Y_, const double* inv_,
+               const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_)
+      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_) {}
+
+  // Index over the alive points: sorted by categorical vector (then first numeric value) and cut into blocks of
+  // kBlock consecutive points, each with its bounding box (numeric ranges, categorical code ranges).
+  std::vector<uint32_t> P;        // P[pos] = local index
+  std::vector<double> XT;         // (dn, m) numeric values in index order
+  std::vector<size_t> bstart;     // block b = positions [bstart[b], bstart[b + 1])
+  std::vector<int32_t> YT;        // (dc, m) categorical codes in index order
+  std::vector<double> blo, bhi;   // (dn, n_blocks) numeric boxes
+  std::vector<int32_t> bclo, bchi;  // (dc, n_blocks) categorical code ranges
+
+  bool built = false;
+
+  void build(const std::vector<uint8_t>& alive) {
+    if (!built) {  // first build: sort; later builds keep the order and drop the dead points
+      built = true;
+      for (size_t i = 0; i < n; ++i) P.push_back(static_cast<uint32_t>(i));
+      bool packed = dc <= 6;
+      for (size_t j = 0; j < dc; ++j) packed = packed && L[j] <= 1024;
+      if (packed) {  // categorical vector packed in 60 bits, then the first numeric value, then the index
+        std::vector<uint64_t> key(n);
+        for (size_t i = 0; i < n; ++i) {
+          uint64_t kk = 0;
+          for (size_t j = 0; j < dc; ++j) kk = (kk << 10) | static_cast<uint64_t>(Y[i * dc + j]);
+          key[i] = kk;
+        }
+        std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
+          if (key[u] != key[v]) return key[u] < key[v];
+          if (dn && X[u * dn] != X[v * dn]) return X[u * dn] < X[v * dn];
+          return u < v;
+        });
+      } else {
+        std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
+          for (size_t j = 0; j < dc; ++j)
+            if (Y[u * dc + j] != Y[v * dc + j]) return Y[u * dc + j] < Y[v * dc + j];
+          if (dn && X[u * dn] != X[v * dn]) return X[u * dn] < X[v * dn];
+          return u < v;
+        });
+      }
+    } else {
+      P.erase(std::remove_if(P.begin(), P.end(), [&](uint32_t u) { return !alive[u]; }), P.end());
+    }
+    const size_t m = P.size();
+    XT.resize(dn * m);
+    YT.resize(dc * m);
+    for (size_t q = 0; q < m; ++q) {
+      for (size_t j = 0; j < dn; ++j) XT[j * m + q] = X[P[q] * dn + j];
+      for (size_t j = 0; j < dc; ++j) YT[j * m + q] = Y[P[q] * dc + j];
+    }
+    const size_t nb = (m + kBlock - 1) / kBlock;
+    bstart.resize(nb + 1);
+    for (size_t b = 0; b <= nb; ++b) bstart[b] = std::min(m, b * kBlock);
+    blo.assign(dn * nb, 0.0);
+    bhi.assign(dn * nb, 0.0);
+    bclo.assign(dc * nb, 0);
+    bchi.assign(dc * nb, 0);
+    for (size_t j = 0; j < dn; ++j)
+      for (size_t b = 0; b < nb; ++b) {
+        double lo = XT[j * m + bstart[b]], hi = lo;
+        for (size_t q = bstart[b]; q < bstart[b + 1]; ++q) {
+          lo = std::min(lo, XT[j * m + q]);
+          hi = std::max(hi, XT[j * m + q]);
+        }
+        blo[j * nb + b] = lo;
+        bhi[j * nb + b] = hi;
+      }
+    for (size_t j = 0; j < dc; ++j)
+      for (size_t b = 0; b < nb; ++b) {
+        int32_t lo = YT[j * m + bstart[b]], hi = lo;
+        for (size_t q = bstart[b]; q < bstart[b + 1]; ++q) {
+          lo = std::min(lo, YT[j * m + q]);
+          hi = std::max(hi, YT[j * m + q]);
+        }
+        bclo[j * nb + b] = lo;
+        bchi[j * nb + b] = hi;
+      }
+  }
+
+  /// Runs the rounds; returns the sub-clusters (local indices) and leaves `alive` marking the leftovers.
+  std::vector<std::vector<int32_t>> run(Rng& rng, std::vector<uint8_t>& alive) {
+    struct Node {
+      double d;
+      uint32_t l;
+    };
+    auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.l < b.l; };
+    std::vector<std::vector<int32_t>> subs;
+    alive.assign(n, 1);
+    size_t n_alive = n;
+    std::vector<uint64_t> bits((n + 63) / 64, ~uint64_t{0});  // alive, for the rank-r selection
+    if (n % 64) bits.back() = (uint64_t{1} << (n % 64)) - 1;
+    auto kill = [&](size_t l) {
+      alive[l] = 0;
+      bits[l / 64] &= ~(uint64_t{1} << (l % 64));
+    };
+    build(alive);
+    size_t indexed = n;
+    std::vector<std::vector<double>> rows(dc);
+    for (size_t j = 0; j < dc; ++j) rows[j].resize(L[j]);
+    std::vector<double> lb;
+    std::vector<std::pair<double, uint32_t>> order;
+    std::vector<Node> heap;
+    while (n_alive >= k) {
+      // steps 4-6: a uniformly random bucket of phi (phi = alive buckets in rank order), then a random tuple of it
+      uint64_t r = rng.below(n_alive);
+      size_t w = 0;
+      for (;; ++w) {
+        const auto c = static_cast<uint64_t>(__builtin_popcountll(bits[w]));
+        if (r < c) break;
+        r -= c;
+      }
+      uint64_t word = bits[w];
+      for (; r > 0; --r) word &= word - 1;  // drop the r lowest set bits
+      const size_t xl = w * 64 + static_cast<size_t>(__builtin_ctzll(word));
+      (void)rng.below(1);  // the bucket's only tuple (draws nothing, as in the general loop)
+      kill(xl);
+      --n_alive;
+      const double* xv = &X[xl * dn];
+      const int32_t* yv = &Y[xl * dc];
+      for (size_t j = 0; j < dc; ++j) {
+        const size_t Lj = L[j];
+        for (size_t c = 0; c < Lj; ++c) {
+          const auto ci = static_cast<int32_t>(c);
+          rows[j][c] = tab[j][static_cast<size_t>(std::min(ci, yv[j])) * Lj + static_cast<size_t>(std::max(ci, yv[j]))];
+        }
+      }
+      // lower bound per block (same term order as the distance: numeric, categorical, then 1/d); a block's
+      // categorical terms are exact (its points share the vector)
+      const size_t nb = bstart.size() - 1, m = P.size();
+      lb.assign(nb, 0.0);
+      for (size_t j = 0; j < dn; ++j) {
+        const double v = xv[j], w = inv[j];
+        const double* lo = &blo[j * nb];
+        const double* hi = &bhi[j * nb];
+        for (size_t b = 0; b < nb; ++b) lb[b] += std::fabs(std::min(std::max(v, lo[b]), hi[b]) - v) * w;
+      }
+      for (size_t j = 0; j < dc; ++j) {
+        // a row is smallest at the code nearest to y (the leaf range [min, max] only grows away from it)
+        const int32_t y = yv[j];
+        const int32_t* lo = &bclo[j * nb];
+        const int32_t* hi = &bchi[j * nb];
+        const double* row = rows[j].data();
+        for (size_t b = 0; b < nb; ++b) lb[b] += row[std::min(std::max(y, lo[b]), hi[b])];
+      }
+      for (size_t b = 0; b < nb; ++b) lb[b] *= inv_d;
+      order.resize(nb);
+      for (size_t b = 0; b < nb; ++b) order[b] = {lb[b], static_cast<uint32_t>(b)};
+      // the blocks of smallest bounds first (in order), so the root tightens fast; then one pass over the rest
+      const size_t want = k - 1;
+      const size_t head = std::min(nb, std::max<size_t>(16, 2 * want * nb / std::max<size_t>(m, 1) + 1));
+      std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head - 1), order.end());
+      std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head));
+      heap.clear();
+      double acc[kBlock];
+      for (size_t oi = 0; oi < nb; ++oi) {
+        const auto& ob = order[oi];
+        if (heap.size() == want && ob.first > heap.front().d) {
+          if (oi < head) {
+            oi = head - 1;  // the sorted head is done; the rest is unsorted
+          }
+          continue;
+        }
+        const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+        for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
+        for (size_t j = 0; j < dn; ++j) {
+          const double v = xv[j], w = inv[j];
+          const double* col = &XT[j * m + q0];
+          for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - v) * w;
+        }
+        for (size_t j = 0; j < dc; ++j) {
+          const double* row = rows[j].data();
+          const int32_t* col = &YT[j * m + q0];
+          for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
+        }
+        for (size_t i = 0; i < nq; ++i) {
+          const uint32_t l = P[q0 + i];
+          if (!alive[l]) continue;
+          const Node nd{acc[i] * inv_d, l};
+          if (heap.size() < want) {
+            heap.push_back(nd);
+            std::push_heap(heap.begin(), heap.end(), cmp);
+          } else if (cmp(nd, heap.front())) {
+            std::pop_heap(heap.begin(), heap.end(), cmp);
+            heap.back() = nd;
+            std::push_heap(heap.begin(), heap.end(), cmp);
+          }
+        }
+      }
+      std::sort(heap.begin(), heap.end(), cmp);
+      std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
+      for (const Node& nd : heap) {
+        cnew.push_back(static_cast<int32_t>(nd.l));
+        kill(nd.l);
+      }
+      n_alive -= heap.size();
+      subs.push_back(std::move(cnew));
+      if (n_alive * 2 < indexed && indexed > 64) {
+        build(alive);
+        indexed = n_alive;
+      }
+    }
+    return subs;
+  }
+};
+}  // namespace
+
 std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& members, Rng& rng) {
   // phi: buckets of tuples grouped by pid (in pid order, tuples by position)
   std::vector<int32_t> order(members);
@@ -717,6 +989,21 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
     for (size_t i = 0; i < n; ++i) c += (i == 0 || t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]);
     return c;
   }();
+  bool all_tables = p_.k > 1;
+  for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
+  if (nb == n && all_tables) {  // one tuple per person: indexed k-NN rounds (bit-identical, see SingletonKnn)
+    SingletonKnn knn(n, dn, dc, static_cast<size_t>(p_.k), X.data(), Y.data(), inv_range_.data(), cat_tab_,
+                     cat_L_, inv_d_);
+    std::vector<uint8_t> left;
+    auto subs = knn.run(rng, left);
+    for (auto& sv : subs)
+      for (auto& v : sv) v = order[sz(v)];
+    std::vector<std::vector<int32_t>> buckets;
+    for (size_t i = 0; i < n; ++i)
+      if (left[i]) buckets.push_back({order[i]});
+    if (subs.empty()) return {members};
+    return split_leftovers(std::move(subs), buckets);
+  }
   std::vector<uint32_t> bid(n);
   for (size_t i = 0, b = 0; i < n; ++i) {
     if (i > 0 && t_pid_[sz(order[i])] != t_pid_[sz(order[i - 1])]) ++b;
@@ -841,11 +1128,20 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   // back to tuple slots; leftover buckets as lists of slots
   for (auto& sv : subs)
     for (auto& v : sv) v = order[sz(v)];
-  std::vector<std::vector<int32_t>> buckets(nb);
-  for (size_t bb : phi)
+  std::vector<std::vector<int32_t>> buckets;
+  for (size_t bb : phi) {
+    buckets.emplace_back();
     for (size_t q = b_start[bb]; q < b_end[bb]; ++q)
-      if (alive[q]) buckets[bb].push_back(order[ids[q]]);
+      if (alive[q]) buckets.back().push_back(order[ids[q]]);
+  }
   if (subs.empty()) return {members};
+  return split_leftovers(std::move(subs), buckets);
+}
+
+/// split^k steps 21-24: each leftover bucket (fewer than k remain), in phi order, joins with all its tuples the
+/// sub-cluster of least enlargement for its first tuple.
+std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vector<int32_t>> subs,
+                                                          const std::vector<std::vector<int32_t>>& buckets) {
   // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
   std::vector<Box> boxes(subs.size());
   for (size_t s = 0; s < subs.size(); ++s) {
@@ -866,7 +1162,7 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
       }
     }
   }
-  for (size_t b : phi) {
+  for (size_t b = 0; b < buckets.size(); ++b) {
     int32_t xt = buckets[b][0];
     size_t best = 0;
     double best_e = 0.0;

@@ -763,7 +763,10 @@ class _PyState:
         for ci in np.flatnonzero(counts):
             sel = np.flatnonzero(which == ci)
             cpos, ccols, _ = self.chunks[ci]
-            rows = np.searchsorted(cpos, pos[sel])
+            if int(cpos[-1]) - int(cpos[0]) + 1 == cpos.size:  # consecutive positions (no time column)
+                rows = pos[sel] - cpos[0]
+            else:
+                rows = np.searchsorted(cpos, pos[sel])
             for n in names:
                 parts[n].append(ccols[n][rows])
             order_parts.append(sel)

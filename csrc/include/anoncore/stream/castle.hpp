@@ -129,6 +129,8 @@ class Castle {
   bool try_reuse(int32_t t, int64_t at);
   void output_cluster(int32_t c, Mode mode, int64_t at);
   std::vector<std::vector<int32_t>> split_k(const std::vector<int32_t>& members, Rng& rng);
+  std::vector<std::vector<int32_t>> split_leftovers(std::vector<std::vector<int32_t>> subs,
+                                                    const std::vector<std::vector<int32_t>>& buckets);
   std::vector<std::vector<int32_t>> split_l(const std::vector<int32_t>& members, Rng& rng);
   void emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t at, Rng& rng);
   void emit_tuple(int32_t t, Mode mode, int64_t at, int64_t gen, const double* lo, const double* hi,
@@ -177,7 +179,11 @@ class Castle {
   std::vector<int32_t> g_clo_, g_chi_;
   std::vector<int32_t> c_gpos_;  // slot -> position in gamma_, -1 when not open
   std::vector<double> g_acc_;
-  void gamma_sync(int32_t c);
+  // Per categorical QI with a table and at most 64 leaves: for every code y, the IL term of (cluster ∪ {y}) for
+  // each open cluster, g_row_[(row_off_[j] + y) * gcap_ + g], so bestSelection reads contiguous rows.
+  std::vector<size_t> row_off_;
+  std::vector<double> g_row_;
+  void gamma_sync(int32_t c, bool fresh = false);
   void gamma_push(int32_t c);
   std::unordered_map<int64_t, int32_t> gamma_pids_;  // pid -> tuples over Gamma (A10)
   std::unordered_map<int32_t, int32_t> gamma_sas_;   // sa -> tuples over Gamma (A18)
