@@ -198,3 +198,51 @@ def test_registry_is_a_name_to_factory_dict() -> None:
     c = alg.factory(s, k=2, delta=3, eta=50, mu=100, l=None, max_reuse=None, rng=0)
     c.push({"v": [1, 2], "pid": [1, 2]})
     assert alg.restore(c.checkpoint()).n_pending_ == 2
+
+
+@pytest.mark.parametrize("algorithm", ["sabre_w", "tmondrian_w"])
+def test_window_algorithms_from_the_cli_equal_the_library(tmp_path: Path, algorithm: str, capsys: Any) -> None:
+    from anoncore.stream import SabreW, SabreWRelease
+
+    rng = np.random.default_rng(11)
+    n = 400
+    df = pd.DataFrame({"pid": rng.integers(0, 150, n), "age": rng.integers(17, 91, n),
+                       "edu": rng.choice(["hs", "college", "ba", "ms", "phd"], n), "salary": rng.integers(1, 9, n)})
+    src = tmp_path / "in.csv"
+    df.to_csv(src, index=False)
+    (tmp_path / "edu.csv").write_text("hs;school;*\ncollege;school;*\nba;univ;*\nms;univ;*\nphd;univ;*\n")
+    schema = tmp_path / "s.toml"
+    schema.write_text('[attributes.pid]\nrole = "pid"\nkind = "numeric"\n'
+                      '[attributes.age]\nrole = "qi"\nkind = "numeric"\ndomain = [17, 90]\n'
+                      '[attributes.edu]\nrole = "qi"\nhierarchy = "edu.csv"\n'
+                      '[attributes.salary]\nrole = "sensitive"\nkind = "ordinal"\norder = [1, 2, 3, 4, 5, 6, 7, 8]\n')
+    sup = tmp_path / "sup.csv"
+    code, text, err = _run(["stream", str(src), "--algorithm", algorithm, "--schema", str(schema), "--k", "3",
+                            "--omega", "100", "--interval", "50", "--t", "0.3", "--seed", "5", "--batch-size", "70",
+                            "--suppressed", str(sup)], capsys)
+    assert code == 0, err
+    out = pd.read_json(io.StringIO(text), lines=True)
+    supp = pd.read_csv(sup)
+    # every input row exactly once, published or reported suppressed
+    assert sorted(out["position"].tolist() + supp["position"].tolist()) == list(range(1, n + 1))
+    # >= k distinct persons per published class, counted from the input file (not the algorithm's output)
+    persons = df["pid"].to_numpy()[out["position"].to_numpy() - 1]
+    assert (out.assign(p=persons).groupby("ec")["p"].nunique() >= 3).all()
+    # the library on the same batches gives the same release
+    lib = SabreW(Schema.from_toml(schema), omega=100, interval=50, t=0.3, k=3, rng=5,
+                 baseline="sabre" if algorithm == "sabre_w" else "tmondrian")
+    rels = [lib.push(df.iloc[a:a + 70]) for a in range(0, n, 70)] + [lib.flush()]
+    ref = SabreWRelease.concat(rels).to_pandas()
+    assert out["position"].tolist() == ref["position"].tolist()
+    assert out["ec"].tolist() == ref["ec"].tolist()
+
+
+def test_window_algorithm_needs_its_parameters(tmp_path: Path, capsys: Any) -> None:
+    src, h, _ = _files(tmp_path)
+    code, _, err = _run(["stream", str(src), "--algorithm", "sabre_w", "--numeric", "age=17:90", "--pid", "pid",
+                         "--k", "3", "--omega", "100", "--interval", "50"], capsys)
+    assert code == 2 and "sabre_w needs --t" in err
+    code, _, err = _run(["stream", str(src), "--algorithm", "sabre_w", "--numeric", "age=17:90", "--pid", "pid",
+                         "--k", "3", "--omega", "100", "--interval", "50", "--t", "0.3", "--flush-mode", "paper"],
+                        capsys)
+    assert code == 2 and "--flush-mode paper is not available for sabre_w" in err

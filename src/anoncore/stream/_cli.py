@@ -52,6 +52,7 @@ class StreamAlgorithm:
     restore: Callable[[bytes], Any]
     options: tuple[Option, ...]
     description: str = ""
+    flush_modes: tuple[str, ...] = ("drain",)
 
 
 def _castle_factory(schema: Any, **kw: Any) -> Any:
@@ -64,6 +65,30 @@ def _castle_restore(state: bytes) -> Any:
     from anoncore.stream.castle import Castle
 
     return Castle.restore(state)
+
+
+def _sabre_w_factory(baseline: str) -> Callable[..., Any]:
+    def make(schema: Any, **kw: Any) -> Any:
+        from anoncore.stream.sabre_w import SabreW
+
+        return SabreW(schema, baseline=baseline, **kw)
+    return make
+
+
+def _sabre_w_restore(state: bytes) -> Any:
+    from anoncore.stream.sabre_w import SabreW
+
+    return SabreW.restore(state)
+
+
+def _unit_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1]. Got {text!r} instead.") from None
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1]. Got {text!r} instead.")
+    return v
 
 
 def _pos_int(text: str) -> int:
@@ -86,8 +111,21 @@ ALGORITHMS: dict[str, StreamAlgorithm] = {
          Option("l", _pos_int, None, "distinct l-diversity of the sensitive attribute"),
          Option("max_reuse", _pos_int, None, "bound on the reuse set (FIFO eviction; default unbounded)")),
         "CASTLE (Cao et al., IEEE TDSC 2011): k_s-anonymity (+ distinct l-diversity) under a delay bound",
+        ("drain", "paper"),
     ),
 }
+_WINDOW_OPTIONS = (
+    Option("k", _pos_int, None, "distinct persons per published class", required=True),
+    Option("omega", _pos_int, None, "sabre_w: window size in tuples", required=True),
+    Option("interval", _pos_int, None, "sabre_w: window slide I in tuples (omega must be a multiple)", required=True),
+    Option("t", _unit_float, None, "sabre_w: closeness threshold in (0, 1]", required=True),
+)
+for _name, _baseline, _doc in (
+    ("sabre_w", "sabre", "SABRE_W (Cao thesis ch. 6): (omega, t)-closeness + k_s-anonymity over sliding windows"),
+    ("tmondrian_w", "tmondrian", "tMondrian_W: tMondrian in the SABRE_W window frame (baseline)"),
+    ("tincognito_w", "tincognito", "tIncognito_W: tIncognito in the SABRE_W window frame (baseline)"),
+):
+    ALGORITHMS[_name] = StreamAlgorithm(_sabre_w_factory(_baseline), _sabre_w_restore, _WINDOW_OPTIONS, _doc)
 
 
 # ---------------------------------------------------------------------------------------------- parser
@@ -122,7 +160,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                                help=o.help)
     a.add_argument("--seed", type=_pos_int, default=0, help="random seed (default 0)")
     a.add_argument("--flush-mode", default="drain", choices=("drain", "paper"),
-                   help="end of stream (default drain; see docs/castle.md)")
+                   help="end of stream (default drain; 'paper' is CASTLE only; see docs/castle.md)")
     io = p.add_argument_group("input and output")
     io.add_argument("--input-format", choices=("csv", "jsonl"), default=None,
                     help="default: from the file name (.jsonl/.json -> jsonl), else csv")
@@ -193,6 +231,9 @@ def _algorithm_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         if v is None and o.required:
             raise _Usage(f"{args.algorithm} needs --{o.name.replace('_', '-')}")
         kw[o.name] = o.default if v is None else v
+    if args.flush_mode not in alg.flush_modes:
+        raise _Usage(f"--flush-mode {args.flush_mode} is not available for {args.algorithm} "
+                     f"(choices: {', '.join(alg.flush_modes)})")
     kw["rng"] = args.seed
     return kw
 
@@ -380,7 +421,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                 if args.checkpoint:  # keep the state of the last good batch: fix the input and rerun to resume
                     what = f"the {pending} pending tuples stay in the checkpoint {args.checkpoint!r}"
                 else:  # nothing is lost silently: release or suppress the tuples received so far
-                    emit(stream.flush(mode=args.flush_mode))
+                    emit(_flush(stream, args))
                     what = f"the {pending} pending tuples were flushed (released or suppressed)"
                 raise ValueError(f"{exc} Input rows {first}-{rows} (this batch) were not consumed; "
                                  f"{what}.") from exc
@@ -390,7 +431,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                 _save(args.checkpoint, args.algorithm, rows, writer.offset(), None if sup is None else sup.offset(),
                       stream.checkpoint())
         if not getattr(stream, "closed_", False):
-            emit(stream.flush(mode=args.flush_mode))
+            emit(_flush(stream, args))
         if args.checkpoint:
             _save(args.checkpoint, args.algorithm, rows, writer.offset(), None if sup is None else sup.offset(),
                   stream.checkpoint())
@@ -403,6 +444,12 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                "released": n_rel, "suppressed": n_sup}
     err.write("anoncore stream: " + json.dumps(summary) + "\n")
     return 0
+
+
+def _flush(stream: Any, args: argparse.Namespace) -> Any:
+    if len(ALGORITHMS[args.algorithm].flush_modes) > 1:
+        return stream.flush(mode=args.flush_mode)
+    return stream.flush()
 
 
 def _pending(stream: Any) -> int:
