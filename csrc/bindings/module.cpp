@@ -16,6 +16,7 @@ void bind_mondrian(py::module_ m);
 void bind_stream(py::module_ m);
 void bind_temporal(py::module_ m);
 void bind_sequence(py::module_ m);
+void bind_burel(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -35,4 +36,5 @@ PYBIND11_MODULE(_core, m) {
   bind_stream(m.def_submodule("stream"));
   bind_temporal(m.def_submodule("temporal"));
   bind_sequence(m.def_submodule("sequence"));
+  bind_burel(m.def_submodule("burel"));
 }

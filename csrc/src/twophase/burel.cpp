@@ -1,0 +1,292 @@
+#include "anoncore/twophase/burel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace anoncore::twophase {
+namespace {
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// 1 + min{beta, -ln p} (enhanced) or 1 + beta (basic): the factor of f(p) = p * factor.
+double bound_factor(double p, double beta, bool enhanced) {
+  if (!enhanced) return 1.0 + beta;
+  return 1.0 + std::min(beta, -std::log(p));
+}
+}  // namespace
+
+double burel_f(double p, double beta, bool enhanced) { return p * bound_factor(p, beta, enhanced); }
+
+BurelBuckets dp_partition(Span<int64_t> reference, double beta, bool enhanced, bool strict) {
+  BurelBuckets out;
+  const int64_t m = reference.size;
+  int64_t n = 0;
+  for (int64_t v = 0; v < m; ++v) {
+    n += reference[v];
+    if (reference[v] > 0) out.order.push_back(static_cast<int32_t>(v));
+  }
+  std::stable_sort(out.order.begin(), out.order.end(),
+                   [&](int32_t a, int32_t b) { return reference[a] < reference[b]; });
+  const auto mp = static_cast<int64_t>(out.order.size());
+  auto cnt = [&](int64_t i) { return reference[out.order[static_cast<size_t>(i - 1)]]; };  // 1-based
+  // Limit of a bucket starting at value b (1-based): N_b * factor(p_b), in count space.
+  std::vector<double> limit(static_cast<size_t>(mp + 1), 0.0);
+  for (int64_t b = 1; b <= mp; ++b) {
+    const double nb = static_cast<double>(cnt(b));
+    limit[static_cast<size_t>(b)] = nb * bound_factor(nb / static_cast<double>(n), beta, enhanced);
+  }
+  auto combinable = [&](int64_t run, int64_t b) {
+    const double r = static_cast<double>(run), lim = limit[static_cast<size_t>(b)];
+    return strict ? r < lim * (1.0 - kBurelTolerance) : r <= lim * (1.0 + kBurelTolerance);
+  };
+  out.dp_n.assign(static_cast<size_t>(mp + 1), 0);
+  out.dp_s.assign(static_cast<size_t>(mp + 1), 0);
+  for (int64_t e = 1; e <= mp; ++e) {
+    auto& ne = out.dp_n[static_cast<size_t>(e)];
+    auto& se = out.dp_s[static_cast<size_t>(e)];
+    ne = out.dp_n[static_cast<size_t>(e - 1)] + 1;
+    se = e;
+    int64_t run = cnt(e);
+    for (int64_t b = e - 1; b > 0; --b) {
+      run += cnt(b);
+      if (!combinable(run, b)) break;  // extending further left lowers p_min and raises the sum
+      if (out.dp_n[static_cast<size_t>(b - 1)] + 1 < ne) {
+        ne = out.dp_n[static_cast<size_t>(b - 1)] + 1;
+        se = b;
+      }
+    }
+  }
+  // Backtrack; buckets are numbered in ascending frequency order.
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t e = mp; e > 0;) {
+    const int64_t b = out.dp_s[static_cast<size_t>(e)];
+    runs.emplace_back(b, e);
+    e = b - 1;
+  }
+  std::reverse(runs.begin(), runs.end());
+  out.bucket_of.assign(static_cast<size_t>(m), -1);
+  for (size_t j = 0; j < runs.size(); ++j) {
+    int64_t total = 0;
+    for (int64_t i = runs[j].first; i <= runs[j].second; ++i) {
+      out.bucket_of[static_cast<size_t>(out.order[static_cast<size_t>(i - 1)])] = static_cast<int32_t>(j);
+      total += cnt(i);
+    }
+    const int64_t nmin = cnt(runs[j].first);
+    out.size.push_back(total);
+    out.min_count.push_back(nmin);
+    out.bound.push_back(burel_f(static_cast<double>(nmin) / static_cast<double>(n), beta, enhanced));
+  }
+  return out;
+}
+
+EcLeaves burel_ec_sizes(const BurelBuckets& phi) {
+  const int64_t B = phi.n_buckets();
+  const Span<int64_t> totals{phi.size.data(), B};
+  auto accept = [&](Matrix<int64_t> kids, MutSpan<uint8_t> ok) {
+    for (int64_t r = 0; r < kids.rows; ++r) {
+      int64_t size = 0;
+      for (int64_t j = 0; j < B; ++j) size += kids(r, j);
+      bool good = size > 0;
+      for (int64_t j = 0; good && j < B; ++j)
+        good = static_cast<double>(kids(r, j)) <= phi.bound[static_cast<size_t>(j)] * static_cast<double>(size) *
+                                                      (1.0 + kBurelTolerance);
+      ok[r] = good ? 1 : 0;
+    }
+  };
+  return ec_size_tree(totals, accept);
+}
+
+BurelOutput burel(Span<int32_t> sa, int64_t m, Matrix<int32_t> qi, const CoordTables& coords, int64_t max_card,
+                  const BurelConfig& cfg) {
+  BurelOutput out;
+  const int64_t n = sa.size;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<int64_t> reference(static_cast<size_t>(m), 0);
+  for (int64_t r = 0; r < n; ++r) ++reference[static_cast<size_t>(sa[r])];
+  out.buckets = dp_partition(Span<int64_t>{reference.data(), m}, cfg.beta, cfg.enhanced, cfg.strict);
+  out.seconds_bucketize = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  out.leaves = burel_ec_sizes(out.buckets);
+  out.seconds_ec_tree = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  std::vector<int32_t> bucket_of_row(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r)
+    bucket_of_row[static_cast<size_t>(r)] = out.buckets.bucket_of[static_cast<size_t>(sa[r])];
+  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  out.hilbert_bits = hilbert_bits(qi.cols, max_card);
+  hilbert_keys(qi, coords, out.hilbert_bits, MutSpan<uint64_t>{keys.data(), n}, cfg.n_threads);
+  out.seconds_keys = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  RetrieveInput in;
+  in.bucket_of_row = Span<int32_t>{bucket_of_row.data(), n};
+  in.n_buckets = out.buckets.n_buckets();
+  in.leaves = Matrix<int64_t>{out.leaves.counts.data(), out.leaves.n_leaves(), out.leaves.n_buckets};
+  in.keys = Span<uint64_t>{keys.data(), n};
+  in.seed = cfg.seed;
+  in.policy = cfg.policy;
+  in.n_threads = cfg.n_threads;
+  in.interrupt = cfg.interrupt;
+  out.labels.assign(static_cast<size_t>(n), -1);
+  const MutSpan<int64_t> lab{out.labels.data(), n};
+  out.status = cfg.slices ? retrieve_slices(in, lab) : retrieve_hilbert(in, lab);
+  out.seconds_retrieve = since(t0);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------- merge
+namespace {
+
+struct MergeState {
+  const MergeInput& in;
+  int64_t d, m, P;
+  std::vector<int64_t> hist, size;         // per class (C x m), sizes
+  std::vector<int32_t> lo, hi;             // per class boxes (C x d)
+  std::vector<double> il;                  // per class per dim loss (C x d)
+  std::vector<int64_t> ref_prefix;         // (m + 1)
+  std::vector<double> group_bound;         // (G): -ln rho1 per group
+
+  int32_t lca_leaves(int64_t j, int32_t a, int32_t b) const {
+    const int64_t off = in.node_offsets[j];
+    int32_t cur = a;
+    while (true) {
+      const int32_t s = in.leaf_start[off + cur], c = in.leaf_count[off + cur];
+      if (s <= a && s + c - 1 >= b) return c;
+      cur = in.parent[off + cur];
+    }
+  }
+  double dim_loss(int64_t j, int32_t a, int32_t b) const {
+    if (in.categorical[j]) {
+      if (a == b) return 0.0;
+      const int32_t c = lca_leaves(j, a, b);
+      return c <= 1 ? 0.0 : static_cast<double>(c) / static_cast<double>(in.n_leaves[j]);
+    }
+    return in.coords.at(b, j) - in.coords.at(a, j);
+  }
+  /// Whether class c satisfies every group's enhanced bound (integer gains as the audit: (rho2 - rho1) / rho1).
+  bool complies(int64_t c) const {
+    const int64_t* h = hist.data() + c * m;
+    const int64_t Q = size[static_cast<size_t>(c)];
+    for (int64_t g = 0; g < in.groups.rows; ++g) {
+      const int32_t a = in.groups(g, 0), b = in.groups(g, 1);
+      int64_t x = 0;
+      for (int32_t v = a; v <= b; ++v) x += h[v];
+      const int64_t r = ref_prefix[static_cast<size_t>(b + 1)] - ref_prefix[static_cast<size_t>(a)];
+      if (r == 0) {
+        if (x > 0) return false;
+        continue;
+      }
+      const int64_t num = x * P - r * Q;
+      if (num <= 0) continue;
+      const double gain = static_cast<double>(num) / (static_cast<double>(r) * static_cast<double>(Q));
+      if (gain > group_bound[static_cast<size_t>(g)]) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+MergeOutput burel_merge(const MergeInput& in) {
+  MergeOutput out;
+  const int64_t C = in.hist.rows, m = in.hist.cols, d = in.box_lo.cols;
+  MergeState st{in, d, m, 0, {}, {}, {}, {}, {}, {}, {}};
+  st.hist.assign(in.hist.data, in.hist.data + C * m);
+  st.size.assign(static_cast<size_t>(C), 0);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t v = 0; v < m; ++v) st.size[static_cast<size_t>(c)] += in.hist(c, v);
+  st.ref_prefix.assign(static_cast<size_t>(m + 1), 0);
+  for (int64_t v = 0; v < m; ++v) st.ref_prefix[static_cast<size_t>(v + 1)] = st.ref_prefix[static_cast<size_t>(v)] + in.reference[v];
+  st.P = st.ref_prefix[static_cast<size_t>(m)];
+  st.group_bound.resize(static_cast<size_t>(in.groups.rows));
+  for (int64_t g = 0; g < in.groups.rows; ++g) {
+    const int64_t r = st.ref_prefix[static_cast<size_t>(in.groups(g, 1) + 1)] -
+                      st.ref_prefix[static_cast<size_t>(in.groups(g, 0))];
+    const double rho = static_cast<double>(r) / static_cast<double>(st.P);
+    st.group_bound[static_cast<size_t>(g)] = r > 0 ? std::min(in.beta, -std::log(rho)) : 0.0;
+  }
+  st.lo.assign(in.box_lo.data, in.box_lo.data + C * d);
+  st.hi.assign(in.box_hi.data, in.box_hi.data + C * d);
+  st.il.assign(static_cast<size_t>(C * d), 0.0);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t j = 0; j < d; ++j)
+      st.il[static_cast<size_t>(c * d + j)] = st.dim_loss(j, st.lo[static_cast<size_t>(c * d + j)], st.hi[static_cast<size_t>(c * d + j)]);
+  std::vector<int64_t> parent(static_cast<size_t>(C));
+  std::iota(parent.begin(), parent.end(), int64_t{0});
+  std::vector<uint8_t> alive(static_cast<size_t>(C), 1);
+  std::vector<int32_t> mlo(static_cast<size_t>(d)), mhi(static_cast<size_t>(d));
+  int64_t n_alive = C;
+  for (int64_t c = 0; c < C; ++c) {
+    if (!alive[static_cast<size_t>(c)]) continue;
+    if (st.complies(c)) continue;
+    ++out.n_violating;
+    while (!st.complies(c)) {
+      if (interrupted(in.interrupt)) {
+        out.status = Status::Interrupted;
+        return out;
+      }
+      if (n_alive <= 1) throw InternalError("burel_merge: the whole table violates its own distribution");
+      const double* il1 = st.il.data() + c * d;
+      const int32_t* lo1 = st.lo.data() + c * d;
+      const int32_t* hi1 = st.hi.data() + c * d;
+      double best = std::numeric_limits<double>::infinity();
+      int64_t arg = -1;
+      for (int64_t o = 0; o < C; ++o) {
+        if (o == c || !alive[static_cast<size_t>(o)]) continue;
+        const double* il2 = st.il.data() + o * d;
+        const int32_t* lo2 = st.lo.data() + o * d;
+        const int32_t* hi2 = st.hi.data() + o * d;
+        // Lower bound of the increase (sum over dims, before dividing by d).
+        double lb = 0.0;
+        for (int64_t j = 0; j < d; ++j) {
+          double x = il2[j] - il1[j];
+          if (!in.categorical[j]) {
+            if (lo2[j] > hi1[j]) x = std::max(x, in.coords.at(lo2[j], j) - in.coords.at(hi1[j], j));
+            else if (hi2[j] < lo1[j]) x = std::max(x, in.coords.at(lo1[j], j) - in.coords.at(hi2[j], j));
+          }
+          lb += std::max(x, 0.0);
+        }
+        if (lb >= best) continue;  // ties: the lower index already found wins
+        ++out.n_evaluated;
+        double inc = 0.0;
+        for (int64_t j = 0; j < d && inc < best; ++j)
+          inc += st.dim_loss(j, std::min(lo1[j], lo2[j]), std::max(hi1[j], hi2[j])) - il1[j];
+        if (inc < best) {
+          best = inc;
+          arg = o;
+        }
+      }
+      if (arg < 0) throw InternalError("burel_merge: no merge candidate");
+      // Merge arg into c (c stays alive; classes are renumbered densely by first member at the end).
+      int64_t* h1 = st.hist.data() + c * m;
+      const int64_t* h2 = st.hist.data() + arg * m;
+      for (int64_t v = 0; v < m; ++v) h1[v] += h2[v];
+      st.size[static_cast<size_t>(c)] += st.size[static_cast<size_t>(arg)];
+      for (int64_t j = 0; j < d; ++j) {
+        const auto cj = static_cast<size_t>(c * d + j), aj = static_cast<size_t>(arg * d + j);
+        st.lo[cj] = std::min(st.lo[cj], st.lo[aj]);
+        st.hi[cj] = std::max(st.hi[cj], st.hi[aj]);
+        st.il[cj] = st.dim_loss(j, st.lo[cj], st.hi[cj]);
+      }
+      alive[static_cast<size_t>(arg)] = 0;
+      parent[static_cast<size_t>(arg)] = c;
+      --n_alive;
+      ++out.n_merges;
+    }
+  }
+  // Resolve merge chains and number the survivors densely in index order.
+  std::vector<int64_t> dense(static_cast<size_t>(C), -1);
+  out.class_map.assign(static_cast<size_t>(C), -1);
+  for (int64_t c = 0; c < C; ++c) {
+    int64_t r = c;
+    while (parent[static_cast<size_t>(r)] != r) r = parent[static_cast<size_t>(r)];
+    if (dense[static_cast<size_t>(r)] < 0) dense[static_cast<size_t>(r)] = out.n_classes++;
+    out.class_map[static_cast<size_t>(c)] = dense[static_cast<size_t>(r)];
+  }
+  return out;
+}
+
+}  // namespace anoncore::twophase
