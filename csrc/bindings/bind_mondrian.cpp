@@ -53,11 +53,11 @@ void bind_mondrian(py::module_ m) {
             owned.push_back(std::make_unique<mondrian::KAnonymityModel>(static_cast<int64_t>(value)));
           else if (name == "t")
             owned.push_back(std::make_unique<mondrian::TClosenessModel>(reference, value, hp));
-          else if (name == "beta")  // LMondrian: enhanced beta-likeness
+          else if (name == "beta_enhanced")  // LMondrian: enhanced beta-likeness
             owned.push_back(std::make_unique<mondrian::BetaLikenessModel>(reference, value, true));
           else if (name == "beta_basic")
             owned.push_back(std::make_unique<mondrian::BetaLikenessModel>(reference, value, false));
-          else if (name == "delta")  // DMondrian
+          else if (name == "delta_disclosure")  // DMondrian
             owned.push_back(std::make_unique<mondrian::DeltaDisclosureModel>(reference, value));
           else if (name == "beta_groups") {  // semantic / range-based beta-likeness over `groups` code ranges
             if (groups.is_none()) throw std::invalid_argument("model 'beta_groups' needs groups");

@@ -407,7 +407,7 @@ def lmondrian(
         groups = _groups(table, name, variant, eps, bool(relative), int(level))
         spec = [("beta_groups", b)]
     else:
-        spec = [("beta" if variant == "enhanced" else "beta_basic", b)]
+        spec = [("beta_enhanced" if variant == "enhanced" else "beta_basic", b)]
     partition, trace, kernel = _mondrian(table, caller, spec, name, groups)
     achieved = _audit(table, partition, [_model(variant, b, eps, bool(relative), int(level), name)])
     t1 = time.perf_counter()
@@ -459,7 +459,7 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None) -> Res
         raise InfeasibleError(f"dmondrian: the sensitive attribute {name!r} has a single value, so delta = "
                               f"ln(1 + min(beta, -ln 1)) = 0 and delta-disclosure (|ln(q/p)| < delta) holds for no "
                               f"class.")
-    partition, trace, kernel = _mondrian(table, caller, [("delta", delta)], name, None)
+    partition, trace, kernel = _mondrian(table, caller, [("delta_disclosure", delta)], name, None)
     achieved = _audit(table, partition, [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)],
                       ("delta",))
     t1 = time.perf_counter()
