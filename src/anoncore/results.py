@@ -134,8 +134,12 @@ class Partition:
             raise ValueError(f"labels must be 1-D with one entry per row ({table.n_rows}). Got shape {lab.shape}.")
         if lab.dtype.kind == "f" and np.isnan(lab).any():
             raise ValueError("labels must not contain NaN.")
-        _, dense = np.unique(lab, return_inverse=True)
-        dense = np.ascontiguousarray(dense.reshape(-1), dtype=np.int64)
+        if lab.dtype.kind in "iu" and lab.size and int(lab.min()) == 0 and bool(np.all(np.bincount(lab) > 0)):
+            # Already dense 0..C-1 with every id used: np.unique's inverse would be the labels themselves.
+            dense = np.ascontiguousarray(lab, dtype=np.int64)
+        else:
+            _, dense = np.unique(lab, return_inverse=True)
+            dense = np.ascontiguousarray(dense.reshape(-1), dtype=np.int64)
         n_classes = int(dense.max()) + 1
         sup = _check_suppressed(suppressed, table.n_rows)
         qc = table.qi_codes()
