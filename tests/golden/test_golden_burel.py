@@ -119,8 +119,8 @@ def test_example_4_1_release_satisfies_beta_1() -> None:
 
 @pytest.mark.parametrize(("strict", "n_buckets", "sizes"), [(False, 3, [3, 3]), (True, 6, [6])])
 def test_example_4_1_beta_1_equality(strict: bool, n_buckets: int, sizes: list[int]) -> None:
-    # beta = 1: a pair's share 2/6 equals f(1/6) = 1/3 exactly (spec §8 item 7). With <= (the default, Lemma 4.4)
-    # the three pair buckets stand and two classes reach beta = 1; with the pseudo-code's strict < every value
+    # beta = 1: a pair's share 2/6 equals f(1/6) = 1/3 exactly (spec §8 item 7). With <= (Lemma 4.4) the three
+    # pair buckets stand and two classes reach beta = 1; with the pseudo-code's strict < (the default) every value
     # is its own bucket, no split is possible (all counts < 2) and the table is one class.
     res = burel(table_42(), beta=1.0, rng=0, strict=strict)
     assert len(res.trace[0]["buckets"]) == n_buckets

@@ -155,7 +155,7 @@ def burel(
     rng: int | np.random.Generator | None = None,
     sensitive: str | None = None,
     seed_policy: str = "random",
-    strict: bool = False,
+    strict: bool = True,
     n_threads: int | None = None,
 ) -> Result:
     """Anonymize a table for beta-likeness with BUREL.
@@ -195,10 +195,14 @@ def burel(
     seed_policy : {'random', 'min_key', 'slices'}, default='random'
         As in :func:`anoncore.sabre`: the thesis's random seed, the smallest remaining Hilbert key, or Hilbert
         slicing (no seeds; spec §7, not the thesis algorithm).
-    strict : bool, default=False
-        DPpartition's combinability test: ``False`` (default) uses ``<=``, as Lemma 4.4, Theorem 4.1 and
-        Example 4.1 do; ``True`` uses the pseudo-code's strict ``<`` (never merges a bucket whose share equals
-        the bound exactly; spec §8 item 7).
+    strict : bool, default=True
+        DPpartition's combinability test (spec §8 item 7). ``True`` (default) is the thesis pseudo-code's strict
+        ``sum p < f(p_min)``; ``False`` is the ``<=`` of Lemma 4.4, Theorem 4.1 and Example 4.1. Both are sound.
+        The default is strict because ``<=`` packs buckets whose share equals their bound exactly, which is
+        common at integer beta (``sum N = (1 + beta) N_min``), and such a bucket admits no halving unless both
+        halves are exactly proportional: the EC tree then stops at the root (measured: synthetic census,
+        100,000 rows, beta = 5: one class with ``<=``, 208 classes with ``<``). ``strict=False`` reproduces
+        Example 4.1 at beta = 1 (two classes at beta exactly 1).
     n_threads : int, default=None
         Threads for the Hilbert keys and sorts; ``None`` uses all cores.
 
