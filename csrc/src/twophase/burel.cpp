@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace anoncore::twophase {
 namespace {
@@ -214,11 +215,97 @@ MergeOutput burel_merge(const MergeInput& in) {
   for (int64_t c = 0; c < C; ++c)
     for (int64_t j = 0; j < d; ++j)
       st.il[static_cast<size_t>(c * d + j)] = st.dim_loss(j, st.lo[static_cast<size_t>(c * d + j)], st.hi[static_cast<size_t>(c * d + j)]);
+  // KD-tree over the classes' box centres (built once). Every node keeps the union of its classes' boxes
+  // (min lo, max hi codes per dimension, widened as boxes grow through merges) and the smallest per-dimension
+  // loss of its classes at build time (a valid lower bound: losses only grow). A best-first search visits
+  // nodes by the lower bound sum_j max(0, numeric gap between the query box and the node's union box,
+  // min loss_j - query loss_j) and stops when the bound exceeds the best exact increase found. The result is the
+  // linear scan's: smallest increase, ties to the smallest class index.
+  struct KdNode {
+    int64_t begin = 0, end = 0, left = -1, right = -1, parent = -1;
+  };
+  std::vector<KdNode> nodes;
+  std::vector<int32_t> nlo, nhi;   // per node x d
+  std::vector<double> nminil;      // per node x d
+  std::vector<int64_t> perm(static_cast<size_t>(C)), leaf_of(static_cast<size_t>(C), -1);
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  std::vector<double> centre(static_cast<size_t>(C * d));
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t j = 0; j < d; ++j) {
+      const auto k = static_cast<size_t>(c * d + j);
+      centre[k] = 0.5 * (in.coords.at(st.lo[k], j) + in.coords.at(st.hi[k], j));
+    }
+  constexpr int64_t kLeaf = 8;
+  {
+    nodes.push_back({0, C, -1, -1, -1});
+    std::vector<int64_t> work{0};
+    while (!work.empty()) {
+      const int64_t id = work.back();
+      work.pop_back();
+      const int64_t b = nodes[static_cast<size_t>(id)].begin, e = nodes[static_cast<size_t>(id)].end;
+      if (e - b <= kLeaf) {
+        for (int64_t i = b; i < e; ++i) leaf_of[static_cast<size_t>(perm[static_cast<size_t>(i)])] = id;
+        continue;
+      }
+      int64_t best_j = 0;
+      double best_w = -1.0;
+      for (int64_t j = 0; j < d; ++j) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (int64_t i = b; i < e; ++i) {
+          const double x = centre[static_cast<size_t>(perm[static_cast<size_t>(i)] * d + j)];
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+        }
+        if (hi - lo > best_w) {
+          best_w = hi - lo;
+          best_j = j;
+        }
+      }
+      const int64_t mid = b + (e - b) / 2;
+      std::nth_element(perm.begin() + b, perm.begin() + mid, perm.begin() + e, [&](int64_t x, int64_t y) {
+        const double cx = centre[static_cast<size_t>(x * d + best_j)], cy = centre[static_cast<size_t>(y * d + best_j)];
+        return cx < cy || (cx == cy && x < y);
+      });
+      const auto l = static_cast<int64_t>(nodes.size());
+      nodes.push_back({b, mid, -1, -1, id});
+      nodes.push_back({mid, e, -1, -1, id});
+      nodes[static_cast<size_t>(id)].left = l;
+      nodes[static_cast<size_t>(id)].right = l + 1;
+      work.push_back(l + 1);
+      work.push_back(l);
+    }
+    const auto nn = nodes.size();
+    nlo.assign(nn * static_cast<size_t>(d), INT32_MAX);
+    nhi.assign(nn * static_cast<size_t>(d), INT32_MIN);
+    nminil.assign(nn * static_cast<size_t>(d), std::numeric_limits<double>::infinity());
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t x = leaf_of[static_cast<size_t>(c)]; x >= 0; x = nodes[static_cast<size_t>(x)].parent)
+        for (int64_t j = 0; j < d; ++j) {
+          const auto k = static_cast<size_t>(x * d + j), ck = static_cast<size_t>(c * d + j);
+          nlo[k] = std::min(nlo[k], st.lo[ck]);
+          nhi[k] = std::max(nhi[k], st.hi[ck]);
+          nminil[k] = std::min(nminil[k], st.il[ck]);
+        }
+  }
   std::vector<int64_t> parent(static_cast<size_t>(C));
   std::iota(parent.begin(), parent.end(), int64_t{0});
   std::vector<uint8_t> alive(static_cast<size_t>(C), 1);
-  std::vector<int32_t> mlo(static_cast<size_t>(d)), mhi(static_cast<size_t>(d));
   int64_t n_alive = C;
+  using Entry = std::pair<double, int64_t>;  // (lower bound, node), smallest first, ties by node id
+  std::vector<Entry> heap;
+  auto node_bound = [&](int64_t x, const double* il1, const int32_t* lo1, const int32_t* hi1) {
+    double lb = 0.0;
+    for (int64_t j = 0; j < d; ++j) {
+      const auto k = static_cast<size_t>(x * d + j);
+      double v = nminil[k] - il1[j];
+      if (!in.categorical[j]) {
+        if (nlo[k] > hi1[j]) v = std::max(v, in.coords.at(nlo[k], j) - in.coords.at(hi1[j], j));
+        else if (nhi[k] < lo1[j]) v = std::max(v, in.coords.at(lo1[j], j) - in.coords.at(nhi[k], j));
+      }
+      lb += std::max(v, 0.0);
+    }
+    return lb;
+  };
   for (int64_t c = 0; c < C; ++c) {
     if (!alive[static_cast<size_t>(c)]) continue;
     if (st.complies(c)) continue;
@@ -234,29 +321,49 @@ MergeOutput burel_merge(const MergeInput& in) {
       const int32_t* hi1 = st.hi.data() + c * d;
       double best = std::numeric_limits<double>::infinity();
       int64_t arg = -1;
-      for (int64_t o = 0; o < C; ++o) {
-        if (o == c || !alive[static_cast<size_t>(o)]) continue;
-        const double* il2 = st.il.data() + o * d;
-        const int32_t* lo2 = st.lo.data() + o * d;
-        const int32_t* hi2 = st.hi.data() + o * d;
-        // Lower bound of the increase (sum over dims, before dividing by d).
-        double lb = 0.0;
-        for (int64_t j = 0; j < d; ++j) {
-          double x = il2[j] - il1[j];
-          if (!in.categorical[j]) {
-            if (lo2[j] > hi1[j]) x = std::max(x, in.coords.at(lo2[j], j) - in.coords.at(hi1[j], j));
-            else if (hi2[j] < lo1[j]) x = std::max(x, in.coords.at(lo1[j], j) - in.coords.at(hi2[j], j));
+      heap.clear();
+      heap.emplace_back(node_bound(0, il1, lo1, hi1), 0);
+      auto cmp = [](const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); };
+      while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), cmp);
+        const auto [lb_node, x] = heap.back();
+        heap.pop_back();
+        if (lb_node > best) break;  // equal bounds may still hold a lower-index tie
+        const KdNode& nd = nodes[static_cast<size_t>(x)];
+        if (nd.left >= 0) {
+          for (int64_t ch : {nd.left, nd.right}) {
+            const double lb = node_bound(ch, il1, lo1, hi1);
+            if (lb <= best) {
+              heap.emplace_back(lb, ch);
+              std::push_heap(heap.begin(), heap.end(), cmp);
+            }
           }
-          lb += std::max(x, 0.0);
+          continue;
         }
-        if (lb >= best) continue;  // ties: the lower index already found wins
-        ++out.n_evaluated;
-        double inc = 0.0;
-        for (int64_t j = 0; j < d && inc < best; ++j)
-          inc += st.dim_loss(j, std::min(lo1[j], lo2[j]), std::max(hi1[j], hi2[j])) - il1[j];
-        if (inc < best) {
-          best = inc;
-          arg = o;
+        for (int64_t i = nd.begin; i < nd.end; ++i) {
+          const int64_t o = perm[static_cast<size_t>(i)];
+          if (o == c || !alive[static_cast<size_t>(o)]) continue;
+          const double* il2 = st.il.data() + o * d;
+          const int32_t* lo2 = st.lo.data() + o * d;
+          const int32_t* hi2 = st.hi.data() + o * d;
+          double lb = 0.0;
+          for (int64_t j = 0; j < d; ++j) {
+            double v = il2[j] - il1[j];
+            if (!in.categorical[j]) {
+              if (lo2[j] > hi1[j]) v = std::max(v, in.coords.at(lo2[j], j) - in.coords.at(hi1[j], j));
+              else if (hi2[j] < lo1[j]) v = std::max(v, in.coords.at(lo1[j], j) - in.coords.at(hi2[j], j));
+            }
+            lb += std::max(v, 0.0);
+          }
+          if (lb > best || (lb == best && o > arg)) continue;
+          ++out.n_evaluated;
+          double inc = 0.0;
+          for (int64_t j = 0; j < d && inc <= best; ++j)
+            inc += st.dim_loss(j, std::min(lo1[j], lo2[j]), std::max(hi1[j], hi2[j])) - il1[j];
+          if (inc < best || (inc == best && o < arg)) {
+            best = inc;
+            arg = o;
+          }
         }
       }
       if (arg < 0) throw InternalError("burel_merge: no merge candidate");
@@ -271,6 +378,12 @@ MergeOutput burel_merge(const MergeInput& in) {
         st.hi[cj] = std::max(st.hi[cj], st.hi[aj]);
         st.il[cj] = st.dim_loss(j, st.lo[cj], st.hi[cj]);
       }
+      for (int64_t x = leaf_of[static_cast<size_t>(c)]; x >= 0; x = nodes[static_cast<size_t>(x)].parent)
+        for (int64_t j = 0; j < d; ++j) {
+          const auto k = static_cast<size_t>(x * d + j), ck = static_cast<size_t>(c * d + j);
+          nlo[k] = std::min(nlo[k], st.lo[ck]);
+          nhi[k] = std::max(nhi[k], st.hi[ck]);
+        }
       alive[static_cast<size_t>(arg)] = 0;
       parent[static_cast<size_t>(arg)] = c;
       --n_alive;

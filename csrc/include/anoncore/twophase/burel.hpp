@@ -76,10 +76,12 @@ BurelOutput burel(Span<int32_t> sa, int64_t m, Matrix<int32_t> qi, const CoordTa
 /// (semantic: hierarchy nodes' leaf ranges; range-based: runs of present values within epsilon). A class
 /// violating some group is merged with the alive class minimising IL(G1 u G2) - IL(G1) (GLM, equal weights),
 /// repeatedly, until it complies (Lemma 4.2 guarantees termination). Classes are scanned in index order; the
-/// violating class absorbs its neighbour; survivors are renumbered by their first original class. Neighbour search: one pass over the alive classes per violating class with an
-/// O(d) lower bound (per numeric dimension the gap between the boxes, per dimension the other box's own loss
-/// above ours) computed before the exact O(d h) evaluation, which is skipped when the bound cannot beat the
-/// best so far.
+/// violating class absorbs its neighbour (smallest increase, ties to the smallest index); survivors are
+/// renumbered by their first original class. Neighbour search: a KD-tree over the class box centres whose nodes
+/// keep the union of their boxes (widened as boxes grow) and their smallest per-dimension loss; a best-first
+/// search by the lower bound sum_j max(0, numeric gap to the node's union box, node loss_j - own loss_j) stops
+/// when the bound exceeds the best exact O(d h) increase. Typically O(log C) nodes per merge instead of the
+/// thesis's scan of every class.
 struct MergeInput {
   Matrix<int64_t> hist;       // (C, m) SA histogram per class
   Span<int64_t> reference;    // (m,) table counts
