@@ -4,6 +4,7 @@ examples live in tests/golden/test_golden_burel.py."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,27 @@ def test_bisplit_equals_reference_dichotomize(counts: list[int], beta: float) ->
     assert leaves == dichotomize_reference(b["size"].tolist(), lambda a: eligible(a, bounds))
     assert np.array(leaves).sum(axis=0).tolist() == b["size"].tolist()
     assert all(eligible(a, bounds) for a in leaves)
+    # The balanced split (not in the thesis): eligible leaves that add up to the buckets, and a leaf has no eligible
+    # split at any left size the search tries (within a quarter of half), checked by brute force on small leaves.
+    bal = bu.ec_sizes(b["size"], b["bound"], True).tolist()
+    assert np.array(bal).sum(axis=0).tolist() == b["size"].tolist()
+    assert all(eligible(a, bounds) for a in bal)
+    for a in bal:
+        S = sum(a)
+        if math.prod(v + 1 for v in a) > 5000:  # brute force only on small leaves
+            continue
+        for L in range(max(1, S // 2 - max(1, S // 4)), min(S - 1, S // 2 + S % 2 + max(1, S // 4)) + 1):
+            assert not _has_eligible_split(a, L, bounds)
+
+
+def _has_eligible_split(a: list[int], L: int, bounds: list[float]) -> bool:
+    """Brute force: some child counts x (0 <= x_j <= a_j, sum L) with both children eligible."""
+    import itertools
+
+    for x in itertools.product(*[range(v + 1) for v in a]):
+        if sum(x) == L and eligible(list(x), bounds) and eligible([v - y for v, y in zip(a, x)], bounds):
+            return True
+    return False
 
 
 def test_half_up_rounding() -> None:
@@ -164,11 +186,12 @@ def _check_common(tab: Table, res: Any) -> None:
 
 
 @settings(max_examples=60)
-@given(cases, st.sampled_from(["enhanced", "basic"]), st.sampled_from(["random", "min_key", "slices"]))
-def test_burel_output_satisfies_beta(case: tuple[Any, ...], variant: str, policy: str) -> None:
+@given(cases, st.sampled_from(["enhanced", "basic"]), st.sampled_from(["random", "min_key", "slices"]),
+       st.sampled_from(["halve", "balanced"]))
+def test_burel_output_satisfies_beta(case: tuple[Any, ...], variant: str, policy: str, split: str) -> None:
     seed, n, n_qi, m, beta = case
     tab = random_table(seed, n, n_qi, m, "numeric", skew=3.0)
-    res = burel(tab, beta=beta, variant=variant, seed_policy=policy, rng=seed)
+    res = burel(tab, beta=beta, variant=variant, seed_policy=policy, split=split, rng=seed)
     _check_common(tab, res)
     sa = sa_of(tab)
     assert classes_satisfy_groups(sa, res.partition.labels, [[v] for v in range(m)], beta, variant == "enhanced")
@@ -310,6 +333,7 @@ def test_deterministic_for_a_seed_and_thread_count() -> None:
     ({"beta": 1.0, "variant": "semantic"}, ValueError, "needs a categorical sensitive attribute with a hierarchy"),
     ({"beta": 1.0, "seed_policy": "x"}, ValueError, "'seed_policy'"),
     ({"beta": 1.0, "strict": 1}, TypeError, "'strict'"),
+    ({"beta": 1.0, "split": "thirds"}, ValueError, "'split' parameter"),
     ({"beta": 1.0, "rng": "x"}, TypeError, "'rng'"),
     ({"beta": 1.0, "n_threads": 0}, ValueError, "'n_threads'"),
 ])

@@ -47,7 +47,7 @@ void bind_burel(py::module_ m) {
       "DPpartition: minimum number of frequency-contiguous buckets.");
   m.def(
       "ec_sizes",
-      [](const CArray<int64_t>& sizes, const CArray<double>& bound) {
+      [](const CArray<int64_t>& sizes, const CArray<double>& bound, bool balanced) {
         twophase::BurelBuckets b;
         auto s = span_of(sizes, "sizes");
         auto f = span_of(bound, "bound", s.size);
@@ -56,16 +56,17 @@ void bind_burel(py::module_ m) {
         twophase::EcLeaves leaves;
         {
           py::gil_scoped_release nogil;
-          leaves = twophase::burel_ec_sizes(b);
+          leaves = balanced ? twophase::burel_ec_sizes_balanced(b) : twophase::burel_ec_sizes(b);
         }
         return leaves_of(std::move(leaves));
       },
-      py::arg("sizes").noconvert(), py::arg("bound").noconvert(), "biSplit: EC-tree leaves in depth-first order.");
+      py::arg("sizes").noconvert(), py::arg("bound").noconvert(), py::arg("balanced") = false,
+      "biSplit (or the balanced split): EC-tree leaves in depth-first order.");
   m.def(
       "burel",
       [](const CArray<int32_t>& sa, int64_t m_codes, const CArray<int32_t>& qi, const CArray<double>& coord_values,
          const CArray<int64_t>& coord_offsets, int64_t max_card, double beta, bool enhanced, bool strict, int policy,
-         uint64_t seed, int n_threads) {
+         uint64_t seed, int n_threads, bool balanced) {
         auto q = matrix_of(qi, "qi");
         auto s = span_of(sa, "sa", q.rows);
         twophase::CoordTables ct{span_of(coord_values, "coord_values"), span_of(coord_offsets, "coord_offsets", q.cols + 1)};
@@ -73,6 +74,7 @@ void bind_burel(py::module_ m) {
         cfg.beta = beta;
         cfg.enhanced = enhanced;
         cfg.strict = strict;
+        cfg.balanced = balanced;
         cfg.slices = policy == 2;
         cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
         cfg.seed = seed;
@@ -96,7 +98,7 @@ void bind_burel(py::module_ m) {
       },
       py::arg("sa").noconvert(), py::arg("m"), py::arg("qi").noconvert(), py::arg("coord_values").noconvert(),
       py::arg("coord_offsets").noconvert(), py::arg("max_card"), py::arg("beta"), py::arg("enhanced"),
-      py::arg("strict"), py::arg("policy"), py::arg("seed"), py::arg("n_threads"),
+      py::arg("strict"), py::arg("policy"), py::arg("seed"), py::arg("n_threads"), py::arg("balanced") = false,
       "BUREL end to end: row labels, buckets, EC recipes, timings.");
   m.def(
       "merge",

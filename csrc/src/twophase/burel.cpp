@@ -134,6 +134,104 @@ EcLeaves burel_ec_sizes(const BurelBuckets& phi) {
   return ec_size_tree(totals, accept);
 }
 
+EcLeaves burel_ec_sizes_balanced(const BurelBuckets& phi) {
+  const int64_t B = phi.n_buckets();
+  EcLeaves out;
+  out.n_buckets = B;
+  out.n_nodes = 1;
+  auto eligible = [&](const int64_t* x, int64_t size) {
+    if (size <= 0) return false;
+    for (int64_t j = 0; j < B; ++j)
+      if (static_cast<double>(x[j]) > phi.bound[static_cast<size_t>(j)] * static_cast<double>(size) * (1.0 + kBurelTolerance))
+        return false;
+    return true;
+  };
+  std::vector<int64_t> lo(static_cast<size_t>(B)), hi(static_cast<size_t>(B)), x(static_cast<size_t>(B)),
+      y(static_cast<size_t>(B));
+  std::vector<double> want(static_cast<size_t>(B));
+  std::vector<int64_t> order(static_cast<size_t>(B));
+  // Split `a` (size S) at left size L if possible: fills x (left) and y (right).
+  auto try_size = [&](const int64_t* a, int64_t S, int64_t L) {
+    const int64_t R = S - L;
+    int64_t slo = 0, shi = 0;
+    for (int64_t j = 0; j < B; ++j) {
+      const double f = phi.bound[static_cast<size_t>(j)] * (1.0 + kBurelTolerance);
+      const auto capl = static_cast<int64_t>(std::floor(f * static_cast<double>(L)));
+      const auto capr = static_cast<int64_t>(std::floor(f * static_cast<double>(R)));
+      lo[static_cast<size_t>(j)] = std::max<int64_t>(0, a[j] - capr);
+      hi[static_cast<size_t>(j)] = std::min<int64_t>(a[j], capl);
+      if (lo[static_cast<size_t>(j)] > hi[static_cast<size_t>(j)]) return false;
+      slo += lo[static_cast<size_t>(j)];
+      shi += hi[static_cast<size_t>(j)];
+    }
+    if (slo > L || shi < L) return false;
+    int64_t sum = 0;
+    for (int64_t j = 0; j < B; ++j) {
+      const auto js = static_cast<size_t>(j);
+      want[js] = static_cast<double>(a[j]) * static_cast<double>(L) / static_cast<double>(S);
+      x[js] = std::clamp(static_cast<int64_t>(std::floor(want[js])), lo[js], hi[js]);
+      sum += x[js];
+    }
+    // Move the remaining difference one unit at a time, largest shortfall (resp. excess) first, ties by bucket.
+    std::iota(order.begin(), order.end(), int64_t{0});
+    if (sum < L) {
+      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+        return want[static_cast<size_t>(p)] - static_cast<double>(x[static_cast<size_t>(p)]) >
+               want[static_cast<size_t>(q)] - static_cast<double>(x[static_cast<size_t>(q)]);
+      });
+      while (sum < L)
+        for (int64_t j : order) {
+          if (sum == L) break;
+          const auto js = static_cast<size_t>(j);
+          if (x[js] < hi[js]) { ++x[js]; ++sum; }
+        }
+    } else if (sum > L) {
+      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+        return static_cast<double>(x[static_cast<size_t>(p)]) - want[static_cast<size_t>(p)] >
+               static_cast<double>(x[static_cast<size_t>(q)]) - want[static_cast<size_t>(q)];
+      });
+      while (sum > L)
+        for (int64_t j : order) {
+          if (sum == L) break;
+          const auto js = static_cast<size_t>(j);
+          if (x[js] > lo[js]) { --x[js]; --sum; }
+        }
+    }
+    for (int64_t j = 0; j < B; ++j) y[static_cast<size_t>(j)] = a[j] - x[static_cast<size_t>(j)];
+    return eligible(x.data(), L) && eligible(y.data(), R);
+  };
+  // Depth-first, left child first; nodes on an explicit stack (arrays copied).
+  std::vector<std::vector<int64_t>> stack{std::vector<int64_t>(phi.size.begin(), phi.size.end())};
+  while (!stack.empty()) {
+    std::vector<int64_t> a = std::move(stack.back());
+    stack.pop_back();
+    int64_t S = 0;
+    for (int64_t v : a) S += v;
+    bool split = false;
+    if (S >= 2) {
+      const int64_t half = S / 2, reach = std::max<int64_t>(1, S / 4);
+      for (int64_t k = 0; k <= reach && !split; ++k) {
+        for (int64_t L : {half - k, half + k + (S % 2)}) {
+          if (L < 1 || L > S - 1) continue;
+          if (try_size(a.data(), S, L)) {
+            split = true;
+            break;
+          }
+        }
+      }
+    }
+    if (!split) {
+      if (S >= 2) ++out.n_rejected;
+      out.counts.insert(out.counts.end(), a.begin(), a.end());
+      continue;
+    }
+    out.n_nodes += 2;
+    stack.push_back(y);  // right, popped after the left subtree
+    stack.push_back(x);
+  }
+  return out;
+}
+
 BurelOutput burel(Span<int32_t> sa, int64_t m, Matrix<int32_t> qi, const CoordTables& coords, int64_t max_card,
                   const BurelConfig& cfg) {
   BurelOutput out;
@@ -144,7 +242,7 @@ BurelOutput burel(Span<int32_t> sa, int64_t m, Matrix<int32_t> qi, const CoordTa
   out.buckets = dp_partition(Span<int64_t>{reference.data(), m}, cfg.beta, cfg.enhanced, cfg.strict);
   out.seconds_bucketize = since(t0);
   t0 = std::chrono::steady_clock::now();
-  out.leaves = burel_ec_sizes(out.buckets);
+  out.leaves = cfg.balanced ? burel_ec_sizes_balanced(out.buckets) : burel_ec_sizes(out.buckets);
   out.seconds_ec_tree = since(t0);
   t0 = std::chrono::steady_clock::now();
   std::vector<int32_t> bucket_of_row(static_cast<size_t>(n));

@@ -156,6 +156,7 @@ def burel(
     sensitive: str | None = None,
     seed_policy: str = "random",
     strict: bool = True,
+    split: str = "halve",
     n_threads: int | None = None,
 ) -> Result:
     """Anonymize a table for beta-likeness with BUREL.
@@ -203,6 +204,12 @@ def burel(
         halves are exactly proportional: the EC tree then stops at the root (measured: synthetic census,
         100,000 rows, beta = 5: one class with ``<=``, 208 classes with ``<``). ``strict=False`` reproduces
         Example 4.1 at beta = 1 (two classes at beta exactly 1).
+    split : {'halve', 'balanced'}, default='halve'
+        ``'halve'`` is the thesis's biSplit: every bucket count is halved (left child ``ceil(a/2)``) and the
+        split is kept only when both halves are eligible. ``'balanced'`` (not in the thesis) splits a node into
+        the two eligible children whose sizes are closest to half, with counts nearest to proportional; it goes on
+        splitting where rounding stops the halving (buckets packed close to their bound), so classes get smaller.
+        Both publish only eligible classes, so the guarantee is the same.
     n_threads : int, default=None
         Threads for the Hilbert keys and sorts; ``None`` uses all cores.
 
@@ -257,13 +264,14 @@ def burel(
     seed_policy = _space.check_option(seed_policy, "seed_policy", ("random", "min_key", "slices"), caller)
     if not isinstance(strict, bool):
         raise TypeError(f"The 'strict' parameter of {caller} must be a bool. Got {strict!r} instead.")
+    split = _space.check_option(split, "split", ("halve", "balanced"), caller)
     threads = _space.check_threads(n_threads, caller)
     seed = _space.seed_from(rng, caller)
     space = _space.qi_space(table)
     t1 = time.perf_counter()
     out = _core.burel.burel(sa_codes, m, space.codes, space.values, space.offsets, space.max_card, b,
                             variant != "basic", strict, {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed,
-                            threads)
+                            threads, split == "balanced")
     t2 = time.perf_counter()
     labels: NDArray[np.int64] = out["labels"]
     merge_trace: dict[str, Any] = {"step": "merge", "n_violating": 0, "n_merges": 0, "n_evaluated": 0}
@@ -298,7 +306,7 @@ def burel(
         "recipes": out["leaves"],
     }
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
-              "sensitive": name, "seed_policy": seed_policy, "strict": strict}
+              "sensitive": name, "seed_policy": seed_policy, "strict": strict, "split": split}
     return Result("burel", partition, params, achieved, {"ail": ail(table, partition)}, trace, stats)
 
 

@@ -46,11 +46,20 @@ BurelBuckets dp_partition(Span<int64_t> reference, double beta, bool enhanced, b
 /// x_j <= f(p_{l_j}) |G| for every bucket j (Theorem 4.1), and non-empty.
 EcLeaves burel_ec_sizes(const BurelBuckets& phi);
 
+/// A deviation from the thesis (option split='balanced'): where biSplit halves every count, this splits a node
+/// into the two eligible children whose sizes are closest to half (left size L = floor(S/2), ceil(S/2),
+/// floor(S/2) - 1, ... up to S/4 away): for a given L, child counts x_j in [max(0, a_j - f_j (S - L)),
+/// min(a_j, f_j L)] summing to L exist iff the bounds' sums bracket L, and the counts nearest to the proportional
+/// a_j L / S are taken. A node is a leaf when no such L exists. Every leaf is eligible (Theorem 4.1 holds).
+/// Leaves in depth-first order. O(nodes * tries * |phi|).
+EcLeaves burel_ec_sizes_balanced(const BurelBuckets& phi);
+
 struct BurelConfig {
   double beta = 4.0;
   bool enhanced = true;
   bool strict = false;
-  bool slices = false;  // Hilbert slicing (spec §7) instead of seeded retrieval
+  bool slices = false;    // Hilbert slicing (spec §7) instead of seeded retrieval
+  bool balanced = false;  // burel_ec_sizes_balanced instead of the thesis's halving biSplit
   SeedPolicy policy = SeedPolicy::Random;
   uint64_t seed = 0;
   int n_threads = 1;
