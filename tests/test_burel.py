@@ -397,3 +397,27 @@ def test_slices_follow_shared_hilbert_keys(n: int, n_qi: int) -> None:
             expected[rows[pos:pos + recipes[e, b]]] = e
             pos += recipes[e, b]
     assert np.array_equal(res.partition.labels, expected)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.integers(1, 20), min_size=2, max_size=6), st.integers(0, 10**6))
+def test_merging_never_increases_a_gain(ref: list[int], seed: int) -> None:
+    # Lemmas 4.1 / 4.2: for G3 = G1 u G2 and any value set V', q3(V') <= max(q1(V'), q2(V')), so the relative gain
+    # of the union never exceeds the larger of the two (checked with fractions on every run of values).
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    m = len(ref)
+    g1 = rng.integers(0, 5, m)
+    g2 = rng.integers(0, 5, m)
+    g1[0] += 1
+    g2[-1] += 1
+    P = sum(ref)
+    for a in range(m):
+        for b in range(a, m):
+            p = Fraction(sum(ref[a:b + 1]), P)
+
+            def gain(h: np.ndarray) -> Fraction:
+                return (Fraction(int(h[a:b + 1].sum()), int(h.sum())) - p) / p
+
+            assert gain(g1 + g2) <= max(gain(g1), gain(g2))
