@@ -17,7 +17,7 @@ void bind_mondrian(py::module_ m) {
       "partition",
       [](const CArray<int32_t>& qi, const CArray<double>& coord_values, const CArray<int64_t>& coord_offsets,
          const CArray<int32_t>& sa, int64_t m_codes, const std::vector<std::pair<std::string, double>>& models,
-         const py::object& hierarchy) {
+         const py::object& hierarchy, const py::object& groups) {
         mondrian::MondrianInput in;
         in.qi = matrix_of(qi, "qi");
         in.coords = {span_of(coord_values, "coord_values"), span_of(coord_offsets, "coord_offsets", in.qi.cols + 1)};
@@ -53,7 +53,22 @@ void bind_mondrian(py::module_ m) {
             owned.push_back(std::make_unique<mondrian::KAnonymityModel>(static_cast<int64_t>(value)));
           else if (name == "t")
             owned.push_back(std::make_unique<mondrian::TClosenessModel>(reference, value, hp));
-          else
+          else if (name == "beta_enhanced")  // LMondrian: enhanced beta-likeness
+            owned.push_back(std::make_unique<mondrian::BetaLikenessModel>(reference, value, true));
+          else if (name == "beta_basic")
+            owned.push_back(std::make_unique<mondrian::BetaLikenessModel>(reference, value, false));
+          else if (name == "delta_disclosure")  // DMondrian
+            owned.push_back(std::make_unique<mondrian::DeltaDisclosureModel>(reference, value));
+          else if (name == "beta_groups") {  // semantic / range-based beta-likeness over `groups` code ranges
+            if (groups.is_none()) throw std::invalid_argument("model 'beta_groups' needs groups");
+            if (!py::isinstance<CArray<int32_t>>(groups)) throw py::type_error("groups must be C-contiguous int32");
+            const auto garr = groups.cast<CArray<int32_t>>();
+            auto g = matrix_of(garr, "groups", -1, 2);
+            std::vector<int32_t> ranges(g.data, g.data + g.rows * 2);
+            for (int32_t x : ranges)
+              if (x < 0 || x >= m_codes) throw std::invalid_argument("group range out of range");
+            owned.push_back(std::make_unique<mondrian::GroupBetaLikenessModel>(reference, value, std::move(ranges)));
+          } else
             throw std::invalid_argument("unknown Mondrian model '" + name + "'");
           in.models.push_back(owned.back().get());
         }
@@ -73,6 +88,7 @@ void bind_mondrian(py::module_ m) {
       },
       py::arg("qi").noconvert(), py::arg("coord_values").noconvert(), py::arg("coord_offsets").noconvert(),
       py::arg("sa").noconvert(), py::arg("m"), py::arg("models"), py::arg("hierarchy") = py::none(),
+      py::arg("groups") = py::none(),
       "Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs.");
 }
 

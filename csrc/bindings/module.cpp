@@ -17,6 +17,7 @@ void bind_stream(py::module_ m);
 void bind_temporal(py::module_ m);
 void bind_sequence(py::module_ m);
 void bind_sabre_w(py::module_ m);
+void bind_burel(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -37,4 +38,5 @@ PYBIND11_MODULE(_core, m) {
   bind_temporal(m.def_submodule("temporal"));
   bind_sequence(m.def_submodule("sequence"));
   bind_sabre_w(m.def_submodule("sabre_w"));
+  bind_burel(m.def_submodule("burel"));
 }

@@ -33,15 +33,20 @@ from anoncore.models import (
     HierarchicalDistanceTCloseness,
     KAnonymity,
     OrderedDistanceTCloseness,
+    RangeBetaLikeness,
     RecursiveCLDiversity,
+    SemanticBetaLikeness,
 )
 from anoncore.results import Partition, Result
 from anoncore import sequence, static, stream, temporal  # noqa: E402
 from anoncore.static import (  # noqa: E402
     best_k,
+    burel,
     datafly,
+    dmondrian,
     improved_greedy,
     lattice_search,
+    lmondrian,
     sabre,
     samarati,
     t_incognito,
@@ -91,4 +96,9 @@ __all__ = [
     "ordered_grouping_hierarchy",
     "sabre",
     "tmondrian",
+    "burel",
+    "lmondrian",
+    "dmondrian",
+    "RangeBetaLikeness",
+    "SemanticBetaLikeness",
 ]

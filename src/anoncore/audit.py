@@ -28,7 +28,9 @@ from anoncore.models import (
     KAnonymity,
     OrderedDistanceTCloseness,
     PrivacyModel,
+    RangeBetaLikeness,
     RecursiveCLDiversity,
+    SemanticBetaLikeness,
 )
 from anoncore.results import Partition
 
@@ -267,6 +269,8 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
             if isinstance(m, HierarchicalDistanceTCloseness) and table.hierarchy(sa) is None:
                 raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy for sensitive attribute {sa!r}, "
                                  "which has none.")
+            if isinstance(m, (SemanticBetaLikeness, RangeBetaLikeness)):
+                _check_group_model(m, table, sa)
         plan.append((m, sa))
 
     labels = np.ascontiguousarray(partition.labels, dtype=np.int64)
@@ -337,4 +341,86 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         return c.beta_likeness(hist, sizes, ref, True, nt)  # type: ignore[no-any-return]
     if isinstance(m, DeltaDisclosure):
         return c.delta_disclosure(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+    if isinstance(m, SemanticBetaLikeness):
+        h = table.hierarchy(sa)
+        assert h is not None
+        nodes = np.flatnonzero(h.node_depth >= int(m.level))
+        lo = h.leaf_start[nodes].astype(np.int64)
+        return _group_gains(hist, sizes, ref, lo, lo + h.leaf_count[nodes] - 1)
+    if isinstance(m, RangeBetaLikeness):
+        return _range_gains(hist, sizes, ref, _sensitive_values(table, sa), float(m.epsilon), bool(m.relative))
     raise TypeError(f"audit does not know how to check {type(m).__name__}.")
+
+
+# ------------------------------------------------------------------------ semantic / range-based beta-likeness
+def _sensitive_values(table: Table, sa: str) -> NDArray[np.float64]:
+    """Value of every code of a numeric sensitive attribute (ordinal: its rank)."""
+    if table.attribute(sa).kind == "numeric":
+        return table.numeric_values(sa)
+    return np.arange(table.cardinality(sa), dtype=np.float64)
+
+
+def _check_group_model(m: PrivacyModel, table: Table, sa: str) -> None:
+    kind = table.attribute(sa).kind
+    if isinstance(m, SemanticBetaLikeness):
+        if kind != "categorical" or table.hierarchy(sa) is None:
+            raise ValueError(f"SemanticBetaLikeness needs a categorical sensitive attribute with a hierarchy; "
+                             f"{sa!r} is {kind} without one.")
+        return
+    if kind == "categorical":
+        raise ValueError(f"RangeBetaLikeness needs a numeric or ordinal sensitive attribute; {sa!r} is categorical.")
+    if getattr(m, "relative", False):
+        v = _sensitive_values(table, sa)[np.bincount(table.column(sa), minlength=table.cardinality(sa)) > 0]
+        if v.size and v.min() <= 0:
+            raise ValueError(f"RangeBetaLikeness(relative=True) needs positive sensitive values; {sa!r} has "
+                             f"{v.min()!r}.")
+
+
+def _group_gains(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray[np.int64],
+                 lo: NDArray[np.int64], hi: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Per class: max over code ranges [lo, hi] of (rho2 - rho1)/rho1 over gains > 0; +inf when a gain exceeds
+    -ln rho1 (or the class holds a range absent from the table). Exact integer numerators, as the kernels."""
+    n_classes = hist.shape[0]
+    out = np.zeros(n_classes, dtype=np.float64)
+    out[sizes == 0] = np.nan
+    if lo.size == 0 or n_classes == 0:
+        return out
+    P = int(ref.sum())
+    rp = np.concatenate([[0], np.cumsum(ref, dtype=np.int64)])
+    r = rp[hi + 1] - rp[lo]
+    with np.errstate(divide="ignore"):
+        bound = np.where(r > 0, -np.log(np.maximum(r, 1) / P), 0.0)
+    chunk = max(1, 4_000_000 // max(lo.size, 1))
+    for b in range(0, n_classes, chunk):
+        e = min(n_classes, b + chunk)
+        hp = np.zeros((e - b, hist.shape[1] + 1), dtype=np.int64)
+        np.cumsum(hist[b:e], axis=1, out=hp[:, 1:])
+        x = hp[:, hi + 1] - hp[:, lo]
+        Q = sizes[b:e, None].astype(np.int64)
+        num = x * P - r[None, :] * Q
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = np.where(num > 0, num / (r[None, :].astype(np.float64) * Q), 0.0)
+        bad = ((num > 0) & (r[None, :] == 0)) | ((num > 0) & (gain > bound[None, :]))
+        val = np.where(bad, np.inf, gain).max(axis=1)
+        keep = sizes[b:e] > 0
+        out[b:e][keep] = val[keep]
+    return out
+
+
+def _range_gains(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray[np.int64],
+                 values: NDArray[np.float64], epsilon: float, relative: bool) -> NDArray[np.float64]:
+    present = np.flatnonzero(ref > 0)
+    order = present[np.argsort(values[present], kind="stable")]
+    v = values[order]
+    los, his = [], []
+    for i in range(order.size):
+        j = i
+        while j < order.size and ((v[j] - v[i]) / v[i] if relative else v[j] - v[i]) <= epsilon:
+            los.append(i)
+            his.append(j)
+            j += 1
+    # Runs of present values in value order are code ranges when codes follow value order; gather through the
+    # value order otherwise by permuting the histogram columns.
+    perm_hist = np.ascontiguousarray(hist[:, order])
+    return _group_gains(perm_hist, sizes, np.ascontiguousarray(ref[order]), np.asarray(los, dtype=np.int64),
+                        np.asarray(his, dtype=np.int64))

@@ -23,6 +23,8 @@ HellingerTCloseness(t)                  Hellinger distance (1/sqrt 2 normalised)
 BasicBetaLikeness(beta)                 max relative gain (q - p)/p over q > p       <= beta      max
 EnhancedBetaLikeness(beta)              same, +inf if a gain exceeds -ln p           <= beta      max
 DeltaDisclosure(delta)                  max |ln(q/p)|, +inf if a value is absent     < delta      max
+SemanticBetaLikeness(beta, level)       enhanced gain of every node at depth >= level  <= beta      max
+RangeBetaLikeness(beta, epsilon)        enhanced gain of every value run within eps  <= beta      max
 ======================================  ===========================================  ===========  ==========
 
 The entropy test allows an absolute slack of 1e-12 nats, so that a class with exactly l equally frequent
@@ -52,7 +54,11 @@ __all__ = [
     "ModelVerdict",
     "OrderedDistanceTCloseness",
     "PrivacyModel",
+    "RangeBetaLikeness",
     "RecursiveCLDiversity",
+    "SemanticBetaLikeness",
+    "beta_to_delta",
+    "delta_to_beta",
 ]
 
 ENTROPY_SLACK = 1e-12
@@ -503,6 +509,119 @@ class DeltaDisclosure(PrivacyModel):
         return values < float(self.delta)
 
 
+@dataclass(frozen=True, slots=True)
+class SemanticBetaLikeness(PrivacyModel):
+    """Semantic beta-likeness (Cao thesis Definition 4.4; spec sabre-burel.md §2.3, §8 item 17).
+
+    For a categorical sensitive attribute with a hierarchy: every node ``I`` at depth ``>= level`` (the root has
+    depth 0) must satisfy ``(rho2 - rho1) / rho1 <= min(beta, -ln rho1)``, where ``rho1`` and ``rho2`` are the
+    shares of the leaves under ``I`` in the table and in the class. Leaves count as nodes, so the model implies
+    :class:`EnhancedBetaLikeness`; the converse fails (Lemma 4.3). A class's value is its largest gain, +inf when
+    some gain exceeds ``-ln rho1``.
+
+    Parameters
+    ----------
+    beta : float
+        Positive.
+    level : int, default=1
+        Shallowest depth constrained ("below a certain level", read as depth >= level; 1 skips only the root,
+        whose gain is always 0).
+    sensitive : str, default=None
+
+    Examples
+    --------
+    >>> SemanticBetaLikeness(2.0).level
+    1
+    """
+
+    beta: float
+    level: int = 1
+    sensitive: str | None = None
+    parameter: ClassVar[str] = "beta"
+
+    def __post_init__(self) -> None:
+        _check_real("SemanticBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+        _check_int("SemanticBetaLikeness", "level", self.level, 0)
+        _check_sensitive("SemanticBetaLikeness", self.sensitive)
+
+
+@dataclass(frozen=True, slots=True)
+class RangeBetaLikeness(PrivacyModel):
+    """Range-based beta-likeness (Cao thesis Definition 4.5; spec sabre-burel.md §2.3, §8 item 18).
+
+    For a numeric (or ordinal: value = rank) sensitive attribute: every run ``V'`` of consecutive values present
+    in the table whose width ``max(V') - min(V')`` is at most ``epsilon`` (``relative=True``:
+    ``(max(V') - min(V')) / min(V') <= epsilon``, positive values only) must satisfy
+    ``(rho2 - rho1) / rho1 <= min(beta, -ln rho1)``. Single values have width 0, so the model implies
+    :class:`EnhancedBetaLikeness`.
+
+    Parameters
+    ----------
+    beta : float
+        Positive.
+    epsilon : float
+        Non-negative width, in value units (absolute) or as a ratio (relative).
+    relative : bool, default=False
+    sensitive : str, default=None
+
+    Examples
+    --------
+    >>> RangeBetaLikeness(4.0, epsilon=6)
+    RangeBetaLikeness(beta=4.0, epsilon=6, relative=False, sensitive=None)
+    """
+
+    beta: float
+    epsilon: float
+    relative: bool = False
+    sensitive: str | None = None
+    parameter: ClassVar[str] = "beta"
+
+    def __post_init__(self) -> None:
+        _check_real("RangeBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+        _check_real("RangeBetaLikeness", "epsilon", self.epsilon, "[0, inf)", lambda x: 0.0 <= x < math.inf)
+        if not isinstance(self.relative, bool):
+            raise TypeError(f"The 'relative' parameter of RangeBetaLikeness must be a bool. Got {self.relative!r} "
+                            "instead.")
+        _check_sensitive("RangeBetaLikeness", self.sensitive)
+
+
+def beta_to_delta(beta: float, p_max: float) -> float:
+    """The delta of DMondrian for a target beta: ``ln(1 + min(beta, -ln p_max))`` (Cao thesis §4.4.2).
+
+    delta-disclosure with this delta (``e^-delta p < q < e^delta p``) implies enhanced beta-likeness, because
+    ``e^delta <= 1 + min(beta, -ln p)`` for every value ``p <= p_max``.
+
+    Parameters
+    ----------
+    beta : float
+        Positive.
+    p_max : float
+        The largest share of a sensitive value in the table, in (0, 1].
+
+    Examples
+    --------
+    >>> round(beta_to_delta(1.0, 0.048402), 4)
+    0.6931
+    """
+    _check_real("beta_to_delta", "beta", beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+    _check_real("beta_to_delta", "p_max", p_max, "(0, 1]", lambda x: 0.0 < x <= 1.0)
+    return math.log1p(min(float(beta), -math.log(float(p_max))))
+
+
+def delta_to_beta(delta: float) -> float:
+    """The basic beta implied by delta-disclosure: ``q < e^delta p`` gives ``(q - p) / p < e^delta - 1``.
+
+    The enhanced model holds too when ``delta <= ln(1 - ln p_max)``.
+
+    Examples
+    --------
+    >>> delta_to_beta(math.log(3.0))
+    2.0
+    """
+    _check_real("delta_to_beta", "delta", delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+    return math.expm1(float(delta))
+
+
 MODELS: tuple[type[PrivacyModel], ...] = (
     KAnonymity,
     DistinctLDiversity,
@@ -515,4 +634,6 @@ MODELS: tuple[type[PrivacyModel], ...] = (
     BasicBetaLikeness,
     EnhancedBetaLikeness,
     DeltaDisclosure,
+    SemanticBetaLikeness,
+    RangeBetaLikeness,
 )

@@ -1,6 +1,10 @@
 #include "anoncore/mondrian/mondrian.hpp"
 
+#include "anoncore/criteria/criteria.hpp"
+
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace anoncore::mondrian {
@@ -18,6 +22,52 @@ void TClosenessModel::check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<u
   else
     twophase::emd_ordered_classes(hist, sizes, ref, out, 1);
   for (int64_t c = 0; c < hist.rows; ++c) ok[c] = (sizes[c] > 0 && d[static_cast<size_t>(c)] <= t_ + 1e-12) ? 1 : 0;
+}
+
+void BetaLikenessModel::check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const {
+  std::vector<double> v(static_cast<size_t>(hist.rows));
+  criteria::beta_likeness(hist, sizes, Span<int64_t>{reference_.data(), static_cast<int64_t>(reference_.size())},
+                          enhanced_, MutSpan<double>{v.data(), hist.rows}, 1);
+  for (int64_t c = 0; c < hist.rows; ++c) ok[c] = (sizes[c] > 0 && v[static_cast<size_t>(c)] <= beta_) ? 1 : 0;
+}
+
+void DeltaDisclosureModel::check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const {
+  std::vector<double> v(static_cast<size_t>(hist.rows));
+  criteria::delta_disclosure(hist, sizes, Span<int64_t>{reference_.data(), static_cast<int64_t>(reference_.size())},
+                             MutSpan<double>{v.data(), hist.rows}, 1);
+  for (int64_t c = 0; c < hist.rows; ++c) ok[c] = (sizes[c] > 0 && v[static_cast<size_t>(c)] < delta_) ? 1 : 0;
+}
+
+GroupBetaLikenessModel::GroupBetaLikenessModel(std::vector<int64_t> reference, double beta, std::vector<int32_t> ranges)
+    : prefix_(reference.size() + 1, 0), beta_(beta), ranges_(std::move(ranges)) {
+  for (size_t v = 0; v < reference.size(); ++v) prefix_[v + 1] = prefix_[v] + reference[v];
+  const double P = static_cast<double>(prefix_.back());
+  for (size_t g = 0; g + 1 < ranges_.size(); g += 2) {
+    const int64_t r = prefix_[static_cast<size_t>(ranges_[g + 1] + 1)] - prefix_[static_cast<size_t>(ranges_[g])];
+    bound_.push_back(r > 0 ? std::min(beta_, -std::log(static_cast<double>(r) / P)) : 0.0);
+  }
+}
+
+void GroupBetaLikenessModel::check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const {
+  const int64_t P = prefix_.back();
+  for (int64_t c = 0; c < hist.rows; ++c) {
+    const int64_t Q = sizes[c];
+    bool good = Q > 0;
+    const int64_t* h = hist.row(c);
+    for (size_t g = 0; good && g + 1 < ranges_.size(); g += 2) {
+      int64_t x = 0;
+      for (int32_t v = ranges_[g]; v <= ranges_[g + 1]; ++v) x += h[v];
+      const int64_t r = prefix_[static_cast<size_t>(ranges_[g + 1] + 1)] - prefix_[static_cast<size_t>(ranges_[g])];
+      if (r == 0) {
+        good = x == 0;
+        continue;
+      }
+      const int64_t num = x * P - r * Q;
+      if (num <= 0) continue;
+      good = static_cast<double>(num) / (static_cast<double>(r) * static_cast<double>(Q)) <= bound_[g / 2];
+    }
+    ok[c] = good ? 1 : 0;
+  }
 }
 
 MondrianOutput mondrian(const MondrianInput& in) {

@@ -12,16 +12,20 @@ from anoncore.static.lattice import (
     samarati,
     t_incognito,
 )
+from anoncore.static.burel import burel, dmondrian, lmondrian
 from anoncore.static.mondrian import tmondrian
 from anoncore.static.sabre import sabre
 
 __all__ = [
     "BestK",
     "best_k",
+    "burel",
     "datafly",
+    "dmondrian",
     "hellinger_t_closeness",
     "improved_greedy",
     "lattice_search",
+    "lmondrian",
     "sabre",
     "samarati",
     "t_incognito",

@@ -47,6 +47,47 @@ class TClosenessModel final : public ClassModel {
   const twophase::HierarchyView* h_;
 };
 
+/// beta-likeness (spec §2.3): per class, the criteria kernel's max relative gain, accepted when <= beta
+/// (enhanced: a gain above -ln p is +inf). The model of the LMondrian baseline (§6.4).
+class BetaLikenessModel final : public ClassModel {
+ public:
+  BetaLikenessModel(std::vector<int64_t> reference, double beta, bool enhanced)
+      : reference_(std::move(reference)), beta_(beta), enhanced_(enhanced) {}
+  void check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const override;
+
+ private:
+  std::vector<int64_t> reference_;
+  double beta_;
+  bool enhanced_;
+};
+
+/// delta-disclosure (Brickell & Shmatikov): |ln(q/p)| < delta for every value of the table. The model of the
+/// DMondrian baseline (§6.4) with delta = ln(1 + min{beta, -ln max p}).
+class DeltaDisclosureModel final : public ClassModel {
+ public:
+  DeltaDisclosureModel(std::vector<int64_t> reference, double delta)
+      : reference_(std::move(reference)), delta_(delta) {}
+  void check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const override;
+
+ private:
+  std::vector<int64_t> reference_;
+  double delta_;
+};
+
+/// Enhanced beta-likeness over groups of sensitive codes (semantic: hierarchy nodes; range-based: runs of values
+/// within epsilon; spec §4.5): for every inclusive code range [lo, hi], (rho2 - rho1)/rho1 <= min{beta, -ln rho1}.
+class GroupBetaLikenessModel final : public ClassModel {
+ public:
+  GroupBetaLikenessModel(std::vector<int64_t> reference, double beta, std::vector<int32_t> ranges);
+  void check(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<uint8_t> ok) const override;
+
+ private:
+  std::vector<int64_t> prefix_;
+  double beta_;
+  std::vector<int32_t> ranges_;  // lo0, hi0, lo1, hi1, ...
+  std::vector<double> bound_;
+};
+
 struct MondrianInput {
   Matrix<int32_t> qi;             // (n, d) codes
   twophase::CoordTables coords;   // normalised coordinate of every code (for the widest-dimension choice)
