@@ -49,6 +49,8 @@ def run_json(argv: list[str]) -> tuple[int, dict]:
         ("beta-basic=2", "BasicBetaLikeness", (2.0,), None),
         ("beta-enhanced=1.5@disease", "EnhancedBetaLikeness", (1.5,), "disease"),
         ("delta=1.5", "DeltaDisclosure", (1.5,), None),
+        ("beta-semantic=2@disease", "SemanticBetaLikeness", (2.0,), "disease"),
+        ("beta-range=2,0.5", "RangeBetaLikeness", (2.0, 0.5), None),
         ("T-Ordered = 0.25 @ salary-class", "OrderedDistanceTCloseness", (0.25,), "salary-class"),
     ],
 )
@@ -63,7 +65,7 @@ def test_every_spec_maps_to_a_model_class_name() -> None:
     assert {v[0] for v in MODEL_SPECS.values()} == {
         "KAnonymity", "DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity", "EqualDistanceTCloseness",
         "OrderedDistanceTCloseness", "HierarchicalDistanceTCloseness", "HellingerTCloseness", "BasicBetaLikeness",
-        "EnhancedBetaLikeness", "DeltaDisclosure"}
+        "EnhancedBetaLikeness", "SemanticBetaLikeness", "RangeBetaLikeness", "DeltaDisclosure"}
 
 
 @pytest.mark.skipif(not HAVE_AUDIT, reason="anoncore.models not merged yet")
@@ -75,6 +77,8 @@ def test_specs_build_the_models() -> None:
     assert parse_model_spec("k=7").build() == models.KAnonymity(7)
     r = parse_model_spec("l-recursive=4,3").build()
     assert (r.c, r.l) == (4.0, 3)
+    b = parse_model_spec("beta-range=2,0.5@salary").build()
+    assert isinstance(b, models.RangeBetaLikeness) and (b.beta, b.epsilon, b.sensitive) == (2.0, 0.5, "salary")
 
 
 @pytest.mark.parametrize(
@@ -91,6 +95,7 @@ def test_specs_build_the_models() -> None:
         ("t-ordered=nan", r"t must be a number in the range"),
         ("beta-basic=-1", r"beta must be a number in the range \(0, inf\)"),
         ("delta=0", r"delta must be a number in the range \(0, inf\)"),
+        ("beta-range=2,-1", r"epsilon must be a number in the range \[0, inf\)"),
         ("l-recursive=4", r"takes 2 value\(s\) \(c,l\), got 1"),
         ("t-equal=", r"takes 1 value\(s\) \(t\), got 0"),
         ("k=5@salary", r"k does not use a sensitive attribute"),

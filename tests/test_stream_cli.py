@@ -88,7 +88,7 @@ def test_cli_equals_library_and_passes_audit(tmp_path: Path, capsys: Any) -> Non
 
 
 def test_jsonl_stdin_to_csv_with_ranges_and_time_column(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
-    src, h, df = _files(tmp_path, n=60)
+    _src, h, df = _files(tmp_path, n=60)
     df = df.assign(t=np.arange(60) * 3 + 10)
     lines = "".join(json.dumps(r) + "\n" for r in df.to_dict(orient="records"))
     monkeypatch.setattr("sys.stdin", io.StringIO(lines))
@@ -138,7 +138,7 @@ def test_checkpoint_resume_after_a_failure_equals_uninterrupted(tmp_path: Path, 
 
 
 def test_bad_row_without_checkpoint_flushes_what_was_received(tmp_path: Path, capsys: Any) -> None:
-    src, h, df = _files(tmp_path, n=100)
+    _src, h, df = _files(tmp_path, n=100)
     bad = df.copy()
     bad.loc[80, "age"] = 200  # outside the declared domain
     bad_src = tmp_path / "bad.csv"
@@ -184,7 +184,7 @@ def test_out_of_order_positions_and_missing_pid(tmp_path: Path, capsys: Any) -> 
 
 
 def test_delta_below_k_warns_and_suppresses_everything(tmp_path: Path, capsys: Any) -> None:
-    src, h, _ = _files(tmp_path, n=30)
+    src, _h, _ = _files(tmp_path, n=30)
     code, text, err = _run(["stream", str(src), "--algorithm", "castle", "--numeric", "age=17:90", "--pid", "pid",
                             "--k", "10", "--delta", "3"], capsys)
     assert code == 0 and "warning: delta + 1 = 4 < k = 10" in err
@@ -238,7 +238,7 @@ def test_window_algorithms_from_the_cli_equal_the_library(tmp_path: Path, algori
 
 
 def test_window_algorithm_needs_its_parameters(tmp_path: Path, capsys: Any) -> None:
-    src, h, _ = _files(tmp_path)
+    src, _h, _ = _files(tmp_path)
     code, _, err = _run(["stream", str(src), "--algorithm", "sabre_w", "--numeric", "age=17:90", "--pid", "pid",
                          "--k", "3", "--omega", "100", "--interval", "50"], capsys)
     assert code == 2 and "sabre_w needs --t" in err

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -87,6 +88,51 @@ def _run_tmondrian(table: Any, args: argparse.Namespace) -> Any:
     return tmondrian(table, t=args.t, k=args.k, sensitive=args.sensitive)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# beta-likeness by BUREL and Mondrian
+
+_BETA_SPEC = {"enhanced": "beta-enhanced", "basic": "beta-basic", "semantic": "beta-semantic",
+              "range": "beta-range"}
+
+
+def _beta_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec]:
+    name = table.sensitive_column(args.sensitive, caller="anoncore anonymize")
+    if args.algorithm == "dmondrian":
+        variant = "enhanced"
+    else:
+        variant = args.variant
+    if variant == "range":
+        if args.epsilon is None:
+            raise ValueError("--variant range needs --epsilon (the width of a value range, >= 0).")
+        value = f"{args.beta!r},{args.epsilon!r}"
+    else:
+        if args.epsilon is not None:
+            raise ValueError(f"--epsilon is for --variant range only (got --variant {variant}).")
+        value = f"{args.beta!r}"
+    return [_cli.parse_model_spec(f"{_BETA_SPEC[variant]}={value}@{name}")]
+
+
+def _run_burel(table: Any, args: argparse.Namespace) -> Any:
+    from anoncore.static.burel import burel
+
+    return burel(table, beta=args.beta, variant=args.variant, epsilon=args.epsilon, rng=args.seed,
+                 sensitive=args.sensitive, n_threads=args.threads)
+
+
+def _run_lmondrian(table: Any, args: argparse.Namespace) -> Any:
+    from anoncore.static.burel import lmondrian
+
+    return lmondrian(table, beta=args.beta, variant=args.variant, epsilon=args.epsilon, sensitive=args.sensitive)
+
+
+def _run_dmondrian(table: Any, args: argparse.Namespace) -> Any:
+    from anoncore.static.burel import dmondrian
+
+    if args.variant != "enhanced" or args.epsilon is not None:
+        raise _cli.UsageError("dmondrian guarantees enhanced beta-likeness only (no --variant, no --epsilon).")
+    return dmondrian(table, beta=args.beta, sensitive=args.sensitive)
+
+
 ALGORITHMS: dict[str, Algorithm] = {}
 
 
@@ -108,6 +154,12 @@ register(Algorithm("sabre", "SABRE t-closeness (bucketization + redistribution; 
                    _t_models, ("t",)))
 register(Algorithm("tmondrian", "Mondrian with k-anonymity and t-closeness checks (baseline)", _run_tmondrian,
                    _t_models, ("t",)))
+register(Algorithm("burel", "BUREL beta-likeness (DP bucketization + redistribution; --variant, --beta)", _run_burel,
+                   _beta_models, ("beta",)))
+register(Algorithm("lmondrian", "Mondrian with beta-likeness checks (baseline)", _run_lmondrian, _beta_models,
+                   ("beta",)))
+register(Algorithm("dmondrian", "Mondrian with delta-disclosure for beta-likeness (baseline)", _run_dmondrian,
+                   _beta_models, ("beta",)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -126,6 +178,8 @@ def _arg(conv: Callable[[str], Any]) -> Callable[[str], Any]:
 
 _fraction_arg = _arg(_cli._float("the suppression limit", 0.0, 1.0))
 _t_arg = _arg(_cli._float("t", 0.0, 1.0, lo_open=True))
+_beta_arg = _arg(_cli._float("beta", 0.0, math.inf, lo_open=True))
+_eps_arg = _arg(_cli._float("epsilon", 0.0, math.inf))
 
 
 def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
@@ -143,6 +197,11 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     p.add_argument("-k", "--k", type=_cli._positive_int_arg, default=1, help="sabre/tmondrian: minimum class size")
     p.add_argument("-t", "--t", type=_t_arg, default=None, help="sabre/tmondrian: closeness threshold in (0, 1]")
     p.add_argument("--method", choices=("ak", "knn"), default="ak", help="sabre: materialization (default ak)")
+    p.add_argument("--beta", type=_beta_arg, default=None, help="burel/lmondrian/dmondrian: beta > 0")
+    p.add_argument("--variant", choices=("enhanced", "basic", "semantic", "range"), default="enhanced",
+                   help="burel/lmondrian: beta-likeness variant (default enhanced)")
+    p.add_argument("--epsilon", type=_eps_arg, default=None,
+                   help="burel/lmondrian --variant range: absolute width of a sensitive value range (>= 0)")
     p.add_argument("--sensitive", default=None, metavar="COLUMN",
                    help="the sensitive attribute when the schema declares several")
     p.add_argument("--seed", type=_cli._nonneg_int_arg, default=0, help="random seed (default 0)")
@@ -163,6 +222,8 @@ def _check_needs(alg: Algorithm, args: argparse.Namespace) -> None:
         raise _cli.UsageError(f"--algorithm {alg.name} needs at least one --model (e.g. --model k=5).")
     if "t" in alg.needs and args.t is None:
         raise _cli.UsageError(f"--algorithm {alg.name} needs -t/--t (the closeness threshold, in (0, 1]).")
+    if "beta" in alg.needs and args.beta is None:
+        raise _cli.UsageError(f"--algorithm {alg.name} needs --beta (the likeness threshold, > 0).")
     if "model" not in alg.needs and args.model:
         raise _cli.UsageError(f"--model is for the lattice algorithms; --algorithm {alg.name} takes its own "
                               f"parameters (see --help).")

@@ -74,6 +74,9 @@ MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], .
     "t-hellinger": ("HellingerTCloseness", ("t",), (_float("t", 0.0, 1.0, True),), True),
     "beta-basic": ("BasicBetaLikeness", ("beta",), (_float("beta", 0.0, math.inf, True),), True),
     "beta-enhanced": ("EnhancedBetaLikeness", ("beta",), (_float("beta", 0.0, math.inf, True),), True),
+    "beta-semantic": ("SemanticBetaLikeness", ("beta",), (_float("beta", 0.0, math.inf, True),), True),
+    "beta-range": ("RangeBetaLikeness", ("beta", "epsilon"),
+                   (_float("beta", 0.0, math.inf, True), _float("epsilon", 0.0, math.inf)), True),
     "delta": ("DeltaDisclosure", ("delta",), (_float("delta", 0.0, math.inf, True),), True),
 }
 

@@ -388,8 +388,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             stream = alg.factory(schema, **kw)
-        for w in caught:
-            err.write(f"anoncore stream: warning: {w.message}\n")
+        err.writelines(f"anoncore stream: warning: {w.message}\n" for w in caught)
     writer = _Writer(args.output, args.output_format, out_offset if resumed else None)
     sup = _Writer(args.suppressed, "csv", sup_offset if resumed else None) if args.suppressed else None
     n_in = n_rel = n_sup = 0
