@@ -47,7 +47,8 @@ struct Qi {
 struct FreqSet {
   std::vector<int32_t> levels;
   int64_t n_classes = 0;
-  std::vector<int32_t> codes;  // n_classes * r
+  std::vector<int32_t> codes;  // n_classes * r (generic layout)
+  std::vector<uint64_t> keys;  // n_classes packed codes, fixed bit field per QI (packed layout)
   std::vector<int64_t> count;
   // sparse sensitive-value histograms (CSR): class c holds (hval[i], hcnt[i]) for i in [hoff[c], hoff[c+1])
   std::vector<int64_t> hoff;
@@ -235,15 +236,128 @@ struct Engine::Impl {
   std::shared_ptr<FreqSet> bottom;
   // cache of frequency sets: by node key, with insertion order for eviction under a class budget
   std::unordered_map<std::string, std::shared_ptr<FreqSet>> cache;
-  std::deque<std::string> cache_order;
+  std::vector<std::shared_ptr<FreqSet>> cache_fs;  // insertion order (oldest first), flat index below
+  std::vector<int64_t> cache_nc;                    // classes per entry
+  std::vector<int32_t> cache_lv;                    // levels per entry, r each
   int64_t cache_classes = 0;
   int64_t cache_budget = int64_t{1} << 22;  // total cached classes
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
   std::atomic<int64_t> work{0};  // source classes rolled up (diagnostic)
 
+  // packed layout: when the level-0 cardinalities fit in 64 bits, a class is one uint64 with a fixed bit
+  // field per QI (the same at every level, since codes only shrink upward), so a roll-up rewrites only the
+  // fields of the QIs whose level changes and groups the keys in one hash pass.
+  bool packed = false;
+  std::vector<uint32_t> shift;
+  std::vector<uint64_t> fmask;
+
+  int32_t code(const FreqSet& f, int64_t c, int64_t j) const {
+    if (packed)
+      return static_cast<int32_t>((f.keys[static_cast<size_t>(c)] >> shift[static_cast<size_t>(j)]) &
+                                  fmask[static_cast<size_t>(j)]);
+    return f.codes[static_cast<size_t>(c * r + j)];
+  }
+
+  /// Group n packed keys key(i) with weights w(i): s.ids[i] = group (first appearance), dst keys and counts.
+  template <class KeyFn, class WFn>
+  static int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
+                              std::vector<int64_t>& out_count) {
+    uint32_t lg = 4;
+    while ((int64_t{1} << lg) < 2 * n) ++lg;
+    const uint64_t cap = uint64_t{1} << lg, mask = cap - 1;
+    s.table.assign(static_cast<size_t>(cap), HashSlot{0, -1});
+    s.ids.resize(static_cast<size_t>(n));
+    out_keys.resize(static_cast<size_t>(n));
+    out_count.resize(static_cast<size_t>(n));
+    HashSlot* tab = s.table.data();
+    int32_t* ids = s.ids.data();
+    uint64_t* ok = out_keys.data();
+    int64_t* oc = out_count.data();
+    int32_t G = 0;
+    const uint32_t sh = 64 - lg;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t k = key(i);
+      uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
+      while (true) {
+        HashSlot& sl = tab[p];
+        if (sl.id < 0) {
+          sl.key = k;
+          sl.id = G;
+          ok[G] = k;
+          oc[G] = w(i);
+          ids[i] = G++;
+          break;
+        }
+        if (sl.key == k) {
+          oc[sl.id] += w(i);
+          ids[i] = sl.id;
+          break;
+        }
+        p = (p + 1) & mask;
+      }
+    }
+    out_keys.resize(static_cast<size_t>(G));
+    out_count.resize(static_cast<size_t>(G));
+    return G;
+  }
+
+  void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
+    std::vector<int32_t> dj;
+    std::vector<const int32_t*> dmap;
+    uint64_t keep = ~uint64_t{0};
+    for (int64_t j = 0; j < r; ++j) {
+      if (target[j] == src.levels[static_cast<size_t>(j)] || fmask[static_cast<size_t>(j)] == 0) continue;
+      dj.push_back(static_cast<int32_t>(j));
+      dmap.push_back(qi[static_cast<size_t>(j)].map(src.levels[static_cast<size_t>(j)], target[j]).data());
+      keep &= ~(fmask[static_cast<size_t>(j)] << shift[static_cast<size_t>(j)]);
+    }
+    const uint64_t* sk = src.keys.data();
+    const int64_t* scnt = src.count.data();
+    const int64_t C = src.n_classes;
+    auto w = [&](int64_t i) { return scnt[i]; };
+    int64_t G;
+    if (dj.size() == 1) {
+      const uint32_t sh = shift[static_cast<size_t>(dj[0])];
+      const uint64_t fm = fmask[static_cast<size_t>(dj[0])];
+      const int32_t* mp = dmap[0];
+      G = group_packed(s, C, [&](int64_t i) {
+        const uint64_t k = sk[i];
+        return (k & keep) | (static_cast<uint64_t>(mp[(k >> sh) & fm]) << sh);
+      }, w, dst.keys, dst.count);
+    } else {
+      const size_t D = dj.size();
+      std::vector<uint32_t> dsh(D);
+      std::vector<uint64_t> dfm(D);
+      for (size_t d = 0; d < D; ++d) {
+        dsh[d] = shift[static_cast<size_t>(dj[d])];
+        dfm[d] = fmask[static_cast<size_t>(dj[d])];
+      }
+      G = group_packed(s, C, [&](int64_t i) {
+        const uint64_t k = sk[i];
+        uint64_t nk = k & keep;
+        for (size_t d = 0; d < D; ++d) nk |= static_cast<uint64_t>(dmap[d][(k >> dsh[d]) & dfm[d]]) << dsh[d];
+        return nk;
+      }, w, dst.keys, dst.count);
+    }
+    dst.levels.assign(target, target + r);
+    dst.n_classes = G;
+    if (m > 0 && needs_hist) {
+      merge_histograms(s, C, G, m, [&](int64_t i) {
+        return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
+      }, [&](int64_t i, auto&& add) {
+        for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
+          add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
+      }, dst.hoff, dst.hval, dst.hcnt);
+    }
+  }
+
   // ------------------------------------------------------------------ frequency sets
   void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
+    if (packed) {
+      rollup_packed(src, target, dst, s);
+      return;
+    }
     std::vector<int64_t> card(static_cast<size_t>(r));
     std::vector<const int32_t*> maps(static_cast<size_t>(r));
     for (int64_t j = 0; j < r; ++j) {
@@ -291,14 +405,22 @@ struct Engine::Impl {
       lv[static_cast<size_t>(j)]++;
     }
     if (best != bottom) return best;
-    // otherwise any of the most recent cached ancestors
-    int64_t seen = 0;
-    for (auto it = cache_order.rbegin(); it != cache_order.rend() && seen < 64; ++it, ++seen) {
-      const auto& f = cache.at(*it);
-      bool le = true;
-      for (int64_t j = 0; j < r && le; ++j) le = f->levels[static_cast<size_t>(j)] <= target[j];
-      if (le && f->n_classes < best->n_classes) best = f;
+    // otherwise the smallest cached ancestor (scan of the flat index: n_classes first, then levels)
+    const int64_t E = static_cast<int64_t>(cache_nc.size());
+    const int32_t* L = cache_lv.data();
+    int64_t best_i = -1, best_n = best->n_classes;
+    for (int64_t e = 0; e < E; ++e) {
+      const int64_t nc = cache_nc[static_cast<size_t>(e)];
+      if (nc >= best_n) continue;
+      const int32_t* le = L + e * r;
+      bool ok = true;
+      for (int64_t j = 0; j < r && ok; ++j) ok = le[j] <= target[j];
+      if (ok) {
+        best_i = e;
+        best_n = nc;
+      }
     }
+    if (best_i >= 0) return cache_fs[static_cast<size_t>(best_i)];
     return best;
   }
 
@@ -306,14 +428,22 @@ struct Engine::Impl {
     std::string key = node_key(f->levels.data(), r);
     if (cache.count(key) || f->n_classes > cache_budget / 4) return;
     cache_classes += f->n_classes;
-    cache.emplace(key, f);
-    cache_order.push_back(std::move(key));
-    while (cache_classes > cache_budget && !cache_order.empty()) {
-      auto it = cache.find(cache_order.front());
-      cache_classes -= it->second->n_classes;
-      cache.erase(it);
-      cache_order.pop_front();
+    cache.emplace(std::move(key), f);
+    cache_fs.push_back(f);
+    cache_nc.push_back(f->n_classes);
+    cache_lv.insert(cache_lv.end(), f->levels.begin(), f->levels.end());
+    if (cache_classes <= cache_budget) return;
+    // evict the oldest entries until within budget (compact the flat index once)
+    size_t drop = 0;
+    while (cache_classes > cache_budget && drop < cache_fs.size()) {
+      const auto& old = cache_fs[drop];
+      cache_classes -= old->n_classes;
+      cache.erase(node_key(old->levels.data(), r));
+      ++drop;
     }
+    cache_fs.erase(cache_fs.begin(), cache_fs.begin() + static_cast<std::ptrdiff_t>(drop));
+    cache_nc.erase(cache_nc.begin(), cache_nc.begin() + static_cast<std::ptrdiff_t>(drop));
+    cache_lv.erase(cache_lv.begin(), cache_lv.begin() + static_cast<std::ptrdiff_t>(drop) * r);
   }
 
   // ------------------------------------------------------------------ criteria
@@ -592,7 +722,7 @@ struct Engine::Impl {
             const int64_t cnt = f.count[static_cast<size_t>(c)];
             auto& dst = s.viol[static_cast<size_t>(c)] ? supp : kept;
             for (int64_t j = 0; j < r; ++j)
-              dst[static_cast<size_t>(j)] += cnt * qi[static_cast<size_t>(j)].lc(lv[j], f.codes[static_cast<size_t>(c * r + j)]);
+              dst[static_cast<size_t>(j)] += cnt * qi[static_cast<size_t>(j)].lc(lv[j], code(f, c, j));
           }
         }
         res.lower_bound = loss_value(lv, nullptr, nullptr, 0);
@@ -627,7 +757,7 @@ struct Engine::Impl {
           auto& cx = s.supp_codes;
           cx.assign(static_cast<size_t>(q.card[static_cast<size_t>(lv[j])]), 0);
           for (int64_t c = 0; c < C; ++c)
-            if (s.viol[static_cast<size_t>(c)]) cx[static_cast<size_t>(f.codes[static_cast<size_t>(c * r + j)])] += f.count[static_cast<size_t>(c)];
+            if (s.viol[static_cast<size_t>(c)]) cx[static_cast<size_t>(code(f, c, j))] += f.count[static_cast<size_t>(c)];
           double term = 0.0;
           for (int64_t v : cx)
             if (v > 0) term += static_cast<double>(v) * (std::log(static_cast<double>(v) / static_cast<double>(S)) / std::log(2.0));
@@ -775,25 +905,52 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   Scratch& s = I.scratch[0];
   std::vector<int64_t> card0(static_cast<size_t>(I.r));
   for (int64_t j = 0; j < I.r; ++j) card0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].card[0];
-  const int64_t G = group_items(s, I.n, I.r, card0.data(), [&](int64_t i, int64_t j) {
-    const Qi& q = I.qi[static_cast<size_t>(j)];
-    return q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
-  });
+  {
+    uint32_t bits = 0;
+    I.shift.assign(static_cast<size_t>(I.r), 0);
+    I.fmask.assign(static_cast<size_t>(I.r), 0);
+    for (int64_t j = 0; j < I.r; ++j) {
+      uint32_t b = 0;
+      while (b < 63 && (int64_t{1} << b) < card0[static_cast<size_t>(j)]) ++b;
+      I.shift[static_cast<size_t>(j)] = std::min<uint32_t>(bits, 63);
+      I.fmask[static_cast<size_t>(j)] = b == 0 ? 0 : (uint64_t{1} << b) - 1;
+      bits += b;
+    }
+    I.packed = bits <= 64 && I.r > 0;
+  }
   auto f = std::make_shared<FreqSet>();
   f->levels.assign(static_cast<size_t>(I.r), 0);
-  f->n_classes = G;
-  f->codes.assign(static_cast<size_t>(G * I.r), -1);
-  f->count.assign(static_cast<size_t>(G), 0);
-  I.row_class.resize(static_cast<size_t>(I.n));
-  for (int64_t i = 0; i < I.n; ++i) {
-    const int64_t g2 = s.ids[static_cast<size_t>(i)];
-    I.row_class[static_cast<size_t>(i)] = g2;
-    if (f->codes[static_cast<size_t>(g2 * I.r)] < 0 || I.r == 0)
+  int64_t G = 0;
+  if (I.packed) {
+    G = Impl::group_packed(s, I.n, [&](int64_t i) {
+      uint64_t k = 0;
       for (int64_t j = 0; j < I.r; ++j) {
         const Qi& q = I.qi[static_cast<size_t>(j)];
-        f->codes[static_cast<size_t>(g2 * I.r + j)] = q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
+        k |= static_cast<uint64_t>(q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))]) << I.shift[static_cast<size_t>(j)];
       }
-    f->count[static_cast<size_t>(g2)] += 1;
+      return k;
+    }, [](int64_t) { return int64_t{1}; }, f->keys, f->count);
+    f->n_classes = G;
+    I.row_class.assign(s.ids.begin(), s.ids.end());
+  } else {
+    G = group_items(s, I.n, I.r, card0.data(), [&](int64_t i, int64_t j) {
+      const Qi& q = I.qi[static_cast<size_t>(j)];
+      return q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
+    });
+    f->n_classes = G;
+    f->codes.assign(static_cast<size_t>(G * I.r), -1);
+    f->count.assign(static_cast<size_t>(G), 0);
+    I.row_class.resize(static_cast<size_t>(I.n));
+    for (int64_t i = 0; i < I.n; ++i) {
+      const int64_t g2 = s.ids[static_cast<size_t>(i)];
+      I.row_class[static_cast<size_t>(i)] = g2;
+      if (f->codes[static_cast<size_t>(g2 * I.r)] < 0 || I.r == 0)
+        for (int64_t j = 0; j < I.r; ++j) {
+          const Qi& q = I.qi[static_cast<size_t>(j)];
+          f->codes[static_cast<size_t>(g2 * I.r + j)] = q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))];
+        }
+      f->count[static_cast<size_t>(g2)] += 1;
+    }
   }
   if (I.m > 0) {
     merge_histograms(s, I.n, G, I.m, [](int64_t) { return int64_t{1}; },
