@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <queue>
@@ -698,21 +699,66 @@ struct Engine::Impl {
   }
 
   /// Evaluate the classes of f: violation flags into s.viol, the node result.
-  NodeResult judge(const FreqSet& f, Scratch& s) const {
+  double lower_bound_of(const FreqSet& f) const {
+    switch (metric.kind) {
+      case MetricKind::kDM:
+      case MetricKind::kDMStar: {
+        int64_t all = 0;
+        for (int64_t c = 0; c < f.n_classes; ++c) all += f.count[static_cast<size_t>(c)] * f.count[static_cast<size_t>(c)];
+        return static_cast<double>(all);
+      }
+      default:
+        return cheap_lb(f.levels.data());
+    }
+  }
+
+  /// early: stop checking classes as soon as the node is known infeasible (suppressed > limit). Then
+  /// `suppressed` is only a lower bound and `metric` is not computed (the search needs neither for an
+  /// infeasible node); `suppressed_size` and `lower_bound` stay exact.
+  NodeResult judge(const FreqSet& f, Scratch& s, bool early = false) const {
     NodeResult res;
     const int64_t C = f.n_classes;
     res.n_classes = C;
     s.viol.assign(static_cast<size_t>(C), 0);
     s.viol_m.assign(static_cast<size_t>(C), 0);
     int64_t S = 0, SM = 0;
+    const int64_t* cnt = f.count.data();
+    const bool full = needs_hist && !crit.empty();
+    // pass 1: the monotone part (class size, distinct values), exact for every class
     for (int64_t c = 0; c < C; ++c) {
-      check_class(f, c, s, s.viol[static_cast<size_t>(c)], s.viol_m[static_cast<size_t>(c)]);
-      if (s.viol[static_cast<size_t>(c)]) S += f.count[static_cast<size_t>(c)];
-      if (s.viol_m[static_cast<size_t>(c)]) SM += f.count[static_cast<size_t>(c)];
+      const bool v = cnt[c] < min_size ||
+                     (distinct_l > 0 && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
+      if (v) {
+        s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
+        SM += cnt[c];
+      }
+    }
+    S = SM;
+    bool cut = early && S > limit;
+    // pass 2: the other criteria on the remaining classes
+    if (full && !cut) {
+      for (int64_t c = 0; c < C; ++c) {
+        if (s.viol[static_cast<size_t>(c)]) continue;
+        uint8_t v = 0, vm = 0;
+        check_class(f, c, s, v, vm);
+        if (v) {
+          s.viol[static_cast<size_t>(c)] = 1;
+          S += cnt[c];
+          if (early && S > limit) {
+            cut = true;
+            break;
+          }
+        }
+      }
     }
     res.suppressed = S;
     res.suppressed_size = SM;
     res.feasible = S <= limit;
+    if (cut) {
+      res.lower_bound = lower_bound_of(f);
+      res.metric = res.lower_bound;
+      return res;
+    }
     const int32_t* lv = f.levels.data();
     switch (metric.kind) {
       case MetricKind::kLoss: {
@@ -789,9 +835,9 @@ struct Engine::Impl {
     return dst;
   }
 
-  NodeResult evaluate(const int32_t* lv) {
+  NodeResult evaluate(const int32_t* lv, bool early = false) {
     auto f = freq(lv, scratch[0]);
-    NodeResult res = judge(*f, scratch[0]);
+    NodeResult res = judge(*f, scratch[0], early);
     ++n_eval;
     if (f != bottom) remember(f);
     return res;
@@ -1049,6 +1095,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
   const int64_t eval0 = I.n_eval;
+  const bool early = trace == nullptr;  // a trace records exact suppressed counts of every evaluated node
 
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
     for (const auto& f : feasible_tags)
@@ -1097,7 +1144,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       res = pe->second;
       pre.erase(pe);
     } else {
-      res = I.evaluate(x.data());
+      res = I.evaluate(x.data(), early);
     }
     known.emplace(key, res);
     if (trace) trace->push_back({x, res, 0});
@@ -1195,7 +1242,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
           Scratch& sc = I.scratch[static_cast<size_t>(ci)];
           for (int64_t q = lo; q < hi; ++q) {
             fs[static_cast<size_t>(q)] = I.freq(batch[todo[static_cast<size_t>(q)]].lv.data(), sc);
-            res[static_cast<size_t>(q)] = I.judge(*fs[static_cast<size_t>(q)], sc);
+            res[static_cast<size_t>(q)] = I.judge(*fs[static_cast<size_t>(q)], sc, early);
           }
         });
         for (size_t q = 0; q < todo.size(); ++q) {
@@ -1238,7 +1285,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       NodeResult res = eval_node(it.lv);
       child_key = std::max(child_key, res.lower_bound);
       if (res.feasible && I.m_monotone) expand = false;
-      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
+      if (!std::getenv("NOPROBE") && !res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
     }
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
