@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from oracles import lattice as oracle
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table
+from anoncore.results import Partition
 from anoncore.static.lattice import (
     METRICS,
     LatticeProblem,
@@ -106,6 +107,11 @@ def test_optimal_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: floa
         assert res.achieved["n_suppressed"] == st_["suppressed"]
         assert res.partition.n_suppressed <= lim
         assert res.achieved["audit_passed"]  # the independent audit (criteria kernels) agrees
+        # the partition built from the kernel's labels is the one Partition.from_levels builds
+        ref = Partition.from_levels(table, lv, suppressed=np.asarray(res.partition.suppressed))
+        for name in ("labels", "gen_lo", "gen_hi", "gen_node"):
+            np.testing.assert_array_equal(getattr(res.partition, name), getattr(ref, name), err_msg=name)
+        assert res.partition.n_classes == ref.n_classes
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
