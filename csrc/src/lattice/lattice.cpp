@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <queue>
@@ -62,9 +61,19 @@ struct HashSlot {
   int32_t id;
 };
 
+struct GSlot {
+  uint64_t key;
+  int32_t id;
+  uint32_t gen;
+};
+
 /// Reusable buffers of one thread.
 struct Scratch {
   std::vector<HashSlot> table;
+  std::vector<GSlot> gtable;   // packed grouping, generation-stamped slots
+  uint32_t gen = 0;
+  std::vector<uint64_t> gkeys;
+  std::vector<int64_t> gcount;
   std::vector<uint64_t> keys;
   std::vector<int32_t> ids;
   std::vector<int32_t> slot;
@@ -264,30 +273,55 @@ struct Engine::Impl {
   template <class KeyFn, class WFn>
   static int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
                               std::vector<int64_t>& out_count) {
+    // The table starts small (most roll-ups merge many classes) and grows x4 whenever it is half full, so
+    // it stays in cache; slots are empty unless stamped with the current generation (no clearing).
     uint32_t lg = 4;
-    while ((int64_t{1} << lg) < 2 * n) ++lg;
-    const uint64_t cap = uint64_t{1} << lg, mask = cap - 1;
-    s.table.assign(static_cast<size_t>(cap), HashSlot{0, -1});
+    while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
     s.ids.resize(static_cast<size_t>(n));
-    out_keys.resize(static_cast<size_t>(n));
-    out_count.resize(static_cast<size_t>(n));
-    HashSlot* tab = s.table.data();
+    if (s.gkeys.size() < static_cast<size_t>(n)) {
+      s.gkeys.resize(static_cast<size_t>(n));
+      s.gcount.resize(static_cast<size_t>(n));
+    }
     int32_t* ids = s.ids.data();
-    uint64_t* ok = out_keys.data();
-    int64_t* oc = out_count.data();
+    uint64_t* ok = s.gkeys.data();
+    int64_t* oc = s.gcount.data();
     int32_t G = 0;
-    const uint32_t sh = 64 - lg;
+    GSlot* tab = nullptr;
+    uint64_t mask = 0;
+    uint32_t sh = 0, gen = 0;
+    int64_t grow_at = 0;
+    auto setup = [&](uint32_t new_lg) {
+      lg = new_lg;
+      const uint64_t cap = uint64_t{1} << lg;
+      if (s.gtable.size() < cap || s.gen == std::numeric_limits<uint32_t>::max()) {
+        s.gtable.assign(std::max<size_t>(static_cast<size_t>(cap), s.gtable.size()), GSlot{0, 0, 0});
+        s.gen = 0;
+      }
+      gen = ++s.gen;
+      tab = s.gtable.data();
+      mask = cap - 1;
+      sh = 64 - lg;
+      grow_at = static_cast<int64_t>(cap / 2);
+      for (int32_t g = 0; g < G; ++g) {  // re-insert the groups found so far
+        uint64_t p = (ok[g] * 0x9E3779B97F4A7C15ULL) >> sh;
+        while (tab[p].gen == gen) p = (p + 1) & mask;
+        tab[p] = GSlot{ok[g], g, gen};
+      }
+    };
+    setup(lg);
     for (int64_t i = 0; i < n; ++i) {
       const uint64_t k = key(i);
       uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
       while (true) {
-        HashSlot& sl = tab[p];
-        if (sl.id < 0) {
+        GSlot& sl = tab[p];
+        if (sl.gen != gen) {
           sl.key = k;
           sl.id = G;
+          sl.gen = gen;
           ok[G] = k;
           oc[G] = w(i);
           ids[i] = G++;
+          if (G >= grow_at) setup(lg + 2);
           break;
         }
         if (sl.key == k) {
@@ -298,8 +332,8 @@ struct Engine::Impl {
         p = (p + 1) & mask;
       }
     }
-    out_keys.resize(static_cast<size_t>(G));
-    out_count.resize(static_cast<size_t>(G));
+    out_keys.assign(ok, ok + G);
+    out_count.assign(oc, oc + G);
     return G;
   }
 
@@ -1226,7 +1260,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
           const auto& lv = batch[b].lv;
           const std::string key = node_key(lv.data(), r);
           if (known.count(key) || pre.count(key)) continue;
-          if (I.p_monotone && dominated_by_feasible(lv)) continue;
+          if (I.p_monotone && I.m_monotone && dominated_by_feasible(lv)) continue;
           if (below_infeasible(lv)) continue;
           todo.push_back(b);
         }
@@ -1285,7 +1319,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       NodeResult res = eval_node(it.lv);
       child_key = std::max(child_key, res.lower_bound);
       if (res.feasible && I.m_monotone) expand = false;
-      if (!std::getenv("NOPROBE") && !res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
+      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
     }
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
