@@ -798,12 +798,25 @@ struct Engine::Impl {
       case MetricKind::kLoss: {
         std::vector<int64_t> kept(static_cast<size_t>(r), 0), supp(static_cast<size_t>(r), 0);
         if (S > 0) {
-          for (int64_t c = 0; c < C; ++c) {
-            const int64_t cnt = f.count[static_cast<size_t>(c)];
-            auto& dst = s.viol[static_cast<size_t>(c)] ? supp : kept;
-            for (int64_t j = 0; j < r; ++j)
-              dst[static_cast<size_t>(j)] += cnt * qi[static_cast<size_t>(j)].lc(lv[j], code(f, c, j));
+          // Σ_classes n_E · leaf_count(code) = a_level (all rows), so only the smaller side (suppressed or
+          // kept classes) is summed and the other one is the exact integer difference.
+          int64_t n_viol = 0;
+          for (int64_t c = 0; c < C; ++c) n_viol += s.viol[static_cast<size_t>(c)];
+          const uint8_t side = n_viol * 2 <= C ? 1 : 0;
+          auto& acc = side ? supp : kept;
+          auto& other = side ? kept : supp;
+          std::vector<const int64_t*> lcp(static_cast<size_t>(r));
+          for (int64_t j = 0; j < r; ++j) {
+            const Qi& q = qi[static_cast<size_t>(j)];
+            lcp[static_cast<size_t>(j)] = q.leaf_count.data() + q.lc_off[static_cast<size_t>(lv[j])];
           }
+          for (int64_t c = 0; c < C; ++c) {
+            if (s.viol[static_cast<size_t>(c)] != side) continue;
+            const int64_t cnt = f.count[static_cast<size_t>(c)];
+            for (int64_t j = 0; j < r; ++j) acc[static_cast<size_t>(j)] += cnt * lcp[static_cast<size_t>(j)][code(f, c, j)];
+          }
+          for (int64_t j = 0; j < r; ++j)
+            other[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].a_level[static_cast<size_t>(lv[j])] - acc[static_cast<size_t>(j)];
         }
         res.lower_bound = loss_value(lv, nullptr, nullptr, 0);
         res.metric = S == 0 ? res.lower_bound : loss_value(lv, &kept, &supp, S);
