@@ -1143,6 +1143,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   bool have_best = false;
   const int64_t eval0 = I.n_eval;
   const bool early = trace == nullptr;  // a trace records exact suppressed counts of every evaluated node
+  const bool grouped_bound = I.metric.kind == MetricKind::kDM || I.metric.kind == MetricKind::kDMStar;
 
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
     for (const auto& f : feasible_tags)
@@ -1306,6 +1307,27 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       pq.push(std::move(it));
       for (; bpos < batch.size(); ++bpos) pq.push(std::move(batch[bpos]));
       continue;
+    }
+    if (grouped_bound) {
+      // DM / DM*: the bound is the grouping's Σ n_E², monotone upward, so any evaluated direct predecessor
+      // bounds the node (not only its generator). A node whose tightened bound rises goes back to the queue.
+      const std::string k0 = node_key(it.lv.data(), r);
+      if (!known.count(k0)) {
+        double kmax = it.key;
+        std::vector<int32_t>& pl = it.lv;
+        for (int64_t j = 0; j < r; ++j) {
+          if (pl[static_cast<size_t>(j)] == 0) continue;
+          pl[static_cast<size_t>(j)]--;
+          auto f = known.find(node_key(pl.data(), r));
+          if (f != known.end()) kmax = std::max(kmax, f->second.lower_bound);
+          pl[static_cast<size_t>(j)]++;
+        }
+        if (kmax > it.key) {
+          it.key = kmax;
+          pq.push(std::move(it));
+          continue;
+        }
+      }
     }
     ++out.popped;
     if (++since_poll >= 64) {
