@@ -1142,8 +1142,8 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
   const int64_t eval0 = I.n_eval;
-  const bool early = trace == nullptr;  // a trace records exact suppressed counts of every evaluated node
   const bool grouped_bound = I.metric.kind == MetricKind::kDM || I.metric.kind == MetricKind::kDMStar;
+  const bool early = trace == nullptr;  // a trace records exact suppressed counts of every evaluated node
 
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
     for (const auto& f : feasible_tags)
@@ -1204,6 +1204,23 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     }
     return res;
   };
+  // A lower bound of a node's objective from what is known: the cheap bound, its own evaluation, and for
+  // DM / DM* (monotone Σ n_E²) the evaluated direct predecessors.
+  auto known_bound = [&](std::vector<int32_t>& x) {
+    double b = I.cheap_lb(x.data());
+    auto self = known.find(node_key(x.data(), r));
+    if (self != known.end()) return std::max(b, self->second.lower_bound);
+    if (grouped_bound) {
+      for (int64_t j = 0; j < r; ++j) {
+        if (x[static_cast<size_t>(j)] == 0) continue;
+        x[static_cast<size_t>(j)]--;
+        auto f = known.find(node_key(x.data(), r));
+        if (f != known.end()) b = std::max(b, f->second.lower_bound);
+        x[static_cast<size_t>(j)]++;
+      }
+    }
+    return b;
+  };
   // Flash-style probe: from an infeasible node, walk a greedy path upward (successor with the smallest cheap
   // lower bound, ties -> lowest index) and binary-search the highest infeasible node on it. With a monotone
   // predicate it tags a whole down-set at the cost of O(log path) evaluations, and finds feasible nodes early.
@@ -1235,6 +1252,10 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       bool feas;
       if (below_infeasible(path[mid])) {
         feas = false;
+      } else if (grouped_bound && have_best && known_bound(path[mid]) > best) {
+        // cannot hold the optimum: treated as "not known infeasible" without an evaluation (the tag then
+        // covers a smaller down-set; path[lo] stays a node known to be infeasible)
+        feas = true;
       } else {
         const NodeResult pr = eval_node(path[mid]);
         // monotone predicate: full feasibility; otherwise only its monotone part (class size, distinct-l)
