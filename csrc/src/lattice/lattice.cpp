@@ -250,7 +250,7 @@ struct Engine::Impl {
   std::vector<int64_t> cache_nc;                    // classes per entry
   std::vector<int32_t> cache_lv;                    // levels per entry, r each
   int64_t cache_classes = 0;
-  int64_t cache_budget = int64_t{1} << 22;  // total cached classes
+  int64_t cache_budget = int64_t{1} << 23;  // total cached classes (about 1 GB on census-income with histograms)
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
   std::atomic<int64_t> work{0};  // source classes rolled up (diagnostic)
