@@ -232,6 +232,7 @@ struct Engine::Impl {
   std::vector<int32_t> sa_parent, sa_height;
   int32_t sa_H = 0;
   std::vector<int64_t> ref;  // reference counts P_v over all rows
+  std::vector<double> ref_p, ref_neg_log_p;  // P_v / N and -ln(P_v / N)
   std::vector<int64_t> p_node;  // reference counts summed per SA hierarchy node
   int64_t n_present = 0;        // values with P_v > 0
   std::vector<Criterion> crit;
@@ -595,10 +596,10 @@ struct Engine::Impl {
         case CriterionKind::kBasicBeta:
         case CriterionKind::kEnhancedBeta: {
           for (int64_t x = b0; x < b1 && ok; ++x) {
-            const double p = static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P);
+            const double p = ref_p[static_cast<size_t>(hv[x])];  // P_v / N and -ln(P_v / N), precomputed
             const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
             double bound = cr.a;
-            if (cr.kind == CriterionKind::kEnhancedBeta) bound = std::min(bound, -std::log(p));
+            if (cr.kind == CriterionKind::kEnhancedBeta) bound = std::min(bound, ref_neg_log_p[static_cast<size_t>(hv[x])]);
             ok = (q - p) / p <= bound;
           }
           break;
@@ -980,6 +981,12 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     I.sa_height.assign(sa.node_height.begin(), sa.node_height.end());
     I.sa_H = I.sa_height.empty() ? 0 : I.sa_height.back();
     for (int64_t v = 0; v < I.m; ++v) I.n_present += I.ref[static_cast<size_t>(v)] > 0;
+    I.ref_p.resize(static_cast<size_t>(I.m));
+    I.ref_neg_log_p.resize(static_cast<size_t>(I.m));
+    for (int64_t v = 0; v < I.m; ++v) {
+      I.ref_p[static_cast<size_t>(v)] = static_cast<double>(I.ref[static_cast<size_t>(v)]) / static_cast<double>(I.n);
+      I.ref_neg_log_p[static_cast<size_t>(v)] = -std::log(I.ref_p[static_cast<size_t>(v)]);
+    }
     I.p_node.assign(I.sa_parent.size(), 0);
     for (int64_t v = 0; v < I.m && v < static_cast<int64_t>(I.sa_parent.size()); ++v)
       for (int32_t y = static_cast<int32_t>(v); y >= 0; y = I.sa_parent[static_cast<size_t>(y)])
