@@ -1196,7 +1196,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   for (int64_t j = 0; j < r; ++j) H[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h;
   std::priority_queue<QItem, std::vector<QItem>, QCmp> pq;
   std::vector<std::vector<int32_t>> feasible_tags, infeasible_tags;
-  std::map<std::string, NodeResult> known;  // evaluated nodes
+  std::unordered_map<std::string, NodeResult> known;  // evaluated nodes (lookups only: order never used)
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
   const int64_t eval0 = I.n_eval;
