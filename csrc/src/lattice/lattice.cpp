@@ -1339,7 +1339,10 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       // tie-break) does not depend on the thread count; only the number of evaluations may.
       batch.clear();
       bpos = 0;
-      const size_t B = threads > 1 ? static_cast<size_t>(2 * threads) : 1;
+      // With a monotone predicate and metric, tagging decides most nodes, so speculative batch evaluations
+      // are mostly wasted (measured: 604 -> 873 evaluations on 1.2M rows): such searches stay serial.
+      const bool speculate = threads > 1 && !(I.p_monotone && I.m_monotone);
+      const size_t B = speculate ? static_cast<size_t>(2 * threads) : 1;
       while (!pq.empty() && batch.size() < B) {
         const QItem& top = pq.top();
         if (have_best && (top.key > best || (top.key == best && top.lv > out.best))) break;
