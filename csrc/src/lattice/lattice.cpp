@@ -945,7 +945,7 @@ struct Engine::Impl {
 // ---------------------------------------------------------------------------------------------------------
 
 Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
-               MetricSpec metric, int64_t limit, int n_threads)
+               MetricSpec metric, int64_t limit, int n_threads, bool allow_packed)
     : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
   I.n = qi_codes.rows;
@@ -1067,7 +1067,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
       I.fmask[static_cast<size_t>(j)] = b == 0 ? 0 : (uint64_t{1} << b) - 1;
       bits += b;
     }
-    I.packed = bits <= 64 && I.r > 0;
+    I.packed = allow_packed && bits <= 64 && I.r > 0;
   }
   auto f = std::make_shared<FreqSet>();
   f->levels.assign(static_cast<size_t>(I.r), 0);

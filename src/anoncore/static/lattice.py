@@ -64,6 +64,8 @@ METRICS: dict[str, int] = {
 }
 _AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
 _STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
+#: Packed 64-bit class keys when the QIs' level-0 codes fit (tests switch it off to cover the generic layout).
+_PACKED_KEYS = True
 
 # Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
 _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
@@ -234,7 +236,8 @@ class LatticeProblem:
         engine = _core.lattice.Engine(
             qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
             np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
-            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt)
+            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt,
+            packed=_PACKED_KEYS)
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, tuple(distinct), sa_name)
 
     @property
@@ -410,7 +413,8 @@ def lattice_search(
         monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
-        Threads for the bottom grouping and batched node evaluations (None: all cores).
+        Threads for batched node evaluations of non-monotone searches and Samarati's level scans (None: all
+        cores). The result does not depend on it.
     gs_factor : float in [0, 1], default=0.5
         ARX's generalization/suppression factor of Loss, entropy and precision.
     aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max'}, default='geometric_mean'
