@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from oracles import lattice as oracle
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table
+from anoncore.results import Partition
 from anoncore.static.lattice import (
     METRICS,
     LatticeProblem,
@@ -106,6 +107,40 @@ def test_optimal_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: floa
         assert res.achieved["n_suppressed"] == st_["suppressed"]
         assert res.partition.n_suppressed <= lim
         assert res.achieved["audit_passed"]  # the independent audit (criteria kernels) agrees
+        # the partition built from the kernel's labels is the one Partition.from_levels builds
+        ref = Partition.from_levels(table, lv, suppressed=np.asarray(res.partition.suppressed))
+        for name in ("labels", "gen_lo", "gen_hi", "gen_node"):
+            np.testing.assert_array_equal(getattr(res.partition, name), getattr(ref, name), err_msg=name)
+        assert res.partition.n_classes == ref.n_classes
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from(range(len(MODEL_SETS))), st.sampled_from([0.0, 0.3]),
+       st.sampled_from(["loss", "dm", "dm_star", "entropy_nm"]))
+def test_generic_layout_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: float, metric: str) -> None:
+    # the generic class layout (mixed-radix keys re-densified past 64 bits, used when the packed 64-bit keys do
+    # not fit) forced on small problems: the same optimum as the exhaustive oracle
+    import anoncore.static.lattice as lat
+
+    table, _ = prob
+    models = MODEL_SETS[mi]
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    lim = math.floor(limit * table.n_rows)
+    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
+    lat._PACKED_KEYS = False
+    try:
+        if not vals:
+            with pytest.raises(InfeasibleError, match="no lattice node"):
+                lattice_search(table, models, limit, metric)
+            return
+        res = lattice_search(table, models, limit, metric)
+    finally:
+        lat._PACKED_KEYS = True
+    np.testing.assert_allclose(res.metrics[metric], min(vals.values()), rtol=1e-9, atol=1e-12)
+    assert res.partition.levels in vals
+    assert res.achieved["n_suppressed"] == stats[res.partition.levels]["suppressed"]
+    assert res.achieved["audit_passed"]
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

@@ -73,6 +73,26 @@ def load_census_income_arx(sensitive: str | None = "detailed_occupation_recode")
     return Table.from_pandas(df[list(CENSUS_COLUMNS)], Schema(tuple(attrs)))
 
 
+def census_many_distinct(copies: int = 4, seed: int = 0):  # type: ignore[no-untyped-def]
+    """census-income x4 (1,197,140 rows) with age and country of birth redrawn at random in every copy after
+    the first: a 1.2M-row table with many distinct QI tuples (the honest scale test of ARX-TIMINGS.md)."""
+    import numpy as np
+
+    from anoncore import Table
+
+    base = load_census_income_arx()
+    t = base.take(np.tile(np.arange(base.n_rows), copies))
+    codes = np.array(t.codes)
+    rng = np.random.default_rng(seed)
+    n = base.n_rows
+    for name in ("age", "country_of_birth_self"):
+        j = t.columns.index(name)
+        h = t.hierarchy(name)
+        codes[n:, j] = rng.integers(0, h.n_leaves, size=codes.shape[0] - n)
+    codes.setflags(write=False)
+    return Table(t.schema, codes, t.columns, t.row_ids, t.dropped_rows, dict(t._dicts))
+
+
 class AdultARX:
     """The 8 (+1) Adult configurations of the issue / ARX-TIMINGS.md."""
 
@@ -151,6 +171,35 @@ class Heuristics:
         from anoncore.static.lattice import lattice_search
 
         return float(lattice_search(table, self.models, 0.02, "loss", strategy).metrics["loss"])
+
+
+class CensusManyDistinct:
+    """census-income x4 with age and country of birth redrawn (1.2M rows, many distinct QI tuples), k=5, 4 %,
+    DM* (stretch goal of issue 8: under 1 s). Large: runs only with ANONCORE_BENCH_LARGE=1."""
+
+    params = ([1, None],)
+    param_names = ("n_threads",)
+    timeout = 600
+
+    def setup_cache(self) -> Any:
+        from .common import require_large
+
+        require_large(1_197_140)
+        return census_many_distinct()
+
+    def setup(self, table: Any, n_threads: int | None) -> None:
+        self.models = _models([("KAnonymity", {"k": 5})])
+        table.qi_codes()
+
+    def time_lattice_search(self, table: Any, n_threads: int | None) -> None:
+        from anoncore.static.lattice import lattice_search
+
+        lattice_search(table, self.models, 0.04, "dm_star", n_threads=n_threads)
+
+    def track_score(self, table: Any, n_threads: int | None) -> float:
+        from anoncore.static.lattice import lattice_search
+
+        return float(lattice_search(table, self.models, 0.04, "dm_star", n_threads=n_threads).metrics["dm_star"])
 
 
 class AdultReplicated:

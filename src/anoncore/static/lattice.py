@@ -64,6 +64,8 @@ METRICS: dict[str, int] = {
 }
 _AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
 _STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
+#: Packed 64-bit class keys when the QIs' level-0 codes fit (tests switch it off to cover the generic layout).
+_PACKED_KEYS = True
 
 # Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
 _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
@@ -189,6 +191,7 @@ class LatticeProblem:
         n = table.n_rows
         qc = table.qi_codes()
         gens, lcs, nus, heights, distinct = [], [], [], [], []
+        needs_nu = metric in ("entropy", "entropy_nm")
         for j, q in enumerate(table.quasi_identifiers):
             h = table.hierarchy(q)
             assert h is not None
@@ -196,7 +199,8 @@ class LatticeProblem:
             gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
             lc_parts = []
             counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
-            order = _first_appearance(qc[:, j], h.n_leaves)
+            # the non-uniform entropy terms are only needed by the entropy metrics (one Python loop per level)
+            order = _first_appearance(qc[:, j], h.n_leaves) if needs_nu else None
             nu = np.zeros(H + 1)
             dist = []
             for lv in range(H + 1):
@@ -205,6 +209,8 @@ class LatticeProblem:
                 lc_parts.append(h.leaf_count[nodes].astype(np.int64))
                 b = np.bincount(dense, weights=counts, minlength=len(nodes))
                 dist.append(int(np.count_nonzero(b)))
+                if order is None:
+                    continue
                 base = 0.0
                 for v in order:  # ARX sums in dictionary (first appearance) order
                     av = float(counts[v])
@@ -230,7 +236,8 @@ class LatticeProblem:
         engine = _core.lattice.Engine(
             qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
             np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
-            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt)
+            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt,
+            packed=_PACKED_KEYS)
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, tuple(distinct), sa_name)
 
     @property
@@ -247,12 +254,38 @@ class LatticeProblem:
 
     def publish(self, levels: Sequence[int]) -> tuple[Partition, dict[str, Any]]:
         """The published partition of a node (violating classes suppressed)."""
-        res, _labels, sup = self.engine.classify(np.asarray(levels, dtype=np.int32))
-        return Partition.from_levels(self.table, [int(x) for x in levels], suppressed=sup), res
+        lv = np.asarray(levels, dtype=np.int32)
+        res, labels, sup = self.engine.classify(lv)
+        return _partition_from_labels(self.table, [int(x) for x in levels], labels, int(res["n_classes"]),
+                                      sup), res
 
     def nodes_at_height(self, height: int) -> list[tuple[int, ...]]:
         """All nodes with sum of levels == height, in lexicographic order."""
         return list(_compositions(height, self.heights))
+
+
+def _partition_from_labels(table: Table, levels: list[int], labels: NDArray[np.int64], n_classes: int,
+                           suppressed: NDArray[np.bool_]) -> Partition:
+    """The :meth:`Partition.from_levels` partition, from the kernel's class labels (dense, first appearance
+    over the rows, the same numbering as ``from_levels``): only one row per class is generalized here."""
+    qc = table.qi_codes()
+    first = np.empty(n_classes, dtype=np.int64)
+    first[labels[::-1]] = np.arange(labels.shape[0] - 1, -1, -1, dtype=np.int64)
+    rep = qc[first]
+    gen_node = np.empty((n_classes, len(levels)), dtype=np.int32)
+    gen_lo = np.empty_like(gen_node)
+    gen_hi = np.empty_like(gen_node)
+    for j, q in enumerate(table.quasi_identifiers):
+        h = table.hierarchy(q)
+        assert h is not None
+        node = h.ancestor[rep[:, j], levels[j]]
+        gen_node[:, j] = node
+        gen_lo[:, j] = h.leaf_start[node]
+        gen_hi[:, j] = gen_lo[:, j] + h.leaf_count[node] - 1
+    arrays = [labels, suppressed, gen_lo, gen_hi, gen_node]
+    for a in arrays:
+        a.setflags(write=False)
+    return Partition(table, labels, suppressed, n_classes, gen_lo, gen_hi, gen_node, tuple(levels))
 
 
 def _first_appearance(col: NDArray[np.int32], n_codes: int) -> NDArray[np.int64]:
@@ -380,7 +413,8 @@ def lattice_search(
         monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
-        Threads for the bottom grouping and batched node evaluations (None: all cores).
+        Threads for batched node evaluations of non-monotone searches and Samarati's level scans (None: all
+        cores). The result does not depend on it.
     gs_factor : float in [0, 1], default=0.5
         ARX's generalization/suppression factor of Loss, entropy and precision.
     aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max'}, default='geometric_mean'

@@ -112,8 +112,10 @@ class Engine {
  public:
   /// Builds the bottom frequency set from the rows. qi_codes (n_rows, r) are leaf codes; limit is the
   /// absolute suppression limit floor(suppression_limit * N).
+  /// allow_packed = false forces the generic (re-densified mixed-radix) class layout even when the packed
+  /// 64-bit keys would fit (tests of both layouts).
   Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
-         MetricSpec metric, int64_t limit, int n_threads);
+         MetricSpec metric, int64_t limit, int n_threads, bool allow_packed = true);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
