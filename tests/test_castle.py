@@ -243,7 +243,7 @@ def test_time_column_gaps_expire_everything_due() -> None:
 def test_unknown_categorical_value_mid_stream_consumes_nothing() -> None:
     c = Castle(_schema(0, 1, with_sa=False), k=2, delta=3, rng=0)
     r0 = c.push({"c0": ["a", "b"], "pid": [1, 2]})
-    with pytest.raises(ValueError, match="'q' of column 'c0' is missing from its hierarchy"):
+    with pytest.raises(ValueError, match=r"'q' of column 'c0' \(batch row \d+\) is missing from its hierarchy"):
         c.push({"c0": ["a", "q"], "pid": [3, 4]})
     assert c.n_arrivals_ == 2
     # the stream goes on: the rejected batch is re-sent without the bad tuple; nothing is lost or doubled

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
+from anoncore.stream._common import encode_numeric, map_labels
 
 #: Case of every emitted tuple (index stored in the release): DIRECT, INDIRECT, end-of-stream DIRECT/INDIRECT,
 #: suppressed.
@@ -95,12 +96,6 @@ def _emd_hier(diff: NDArray[np.float64], h: Hierarchy) -> NDArray[np.float64]:
 
 
 # ---------------------------------------------------------------------------------------------- encoding
-def _label(v: Any) -> str:
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return str(int(v))
-    return str(v)
-
-
 @dataclass
 class _WSpec:
     """How batches are encoded; resolved once from the schema (or a Table template)."""
@@ -229,22 +224,10 @@ class _WSpec:
         if missing:
             raise ValueError(f"The batch lacks column(s) {missing}; {c} needs {need}.")
         n = len(df)
-        num = np.empty((n, len(self.numeric)), dtype=np.float64)
-        for j, name in enumerate(self.numeric):
-            v = pd.to_numeric(df[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-            bad = ~np.isfinite(v)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"Column {name!r} is numeric but holds {df[name].iloc[i]!r} (batch row {i}).")
-            out = (v < self.dom_lo[j]) | (v > self.dom_hi[j])
-            if out.any():
-                i = int(np.flatnonzero(out)[0])
-                raise ValueError(f"Value {float(v[i])!r} of column {name!r} (batch row {i}) lies outside its declared "
-                                 f"domain [{float(self.dom_lo[j])!r}, {float(self.dom_hi[j])!r}].")
-            num[:, j] = v
+        num = encode_numeric(df, self.numeric, self.dom_lo, self.dom_hi)
         cat = np.empty((n, len(self.categorical)), dtype=np.int32)
         for j, (name, h) in enumerate(zip(self.categorical, self.hierarchies)):
-            cat[:, j] = _map_labels(df[name], h.leaf_lookup(), name, f"its hierarchy {h.name!r}")
+            cat[:, j] = map_labels(df[name], h.leaf_lookup(), name, f"its hierarchy {h.name!r}")
         sa_col = df[self.sensitive]
         if self.sa_numeric:
             v = pd.to_numeric(sa_col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -261,7 +244,7 @@ class _WSpec:
                 mapped[u] = code
             sa = mapped[inv.reshape(-1)] if n else np.empty(0, np.int32)
         else:
-            sa = _map_labels(sa_col, self.sa_lookup(), self.sensitive, "the declared sensitive domain")
+            sa = map_labels(sa_col, self.sa_lookup(), self.sensitive, "the declared sensitive domain")
         pid = _encode_pid(df[self.pid], pid_state, c)
         if self.time is not None:
             t = df[self.time].to_numpy()
@@ -294,23 +277,6 @@ class _WSpec:
         card = max([1024] * bool(self.numeric) + [h.n_leaves for h in self.hierarchies] + [2])
         need = max(1, math.ceil(math.log2(card)))
         return int(max(1, min(need, 64 // d, 32)))
-
-
-def _map_labels(col: pd.Series, lookup: Mapping[str, int], name: str, where: str) -> NDArray[np.int32]:
-    codes, uniq = pd.factorize(col, use_na_sentinel=True)
-    if (codes < 0).any():
-        i = int(np.flatnonzero(codes < 0)[0])
-        raise ValueError(f"Column {name!r} has a missing value at batch row {i}.")
-    mapped = np.empty(len(uniq), dtype=np.int32)
-    for u, val in enumerate(uniq):
-        lab = _label(val)
-        code = lookup.get(lab, lookup.get(lab.strip()))
-        if code is None:
-            i = int(np.flatnonzero(codes == u)[0])
-            raise ValueError(f"Value {lab!r} of column {name!r} (batch row {i}) is missing from {where} (unknown "
-                             f"categorical value mid-stream; the batch was not consumed).")
-        mapped[u] = code
-    return mapped[codes] if len(codes) else np.empty(0, np.int32)
 
 
 def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int64]:

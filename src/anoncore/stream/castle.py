@@ -24,6 +24,8 @@ from anoncore import _core  # type: ignore[attr-defined]
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
+from anoncore.stream._common import encode_numeric, map_labels, published_frame
+from anoncore.stream._common import ro as _ro
 
 __all__ = ["MODES", "Castle", "CastleRelease"]
 
@@ -32,15 +34,6 @@ MODES = ("cluster", "split", "merge", "reuse", "suppressed")
 
 _MAGIC = b"ANCCASTLEPY\0"
 _VERSION = 1
-
-
-def _ro(a: NDArray[Any]) -> NDArray[Any]:
-    a.setflags(write=False)
-    return a
-
-
-def _label(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -133,29 +126,9 @@ class CastleRelease:
             such as ``"[20, 60]"``.
         suppressed_token : str, default='*'
         """
-        keep = np.ones(len(self), dtype=bool) if include_suppressed else ~self.suppressed
-        out: dict[str, Any] = {"position": self.position[keep]}
-        sup = self.suppressed[keep]
-        for j, name in enumerate(self.numeric_qi):
-            lo = self.num_lo[keep, j]
-            hi = self.num_hi[keep, j]
-            if ranges:
-                out[f"{name}_lo"] = lo
-                out[f"{name}_hi"] = hi
-            else:
-                lab = np.array([suppressed_token if s else (_label(a) if a == b else f"[{_label(a)}, {_label(b)}]")
-                                for a, b, s in zip(lo, hi, sup)], dtype=object)
-                out[name] = lab
-        for j, name in enumerate(self.categorical_qi):
-            labels = np.asarray(self.hierarchies[j].labels + (suppressed_token,), dtype=object)
-            node = self.cat_node[keep, j]
-            out[name] = labels[np.where(node < 0, len(labels) - 1, node)]
-        for name, col in self.columns.items():
-            out[name] = col[keep]
-        out["ec"] = self.gen_id[keep]
-        if include_suppressed:
-            out["suppressed"] = sup
-        return pd.DataFrame(out)
+        return published_frame(self.position, self.suppressed, self.num_lo, self.num_hi, self.cat_node, self.columns,
+                               self.gen_id, self.numeric_qi, self.categorical_qi, self.hierarchies,
+                               include_suppressed, ranges, suppressed_token)
 
 
 def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
@@ -628,35 +601,10 @@ class _StreamSpec:
         if missing:
             raise ValueError(f"The batch lacks column(s) {missing}; Castle needs {need}.")
         n = len(df)
-        num = np.empty((n, len(self.numeric)), dtype=np.float64)
-        for j, name in enumerate(self.numeric):
-            v = pd.to_numeric(df[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-            bad = ~np.isfinite(v)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"Column {name!r} is numeric but holds {df[name].iloc[i]!r} (batch row {i}).")
-            out = (v < self.dom_lo[j]) | (v > self.dom_hi[j])
-            if out.any():
-                i = int(np.flatnonzero(out)[0])
-                raise ValueError(f"Value {float(v[i])!r} of column {name!r} (batch row {i}) lies outside its declared "
-                                 f"domain [{float(self.dom_lo[j])!r}, {float(self.dom_hi[j])!r}].")
-            num[:, j] = v
+        num = encode_numeric(df, self.numeric, self.dom_lo, self.dom_hi)
         cat = np.empty((n, len(self.categorical)), dtype=np.int32)
         for j, (name, h) in enumerate(zip(self.categorical, self.hierarchies)):
-            codes, uniq = pd.factorize(df[name], use_na_sentinel=True)
-            if (codes < 0).any():
-                i = int(np.flatnonzero(codes < 0)[0])
-                raise ValueError(f"Column {name!r} has a missing value at batch row {i}.")
-            lookup = h.leaf_lookup()
-            mapped = np.empty(len(uniq), dtype=np.int32)
-            for u, val in enumerate(uniq):
-                lab = str(int(val)) if isinstance(val, (float, np.floating)) and float(val).is_integer() else str(val)
-                code = lookup.get(lab, lookup.get(lab.strip()))
-                if code is None:
-                    raise ValueError(f"Value {lab!r} of column {name!r} is missing from its hierarchy {h.name!r} "
-                                     f"(unknown categorical value; the batch was not consumed).")
-                mapped[u] = code
-            cat[:, j] = mapped[codes]
+            cat[:, j] = map_labels(df[name], h.leaf_lookup(), name, f"its hierarchy {h.name!r}")
         pid = py.encode_pid(df[self.pid])
         if self.time is not None:
             t = df[self.time].to_numpy()

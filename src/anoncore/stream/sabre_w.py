@@ -28,24 +28,17 @@ from anoncore import _core  # type: ignore[attr-defined]
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
+from anoncore.stream._common import published_frame
+from anoncore.stream._common import ro as _ro
 from anoncore.stream._window import CASES, GroundMetric, _Driver, _WSpec, as_frame
 
-__all__ = ["CASES", "BASELINES", "SabreW", "SabreWRelease", "TIncognitoW", "TMondrianW"]
+__all__ = ["BASELINES", "CASES", "SabreW", "SabreWRelease", "TIncognitoW", "TMondrianW"]
 
 #: Partitioners available at step 15 of the window frame.
 BASELINES = ("sabre", "tmondrian", "tincognito")
 
 _MAGIC = b"ANCSABREW\0"
 _VERSION = 1
-
-
-def _ro(a: NDArray[Any]) -> NDArray[Any]:
-    a.setflags(write=False)
-    return a
-
-
-def _label(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -138,26 +131,9 @@ class SabreWRelease:
             Numeric quasi-identifiers as ``<name>_lo`` / ``<name>_hi`` float columns instead of labels.
         suppressed_token : str, default='*'
         """
-        keep = np.ones(len(self), dtype=bool) if include_suppressed else ~self.suppressed
-        out: dict[str, Any] = {"position": self.position[keep]}
-        sup = self.suppressed[keep]
-        for j, name in enumerate(self.numeric_qi):
-            lo, hi = self.num_lo[keep, j], self.num_hi[keep, j]
-            if ranges:
-                out[f"{name}_lo"], out[f"{name}_hi"] = lo, hi
-            else:
-                out[name] = np.array([suppressed_token if s else (_label(a) if a == b else f"[{_label(a)}, {_label(b)}]")
-                                      for a, b, s in zip(lo, hi, sup)], dtype=object)
-        for j, name in enumerate(self.categorical_qi):
-            labels = np.asarray(self.hierarchies[j].labels + (suppressed_token,), dtype=object)
-            node = self.cat_node[keep, j]
-            out[name] = labels[np.where(node < 0, len(labels) - 1, node)]
-        for name, col in self.columns.items():
-            out[name] = col[keep]
-        out["ec"] = self.ec[keep]
-        if include_suppressed:
-            out["suppressed"] = sup
-        return pd.DataFrame(out)
+        return published_frame(self.position, self.suppressed, self.num_lo, self.num_hi, self.cat_node, self.columns,
+                               self.ec, self.numeric_qi, self.categorical_qi, self.hierarchies,
+                               include_suppressed, ranges, suppressed_token)
 
     @staticmethod
     def concat(releases: Any) -> SabreWRelease:

@@ -1,0 +1,96 @@
+"""Pieces shared by the stream algorithms (CASTLE, SABRE_W): batch encoding checks and the published table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from anoncore.data.hierarchy import Hierarchy
+
+
+def ro(a: NDArray[Any]) -> NDArray[Any]:
+    """``a`` made read-only (release arrays are immutable)."""
+    a.setflags(write=False)
+    return a
+
+
+def number_label(x: float) -> str:
+    """``20`` for integral floats, else the float's repr (bounds of published numeric intervals)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def value_label(v: Any) -> str:
+    """The hierarchy label a batch value is looked up under (integral floats read from CSV lose their '.0')."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def encode_numeric(df: pd.DataFrame, names: Sequence[str], lo: NDArray[np.float64],
+                   hi: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The numeric quasi-identifiers of a batch, refusing non-numbers and values outside the declared domain."""
+    num = np.empty((len(df), len(names)), dtype=np.float64)
+    for j, name in enumerate(names):
+        v = pd.to_numeric(df[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(v)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"Column {name!r} is numeric but holds {df[name].iloc[i]!r} (batch row {i}).")
+        out = (v < lo[j]) | (v > hi[j])
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise ValueError(f"Value {float(v[i])!r} of column {name!r} (batch row {i}) lies outside its declared "
+                             f"domain [{float(lo[j])!r}, {float(hi[j])!r}].")
+        num[:, j] = v
+    return num
+
+
+def map_labels(col: pd.Series, lookup: Mapping[str, int], name: str, where: str) -> NDArray[np.int32]:
+    """Codes of a categorical batch column; an unknown value or a missing one is refused, naming the row."""
+    codes, uniq = pd.factorize(col, use_na_sentinel=True)
+    if (codes < 0).any():
+        i = int(np.flatnonzero(codes < 0)[0])
+        raise ValueError(f"Column {name!r} has a missing value at batch row {i}.")
+    mapped = np.empty(len(uniq), dtype=np.int32)
+    for u, val in enumerate(uniq):
+        lab = value_label(val)
+        code = lookup.get(lab, lookup.get(lab.strip()))
+        if code is None:
+            i = int(np.flatnonzero(codes == u)[0])
+            raise ValueError(f"Value {lab!r} of column {name!r} (batch row {i}) is missing from {where} (unknown "
+                             f"categorical value mid-stream; the batch was not consumed).")
+        mapped[u] = code
+    return mapped[codes] if len(codes) else np.empty(0, np.int32)
+
+
+def published_frame(position: NDArray[np.int64], suppressed: NDArray[np.bool_], num_lo: NDArray[np.float64],
+                    num_hi: NDArray[np.float64], cat_node: NDArray[np.int32], columns: Mapping[str, NDArray[Any]],
+                    ec: NDArray[np.int64], numeric_qi: Sequence[str], categorical_qi: Sequence[str],
+                    hierarchies: Sequence[Hierarchy], include_suppressed: bool, ranges: bool,
+                    suppressed_token: str) -> pd.DataFrame:
+    """The published tuples of a release: ``position``, quasi-identifiers, published columns, ``ec``."""
+    keep = np.ones(len(position), dtype=bool) if include_suppressed else ~suppressed
+    out: dict[str, Any] = {"position": position[keep]}
+    sup = suppressed[keep]
+    for j, name in enumerate(numeric_qi):
+        lo, hi = num_lo[keep, j], num_hi[keep, j]
+        if ranges:
+            out[f"{name}_lo"], out[f"{name}_hi"] = lo, hi
+        else:
+            out[name] = np.array([suppressed_token if s else (number_label(a) if a == b else
+                                                              f"[{number_label(a)}, {number_label(b)}]")
+                                  for a, b, s in zip(lo, hi, sup)], dtype=object)
+    for j, name in enumerate(categorical_qi):
+        labels = np.asarray(hierarchies[j].labels + (suppressed_token,), dtype=object)
+        node = cat_node[keep, j]
+        out[name] = labels[np.where(node < 0, len(labels) - 1, node)]
+    for name, col in columns.items():
+        out[name] = col[keep]
+    out["ec"] = ec[keep]
+    if include_suppressed:
+        out["suppressed"] = sup
+    return pd.DataFrame(out)
