@@ -513,6 +513,80 @@ def test_mondrian_without_constraints_separates_distinct_points(seed: int, n: in
         assert np.unique(inv.reshape(-1)[part.labels == c]).size == 1
 
 
+def _reference_hierarchy_mondrian(tab: Table, k: int) -> np.ndarray:
+    """Literal recursive Mondrian under k-anonymity only, with hierarchy-based categorical splits: widest
+    normalised dimension first (ties: lower index), numeric median cut (left <= median; < median when the right
+    would be empty), categorical: the children of the LCA of the present codes; first acceptable dimension."""
+    from anoncore.static._space import qi_space
+
+    sp = qi_space(tab)
+    codes = tab.qi_codes()
+    qs = tab.quasi_identifiers
+    hier = [tab.hierarchy(q) if tab.attribute(q).kind != "numeric" else None for q in qs]
+    labels = np.full(tab.n_rows, -1, dtype=np.int64)
+    counter = [0]
+
+    def coord(j: int, c: int) -> float:
+        return float(sp.values[sp.offsets[j] + c])
+
+    def parts_of(rows: np.ndarray, j: int) -> list[np.ndarray]:
+        v = codes[rows, j]
+        lo, hi = int(v.min()), int(v.max())
+        h = hier[j]
+        if h is None:
+            cut = int(np.sort(v)[(v.size - 1) // 2])
+            if cut >= hi:
+                cut = int(v[v < cut].max())
+            return [rows[v <= cut], rows[v > cut]]
+        node = lo
+        while not (h.leaf_start[node] <= lo and h.leaf_start[node] + h.leaf_count[node] > hi):
+            node = int(h.parent[node])
+        kids = sorted((int(c) for c in np.flatnonzero(h.parent == node)), key=lambda c: int(h.leaf_start[c]))
+        out = [rows[(v >= h.leaf_start[c]) & (v < h.leaf_start[c] + h.leaf_count[c])] for c in kids]
+        return [p for p in out if p.size]
+
+    def rec(rows: np.ndarray) -> None:
+        lo, hi = codes[rows].min(axis=0), codes[rows].max(axis=0)
+        width = [coord(j, int(hi[j])) - coord(j, int(lo[j])) for j in range(len(qs))]
+        for j in sorted(range(len(qs)), key=lambda x: -width[x]):
+            if lo[j] == hi[j]:
+                break
+            parts = parts_of(rows, j)
+            if len(parts) >= 2 and all(p.size >= k for p in parts):
+                for p in parts:
+                    rec(p)
+                return
+        labels[rows] = counter[0]
+        counter[0] += 1
+
+    rec(np.arange(tab.n_rows))
+    return labels
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 10**6), st.integers(1, 120), st.integers(1, 4), st.integers(1, 6))
+def test_hierarchy_split_equals_reference(seed: int, n: int, n_qi: int, k: int) -> None:
+    tab = random_table(seed, n, n_qi, 4, False)
+    k = min(k, n)
+    res = tmondrian(tab, t=1.0, k=k, categorical_split="hierarchy")
+    assert np.array_equal(res.partition.labels, _reference_hierarchy_mondrian(tab, k))
+    assert res.achieved["passed"] and res.parameters["categorical_split"] == "hierarchy"
+
+
+@settings(max_examples=30)
+@given(table_cases)
+def test_tmondrian_hierarchy_split_is_k_anonymous_and_t_close(case: tuple[Any, ...]) -> None:
+    seed, n, n_qi, m, cat, t, k = case
+    tab = random_table(seed, n, n_qi, m, cat)
+    k = min(k, n)
+    _check_output(tab, tmondrian(tab, t=t, k=k, categorical_split="hierarchy"), t, k)
+
+
+def test_hierarchy_split_bad_option() -> None:
+    with pytest.raises(ValueError, match="The 'categorical_split' parameter of tmondrian"):
+        tmondrian(toy_table(), t=0.5, k=2, categorical_split="lca")
+
+
 def test_mondrian_kernel_rejects_unknown_model() -> None:
     from anoncore.static._space import qi_space, sensitive_info
 

@@ -17,7 +17,7 @@ void bind_mondrian(py::module_ m) {
       "partition",
       [](const CArray<int32_t>& qi, const CArray<double>& coord_values, const CArray<int64_t>& coord_offsets,
          const CArray<int32_t>& sa, int64_t m_codes, const std::vector<std::pair<std::string, double>>& models,
-         const py::object& hierarchy, const py::object& groups) {
+         const py::object& hierarchy, const py::object& groups, const py::object& qi_hierarchies) {
         mondrian::MondrianInput in;
         in.qi = matrix_of(qi, "qi");
         in.coords = {span_of(coord_values, "coord_values"), span_of(coord_offsets, "coord_offsets", in.qi.cols + 1)};
@@ -39,6 +39,33 @@ void bind_mondrian(py::module_ m) {
           hv.leaf_count = span_of(arrays[3], "leaf_count", hv.parent.size);
           hv.n_leaves = m_codes;
           hp = &hv;
+        }
+        // Optional hierarchy-based categorical splits: one entry per QI, None (median cut) or
+        // (parent, leaf_start, leaf_count) int32 arrays of that QI's hierarchy.
+        if (!qi_hierarchies.is_none()) {
+          auto lst = qi_hierarchies.cast<py::list>();
+          if (static_cast<int64_t>(lst.size()) != in.qi.cols)
+            throw std::invalid_argument("qi_hierarchies must have one entry per quasi-identifier");
+          in.hierarchy_split.resize(static_cast<size_t>(in.qi.cols));
+          for (int64_t j = 0; j < in.qi.cols; ++j) {
+            if (lst[static_cast<size_t>(j)].is_none()) continue;
+            auto tup = lst[static_cast<size_t>(j)].cast<py::tuple>();
+            if (tup.size() != 3) throw std::invalid_argument("qi_hierarchies entries must be (parent, leaf_start, leaf_count)");
+            CArray<int32_t> a[3];
+            for (size_t i = 0; i < 3; ++i) {
+              if (!py::isinstance<CArray<int32_t>>(tup[i])) throw py::type_error("qi_hierarchies arrays must be C-contiguous int32");
+              a[i] = tup[i].cast<CArray<int32_t>>();
+            }
+            const auto par = span_of(a[0], "parent");
+            const auto ls = span_of(a[1], "leaf_start", par.size);
+            const auto lc = span_of(a[2], "leaf_count", par.size);
+            for (int64_t r = 0; r < in.qi.rows; ++r) {
+              const int32_t c = in.qi(r, j);
+              if (c < 0 || c >= par.size || lc[c] != 1 || ls[c] != c)
+                throw std::invalid_argument("qi_hierarchies: a code is not a leaf of its hierarchy");
+            }
+            in.hierarchy_split[static_cast<size_t>(j)] = mondrian::make_hierarchy_split(par, ls, lc);
+          }
         }
         std::vector<int64_t> reference(static_cast<size_t>(m_codes), 0);
         for (int64_t r = 0; r < in.sa.size; ++r) {
@@ -88,8 +115,9 @@ void bind_mondrian(py::module_ m) {
       },
       py::arg("qi").noconvert(), py::arg("coord_values").noconvert(), py::arg("coord_offsets").noconvert(),
       py::arg("sa").noconvert(), py::arg("m"), py::arg("models"), py::arg("hierarchy") = py::none(),
-      py::arg("groups") = py::none(),
-      "Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs.");
+      py::arg("groups") = py::none(), py::arg("qi_hierarchies") = py::none(),
+      "Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs. "
+      "qi_hierarchies (optional): per QI None or (parent, leaf_start, leaf_count) for hierarchy-based splits.");
 }
 
 }  // namespace anoncore::bindings

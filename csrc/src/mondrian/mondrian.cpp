@@ -70,6 +70,26 @@ void GroupBetaLikenessModel::check(Matrix<int64_t> hist, Span<int64_t> sizes, Mu
   }
 }
 
+HierarchySplit make_hierarchy_split(Span<int32_t> parent, Span<int32_t> leaf_start, Span<int32_t> leaf_count) {
+  HierarchySplit h;
+  const int64_t n = parent.size;
+  h.parent.assign(parent.data, parent.data + n);
+  h.leaf_start.assign(leaf_start.data, leaf_start.data + n);
+  h.leaf_count.assign(leaf_count.data, leaf_count.data + n);
+  h.child_offset.assign(static_cast<size_t>(n + 1), 0);
+  for (int64_t v = 0; v < n; ++v)
+    if (parent[v] >= 0) ++h.child_offset[static_cast<size_t>(parent[v] + 1)];
+  for (int64_t v = 0; v < n; ++v) h.child_offset[static_cast<size_t>(v + 1)] += h.child_offset[static_cast<size_t>(v)];
+  h.child.assign(static_cast<size_t>(h.child_offset.back()), 0);
+  std::vector<int64_t> fill(h.child_offset.begin(), h.child_offset.end() - 1);
+  for (int64_t v = 0; v < n; ++v)
+    if (parent[v] >= 0) h.child[static_cast<size_t>(fill[static_cast<size_t>(parent[v])]++)] = static_cast<int32_t>(v);
+  for (int64_t v = 0; v < n; ++v)
+    std::sort(h.child.begin() + h.child_offset[static_cast<size_t>(v)], h.child.begin() + h.child_offset[static_cast<size_t>(v + 1)],
+              [&](int32_t a, int32_t b) { return h.leaf_start[static_cast<size_t>(a)] < h.leaf_start[static_cast<size_t>(b)]; });
+  return h;
+}
+
 MondrianOutput mondrian(const MondrianInput& in) {
   MondrianOutput out;
   const int64_t n = in.qi.rows, d = in.qi.cols, m = in.m;
@@ -82,6 +102,7 @@ MondrianOutput mondrian(const MondrianInput& in) {
   std::vector<double> width(static_cast<size_t>(d));
   std::vector<int64_t> hist(static_cast<size_t>(2 * m)), sizes(2);
   std::vector<uint8_t> ok(2), all_ok(2);
+  std::vector<int64_t> gsize, ghist, rgroup, tmp;  // hierarchy-based splits
   int64_t visited = 0;
   while (!stack.empty()) {
     if ((++visited & 0xFFF) == 0 && interrupted(in.interrupt)) {
@@ -107,6 +128,74 @@ MondrianOutput mondrian(const MondrianInput& in) {
     bool split = false;
     for (int64_t j : order) {
       if (lo[static_cast<size_t>(j)] == hi[static_cast<size_t>(j)]) break;
+      if (!in.hierarchy_split.empty() && in.hierarchy_split[static_cast<size_t>(j)].enabled()) {
+        // Hierarchy-based split: the children of the LCA of the present codes (a contiguous leaf range).
+        const HierarchySplit& hs = in.hierarchy_split[static_cast<size_t>(j)];
+        const int32_t a = lo[static_cast<size_t>(j)], z = hi[static_cast<size_t>(j)];
+        int32_t node = a;
+        while (!(hs.leaf_start[static_cast<size_t>(node)] <= a &&
+                 hs.leaf_start[static_cast<size_t>(node)] + hs.leaf_count[static_cast<size_t>(node)] > z))
+          node = hs.parent[static_cast<size_t>(node)];
+        const int32_t* ch = hs.child.data() + hs.child_offset[static_cast<size_t>(node)];
+        const auto nch = static_cast<int64_t>(hs.child_offset[static_cast<size_t>(node + 1)] - hs.child_offset[static_cast<size_t>(node)]);
+        const auto child_of = [&](int32_t code) {
+          int64_t l = 0, r = nch - 1;  // last child with leaf_start <= code
+          while (l < r) {
+            const int64_t mid2 = (l + r + 1) / 2;
+            if (hs.leaf_start[static_cast<size_t>(ch[mid2])] <= code) l = mid2; else r = mid2 - 1;
+          }
+          return l;
+        };
+        gsize.assign(static_cast<size_t>(nch), 0);
+        ghist.assign(static_cast<size_t>(nch * m), 0);
+        rgroup.resize(static_cast<size_t>(e - b));
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t r = idx[static_cast<size_t>(i)];
+          const int64_t g = child_of(in.qi(r, j));
+          rgroup[static_cast<size_t>(i - b)] = g;
+          ++gsize[static_cast<size_t>(g)];
+          ++ghist[static_cast<size_t>(g * m + in.sa[r])];
+        }
+        // Compact the non-empty children (the models refuse empty classes).
+        std::vector<int64_t> slot(static_cast<size_t>(nch), -1);
+        int64_t C = 0;
+        for (int64_t g = 0; g < nch; ++g) {
+          if (gsize[static_cast<size_t>(g)] == 0) continue;
+          slot[static_cast<size_t>(g)] = C;
+          if (C != g) {
+            std::copy(ghist.begin() + g * m, ghist.begin() + (g + 1) * m, ghist.begin() + C * m);
+            gsize[static_cast<size_t>(C)] = gsize[static_cast<size_t>(g)];
+          }
+          ++C;
+        }
+        if (C < 2) continue;
+        std::vector<uint8_t> one(static_cast<size_t>(C));
+        bool good = true;
+        for (const ClassModel* model : in.models) {
+          model->check(Matrix<int64_t>{ghist.data(), C, m}, Span<int64_t>{gsize.data(), C}, MutSpan<uint8_t>{one.data(), C});
+          for (int64_t c = 0; c < C; ++c) good = good && one[static_cast<size_t>(c)];
+          if (!good) break;
+        }
+        if (!good) {
+          ++out.n_refused;
+          continue;
+        }
+        // Counting sort of [b, e) by child (stable), then push the parts so the first child is popped first.
+        std::vector<int64_t> start(static_cast<size_t>(C + 1), 0);
+        for (int64_t c = 0; c < C; ++c) start[static_cast<size_t>(c + 1)] = start[static_cast<size_t>(c)] + gsize[static_cast<size_t>(c)];
+        tmp.resize(static_cast<size_t>(e - b));
+        std::vector<int64_t> pos(start.begin(), start.end() - 1);
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t c = slot[static_cast<size_t>(rgroup[static_cast<size_t>(i - b)])];
+          tmp[static_cast<size_t>(pos[static_cast<size_t>(c)]++)] = idx[static_cast<size_t>(i)];
+        }
+        std::copy(tmp.begin(), tmp.end(), idx.begin() + b);
+        out.n_splits += C - 1;
+        for (int64_t c = C - 1; c >= 0; --c)
+          stack.emplace_back(b + start[static_cast<size_t>(c)], b + start[static_cast<size_t>(c + 1)]);
+        split = true;
+        break;
+      }
       vals.clear();
       for (int64_t i = b; i < e; ++i) vals.push_back(in.qi(idx[static_cast<size_t>(i)], j));
       const auto mid = static_cast<std::ptrdiff_t>((vals.size() - 1) / 2);

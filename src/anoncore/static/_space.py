@@ -29,6 +29,7 @@ __all__ = [
     "check_t",
     "check_table",
     "check_threads",
+    "mondrian_hierarchies",
     "qi_space",
     "seed_from",
     "sensitive_info",
@@ -128,6 +129,26 @@ def seed_from(rng: Any, caller: str) -> int:
                         f"{rng!r} instead.")
     gen = np.random.default_rng(rng if rng is None or isinstance(rng, np.random.Generator) else int(rng))
     return int(gen.integers(0, 2**64, dtype=np.uint64))
+
+
+def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> list[Any] | None:
+    """The ``qi_hierarchies`` argument of the Mondrian kernel for ``categorical_split``.
+
+    ``'rank'`` (the default of every Mondrian baseline): None, median cuts on the pre-order leaf rank for every
+    QI. ``'hierarchy'``: for every categorical QI with a hierarchy, its (parent, leaf_start, leaf_count) arrays,
+    so the kernel splits it into the children of the LCA of the partition's values; numeric QIs keep median cuts.
+    """
+    check_option(categorical_split, "categorical_split", ("rank", "hierarchy"), caller)
+    if categorical_split == "rank":
+        return None
+    out: list[Any] = []
+    for q in table.quasi_identifiers:
+        h = table.hierarchy(q)
+        if h is None or table.attribute(q).kind == "numeric":
+            out.append(None)
+        else:
+            out.append(tuple(np.ascontiguousarray(a, dtype=np.int32) for a in (h.parent, h.leaf_start, h.leaf_count)))
+    return out
 
 
 def qi_space(table: Table) -> QISpace:

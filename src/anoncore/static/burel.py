@@ -355,12 +355,14 @@ def _merge(table: Table, labels: NDArray[np.int64], sa_codes: NDArray[np.int32],
 
 # ------------------------------------------------------------------------------------------ Mondrian baselines
 def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensitive: str | None,
-              groups: NDArray[np.int32] | None) -> tuple[Partition, dict[str, Any], float]:
+              groups: NDArray[np.int32] | None, categorical_split: str = "rank"
+              ) -> tuple[Partition, dict[str, Any], float]:
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
+    qh = _space.mondrian_hierarchies(table, categorical_split, caller)
     space = _space.qi_space(table)
     t1 = time.perf_counter()
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa_codes, m, specs, None,
-                                   None if groups is None else np.ascontiguousarray(groups, dtype=np.int32))
+                                   None if groups is None else np.ascontiguousarray(groups, dtype=np.int32), qh)
     t2 = time.perf_counter()
     partition = Partition.from_labels(table, out["labels"])
     trace = {"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])}
@@ -376,6 +378,7 @@ def lmondrian(
     relative: bool = False,
     level: int = 1,
     sensitive: str | None = None,
+    categorical_split: str = "rank",
 ) -> Result:
     """LMondrian: Mondrian median splits kept only when both halves satisfy beta-likeness (Cao thesis §4.4).
 
@@ -390,6 +393,9 @@ def lmondrian(
         Positive.
     variant, epsilon, relative, level, sensitive
         As in :func:`burel`.
+    categorical_split : {'rank', 'hierarchy'}, default='rank'
+        As in :func:`anoncore.tmondrian`: median cuts on the pre-order leaf rank (default) or multiway splits
+        into the children of the LCA of a categorical QI's values.
 
     Returns
     -------
@@ -420,16 +426,16 @@ def lmondrian(
         spec = [("beta_groups", b)]
     else:
         spec = [("beta_enhanced" if variant == "enhanced" else "beta_basic", b)]
-    partition, trace, kernel = _mondrian(table, caller, spec, name, groups)
+    partition, trace, kernel = _mondrian(table, caller, spec, name, groups, categorical_split)
     achieved = _audit(table, partition, [_model(variant, b, eps, bool(relative), int(level), name)])
     t1 = time.perf_counter()
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
-              "sensitive": name}
+              "sensitive": name, "categorical_split": categorical_split}
     return Result("lmondrian", partition, params, achieved, {"ail": ail(table, partition)}, (trace,),
                   {"seconds_kernel": kernel, "seconds_total": t1 - t0})
 
 
-def dmondrian(table: Table, *, beta: float, sensitive: str | None = None) -> Result:
+def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, categorical_split: str = "rank") -> Result:
     """DMondrian: Mondrian under delta-disclosure with ``delta = ln(1 + min(beta, -ln max p))`` (Cao thesis §4.4).
 
     delta-disclosure with this delta implies enhanced beta-likeness (:func:`anoncore.models.beta_to_delta`) but
@@ -441,6 +447,8 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None) -> Res
     beta : float
         Positive.
     sensitive : str, default=None
+    categorical_split : {'rank', 'hierarchy'}, default='rank'
+        As in :func:`anoncore.tmondrian`.
 
     Returns
     -------
@@ -471,9 +479,10 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None) -> Res
         raise InfeasibleError(f"dmondrian: the sensitive attribute {name!r} has a single value, so delta = "
                               f"ln(1 + min(beta, -ln 1)) = 0 and delta-disclosure (|ln(q/p)| < delta) holds for no "
                               f"class.")
-    partition, trace, kernel = _mondrian(table, caller, [("delta_disclosure", delta)], name, None)
+    partition, trace, kernel = _mondrian(table, caller, [("delta_disclosure", delta)], name, None, categorical_split)
     achieved = _audit(table, partition, [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)],
                       ("delta",))
     t1 = time.perf_counter()
-    return Result("dmondrian", partition, {"beta": b, "delta": delta, "sensitive": name}, achieved,
+    params = {"beta": b, "delta": delta, "sensitive": name, "categorical_split": categorical_split}
+    return Result("dmondrian", partition, params, achieved,
                   {"ail": ail(table, partition)}, (trace,), {"seconds_kernel": kernel, "seconds_total": t1 - t0})

@@ -3,6 +3,9 @@
 // different models. Choices (spec §8 item 21): split the dimension with the widest normalised range at its
 // median (left = codes <= median; when that leaves the right side empty, left = codes < median); if the split
 // is refused by a model, try the next widest dimension; a partition no dimension can split is a class.
+// Option (not the default): hierarchy-based categorical splits. A categorical dimension given a HierarchySplit
+// is cut into the children of the lowest common ancestor of its present values (a multiway split, all parts
+// must satisfy every model), as in the hierarchy-aware Mondrian variants; other dimensions keep median cuts.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -88,12 +91,25 @@ class GroupBetaLikenessModel final : public ClassModel {
   std::vector<double> bound_;
 };
 
+/// The hierarchy of one categorical QI for hierarchy-based splits. Leaves are nodes 0..n_leaves-1 and a leaf's
+/// id is its code (pre-order leaf rank); every node covers the codes [leaf_start, leaf_start + leaf_count).
+struct HierarchySplit {
+  std::vector<int32_t> parent, leaf_start, leaf_count;  // per node (root: parent -1)
+  std::vector<int64_t> child_offset;                    // CSR of the children, sorted by leaf_start
+  std::vector<int32_t> child;
+  bool enabled() const { return !parent.empty(); }
+};
+
+/// Build a HierarchySplit (children lists) from the flat hierarchy arrays.
+HierarchySplit make_hierarchy_split(Span<int32_t> parent, Span<int32_t> leaf_start, Span<int32_t> leaf_count);
+
 struct MondrianInput {
   Matrix<int32_t> qi;             // (n, d) codes
   twophase::CoordTables coords;   // normalised coordinate of every code (for the widest-dimension choice)
   Span<int32_t> sa;               // sensitive codes (n,)
   int64_t m = 0;                  // number of sensitive codes
   std::vector<const ClassModel*> models;  // all must accept both halves of a split
+  std::vector<HierarchySplit> hierarchy_split;  // empty (all median cuts) or one per QI (disabled: median cut)
   InterruptHook interrupt;
 };
 
