@@ -134,6 +134,27 @@ def test_demo_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err == ""
 
 
+def test_demo_searches_the_optimal_node_and_passes_its_audit() -> None:
+    from anoncore.datasets import synthetic_census
+    from anoncore.models import DistinctLDiversity, KAnonymity, OrderedDistanceTCloseness
+    from anoncore.static.lattice import lattice_search
+
+    code, doc = run_json(["demo", "--rows", "5000", "--seed", "2", "--json", "--no-metrics"])
+    assert code == 0
+    res = doc["result"]
+    assert res["partition"]["source"] == "algorithm" and res["partition"]["algorithm"] == "flash"
+    assert res["guarantees"]["passed"] is True
+    assert [m["spec"] for m in res["guarantees"]["models"]] == ["k=5", "l-distinct=3", "t-ordered=0.3"]
+    ref = lattice_search(synthetic_census(5000, rng=2), [KAnonymity(5), DistinctLDiversity(3),
+                                                         OrderedDistanceTCloseness(0.3)], suppression_limit=0.02)
+    assert res["partition"]["levels"] == [int(x) for x in ref.partition.levels]
+    assert res["counts"]["n_suppressed_rows"] == ref.partition.n_suppressed <= 100  # default limit 2 %
+    code, doc = run_json(["demo", "--rows", "5000", "--seed", "2", "--json", "--no-metrics", "--model", "k=10",
+                          "--model", "beta-basic=3", "--suppression-limit", "0.05"])
+    assert code == 0 and doc["result"]["counts"]["n_suppressed_rows"] <= 250
+    assert doc["result"]["guarantees"]["k"] >= 10
+
+
 def test_demo_counts_match_an_independent_group_by() -> None:
     from anoncore import Partition
     from anoncore.datasets import synthetic_census
@@ -252,6 +273,7 @@ def test_audit_text_report(toy_files: tuple[Path, Path]) -> None:
         (["demo", "--model", "k=0"], r"k must be an int in the range \[1, inf\)"),
         (["demo", "--levels", "1,0"], r"--levels needs 7 values"),
         (["demo", "--levels", "1,a"], "levels must be comma-separated ints"),
+        (["demo", "--suppression-limit", "1.5"], r"the suppression limit must be a number in the range \[0, 1\]"),
         (["audit", "DATA", "--model", "k=2", "--levels", "1,0"], "the following arguments are required: --schema"),
         (["audit", "{data}", "--schema", "{schema}", "--levels", "1,0"], "required: --model"),
         (["audit", "{data}", "--schema", "{schema}", "--model", "k=2"], "one of the arguments --levels --labels"),

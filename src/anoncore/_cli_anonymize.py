@@ -166,16 +166,7 @@ register(Algorithm("dmondrian", "Mondrian with delta-disclosure for beta-likenes
 # arguments and the command
 
 
-def _arg(conv: Callable[[str], Any]) -> Callable[[str], Any]:
-    """An argparse type from a converter of :mod:`anoncore.cli` (ValueError -> argparse error)."""
-    def parse(text: str) -> Any:
-        try:
-            return conv(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
-
-
+_arg = _cli._arg_from
 _fraction_arg = _arg(_cli._float("the suppression limit", 0.0, 1.0))
 _t_arg = _arg(_cli._float("t", 0.0, 1.0, lo_open=True))
 _beta_arg = _arg(_cli._float("beta", 0.0, math.inf, lo_open=True))
