@@ -622,3 +622,40 @@ def test_docs_page_example() -> None:
     page = Path(__file__).resolve().parents[1] / "docs" / "sabre.md"
     res = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert res.attempted >= 4 and res.failed == 0
+
+
+# ------------------------------------------------------------------ retrieval sort (radix) vs numpy lexsort
+def _lexsort_oracle(bucket: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    rows = np.arange(len(keys), dtype=np.int64)
+    return np.lexsort((rows, keys, bucket))  # last key is primary: (bucket, key, row)
+
+
+@pytest.mark.parametrize("key_kind", ["few", "wide", "high_bits", "constant", "full64"])
+@pytest.mark.parametrize("n", [0, 1, 7, 70_000, 200_003])
+def test_sort_bucket_key_row_matches_lexsort(key_kind: str, n: int) -> None:
+    rng = np.random.default_rng(n * 31 + len(key_kind))
+    nb = int(rng.integers(1, 40))
+    bucket = rng.integers(0, nb, size=n).astype(np.int32)
+    if key_kind == "few":  # few distinct grid cells, many duplicates
+        keys = rng.choice(np.array([3, 17, 17 << 20, 5 << 40, 2**64 - 1], dtype=np.uint64), size=n)
+    elif key_kind == "wide":  # many distinct values and some duplicates
+        keys = rng.integers(0, 2**40, size=n, dtype=np.uint64) | (rng.integers(0, 2, size=n, dtype=np.uint64) << 63)
+        keys[: n // 3] = keys[n // 3 : 2 * (n // 3)]
+    elif key_kind == "high_bits":  # only the top bits vary (the skipped-constant-bits path)
+        keys = (rng.integers(0, 8, size=n, dtype=np.uint64) << 61) | np.uint64(12345)
+    elif key_kind == "constant":
+        keys = np.full(n, 99, dtype=np.uint64)
+    else:
+        keys = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+        if n > 0:  # duplicates
+            keys[rng.integers(0, n, size=n // 4)] = keys[rng.integers(0, n, size=n // 4)]
+    want = _lexsort_oracle(bucket, keys)
+    for threads in (1, 2):
+        rows, sorted_keys = tw.sort_bucket_key_row(bucket, nb, keys, threads)
+        np.testing.assert_array_equal(rows, want)
+        np.testing.assert_array_equal(sorted_keys, keys[want])
+
+
+def test_sort_bucket_key_row_rejects_bad_bucket() -> None:
+    with pytest.raises(ValueError, match="bucket_of_row"):
+        tw.sort_bucket_key_row(np.array([0, 3], dtype=np.int32), 2, np.array([1, 2], dtype=np.uint64), 1)

@@ -162,6 +162,23 @@ void bind_twophase(py::module_ m) {
       py::arg("bits"), py::arg("n_threads") = 1, "Hilbert key of every row over normalised QI coordinates.");
   m.def("hilbert_bits", &twophase::hilbert_bits, py::arg("n_dims"), py::arg("max_card"));
   m.def(
+      "sort_bucket_key_row",
+      [](const CArray<int32_t>& bucket_of_row, int64_t n_buckets, const CArray<uint64_t>& keys, int n_threads) {
+        auto bo = span_of(bucket_of_row, "bucket_of_row");
+        auto ks = span_of(keys, "keys", bo.size);
+        for (int64_t i = 0; i < bo.size; ++i)
+          if (bo[i] < 0 || bo[i] >= n_buckets) throw std::invalid_argument("bucket_of_row out of range");
+        std::vector<int64_t> rows;
+        std::vector<uint64_t> sorted_keys;
+        {
+          py::gil_scoped_release nogil;
+          twophase::sort_bucket_key_row(bo, n_buckets, ks, n_threads, rows, sorted_keys);
+        }
+        return py::make_tuple(to_numpy(std::move(rows)), to_numpy(std::move(sorted_keys)));
+      },
+      py::arg("bucket_of_row").noconvert(), py::arg("n_buckets"), py::arg("keys").noconvert(),
+      py::arg("n_threads") = 1, "Rows ordered by (bucket, key, row) and their keys (the retrieval's radix sort).");
+  m.def(
       "retrieve_hilbert",
       [](const CArray<int32_t>& bucket_of_row, int64_t n_buckets, const CArray<int64_t>& leaves,
          const CArray<uint64_t>& keys, uint64_t seed, int policy, int n_threads) {

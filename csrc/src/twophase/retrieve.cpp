@@ -10,6 +10,98 @@
 namespace anoncore::twophase {
 namespace {
 
+constexpr int64_t kSortChunk = int64_t{1} << 16;  // rows per chunk of a radix pass (independent of threads)
+constexpr int kMaxDigitBits = 11;
+
+/// One stable counting pass: moves (key, row) pairs from (ks, rs) to (kd, rd) ordered by digit(key, row) in
+/// [0, radix). Per-chunk histograms, exclusive offsets in (digit, chunk) order, then a parallel scatter.
+template <class Digit>
+void counting_pass(const uint64_t* ks, const int64_t* rs, uint64_t* kd, int64_t* rd, int64_t n, int64_t radix,
+                   int n_threads, std::vector<int64_t>& hist, Digit digit) {
+  const int64_t n_chunks = (n + kSortChunk - 1) / kSortChunk;
+  hist.assign(static_cast<size_t>(n_chunks * radix), 0);
+  parallel_chunks(n, kSortChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    int64_t* h = hist.data() + c * radix;
+    for (int64_t i = i0; i < i1; ++i) ++h[digit(ks[i], rs[i])];
+  });
+  int64_t run = 0;
+  for (int64_t d = 0; d < radix; ++d)
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      int64_t& h = hist[static_cast<size_t>(c * radix + d)];
+      const int64_t cnt = h;
+      h = run;
+      run += cnt;
+    }
+  parallel_chunks(n, kSortChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    int64_t* h = hist.data() + c * radix;
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t at = h[digit(ks[i], rs[i])]++;
+      kd[at] = ks[i];
+      rd[at] = rs[i];
+    }
+  });
+}
+
+}  // namespace
+
+void sort_bucket_key_row(Span<int32_t> bucket_of_row, int64_t n_buckets, Span<uint64_t> keys, int n_threads,
+                         std::vector<int64_t>& rows_out, std::vector<uint64_t>& keys_out) {
+  const int64_t n = bucket_of_row.size;
+  const auto un = static_cast<size_t>(n);
+  std::vector<uint64_t> ka(un), kb(un);
+  std::vector<int64_t> ra(un), rb(un);
+  // Bits that differ between some keys: constant bits cannot change the order and are skipped.
+  const int64_t n_chunks = (n + kSortChunk - 1) / kSortChunk;
+  std::vector<uint64_t> ors(static_cast<size_t>(n_chunks), 0), ands(static_cast<size_t>(n_chunks), ~uint64_t{0});
+  parallel_chunks(n, kSortChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    uint64_t o = 0, a = ~uint64_t{0};
+    for (int64_t i = i0; i < i1; ++i) {
+      const uint64_t k = keys[i];
+      ka[static_cast<size_t>(i)] = k;
+      ra[static_cast<size_t>(i)] = i;
+      o |= k;
+      a &= k;
+    }
+    ors[static_cast<size_t>(c)] = o;
+    ands[static_cast<size_t>(c)] = a;
+  });
+  uint64_t o = 0, a = ~uint64_t{0};
+  for (int64_t c = 0; c < n_chunks; ++c) {
+    o |= ors[static_cast<size_t>(c)];
+    a &= ands[static_cast<size_t>(c)];
+  }
+  const uint64_t diff = n > 0 ? (o ^ a) : 0;
+  std::vector<int64_t> hist;
+  if (diff != 0) {
+    int lo = 0, hi = 64;
+    while (((diff >> lo) & 1U) == 0) ++lo;
+    while (((diff >> (hi - 1)) & 1U) == 0) --hi;
+    const int bits = hi - lo;
+    const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+    const int width = (bits + passes - 1) / passes;
+    for (int p = 0; p < passes; ++p) {
+      const int shift = lo + p * width;
+      const int w = std::min(width, hi - shift);
+      const uint64_t mask = (uint64_t{1} << w) - 1;
+      counting_pass(ka.data(), ra.data(), kb.data(), rb.data(), n, int64_t{1} << w, n_threads, hist,
+                    [shift, mask](uint64_t k, int64_t) { return static_cast<int64_t>((k >> shift) & mask); });
+      ka.swap(kb);
+      ra.swap(rb);
+    }
+  }
+  if (n_buckets > 1) {
+    const int32_t* bo = bucket_of_row.data;
+    counting_pass(ka.data(), ra.data(), kb.data(), rb.data(), n, n_buckets, n_threads, hist,
+                  [bo](uint64_t, int64_t r) { return static_cast<int64_t>(bo[r]); });
+    ka.swap(kb);
+    ra.swap(rb);
+  }
+  rows_out = std::move(ra);
+  keys_out = std::move(ka);
+}
+
+namespace {
+
 /// Tuples of every bucket in (key, row) order with deletion: next/previous-alive links (path halving) for the
 /// neighbour walks and a Fenwick tree over alive positions for uniform choice of a remaining tuple.
 class BucketPool {
@@ -19,40 +111,11 @@ class BucketPool {
     off_.assign(static_cast<size_t>(nb_ + 1), 0);
     for (int64_t r = 0; r < n_; ++r) ++off_[static_cast<size_t>(in.bucket_of_row[r]) + 1];
     for (int64_t b = 0; b < nb_; ++b) off_[static_cast<size_t>(b + 1)] += off_[static_cast<size_t>(b)];
-    // (key, row) pairs grouped by bucket, then every bucket sorted by (key, row): a total order, so the result
-    // does not depend on the sort implementation or the number of threads.
-    std::vector<std::pair<uint64_t, int64_t>> kr(n);
-    {
-      std::vector<int64_t> fill(off_.begin(), off_.end() - 1);
-      for (int64_t r = 0; r < n_; ++r)
-        kr[static_cast<size_t>(fill[static_cast<size_t>(in.bucket_of_row[r])]++)] = {in.keys[r], r};
-    }
-    const int64_t chunk = std::max<int64_t>(1, int64_t{1} << 16);
-    // Sort fixed-size runs in parallel, then merge them pairwise per bucket (deterministic chunking).
-    for (int64_t b = 0; b < nb_; ++b) {
-      const int64_t lo = off_[static_cast<size_t>(b)], hi = off_[static_cast<size_t>(b + 1)];
-      const int64_t len = hi - lo;
-      parallel_chunks(len, chunk, in.n_threads, [&](int64_t, int64_t c0, int64_t c1) {
-        std::sort(kr.begin() + lo + c0, kr.begin() + lo + c1);
-      });
-      for (int64_t width = chunk; width < len; width *= 2) {
-        const int64_t n_pairs = (len + 2 * width - 1) / (2 * width);
-        parallel_chunks(n_pairs, 1, in.n_threads, [&](int64_t, int64_t p0, int64_t p1) {
-          for (int64_t q = p0; q < p1; ++q) {
-            const int64_t a = lo + q * 2 * width, mid = std::min(hi, a + width), e = std::min(hi, a + 2 * width);
-            std::inplace_merge(kr.begin() + a, kr.begin() + mid, kr.begin() + e);
-          }
-        });
-      }
-    }
-    rows_.resize(n);
-    keys_.resize(n);
+    // Every bucket sorted by (key, row): a total order, so the result does not depend on the sort
+    // implementation or the number of threads.
+    sort_bucket_key_row(in.bucket_of_row, nb_, in.keys, in.n_threads, rows_, keys_);
     pos_.resize(n);
-    for (size_t p = 0; p < n; ++p) {
-      keys_[p] = kr[p].first;
-      rows_[p] = kr[p].second;
-      pos_[static_cast<size_t>(rows_[p])] = static_cast<int64_t>(p);
-    }
+    for (size_t p = 0; p < n; ++p) pos_[static_cast<size_t>(rows_[p])] = static_cast<int64_t>(p);
     nxt_.resize(n + 1);
     std::iota(nxt_.begin(), nxt_.end(), int64_t{0});
     prv_.resize(n + 1);

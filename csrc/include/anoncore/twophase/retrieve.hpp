@@ -30,6 +30,14 @@ struct RetrieveInput {
   InterruptHook interrupt;
 };
 
+/// The order shared by every retrieval: rows sorted by (bucket, key, row), with keys_out[p] = keys[rows_out[p]].
+/// Stable LSD radix sort: passes of at most 11 bits over only the key bits that vary between rows (few passes
+/// when the keys take few distinct values, e.g. 3 QIs on coarse grids), then a counting pass by bucket; the rows
+/// start in increasing order, so equal (bucket, key) keep increasing rows. Parallel over fixed-size chunks whose
+/// boundaries depend only on n: the output is the same for any thread count. O(n * passes).
+void sort_bucket_key_row(Span<int32_t> bucket_of_row, int64_t n_buckets, Span<uint64_t> keys, int n_threads,
+                         std::vector<int64_t>& rows_out, std::vector<uint64_t>& keys_out);
+
 /// SABRE-AK / BUREL retrieval: per bucket, tuple ids sorted by (key, row); for each EC, binary search for
 /// H(x) in every bucket and expand to both sides over the remaining tuples (deleted ones are skipped with
 /// path-compressed next/previous-alive links), taking the a_i smallest |H(t) - H(x)| (ties: left side first).
