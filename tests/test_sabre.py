@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles.sabre import (
+    hilbert_index_reference,
     bucket_distance_lp,
     bucket_ground,
     bucketize_reference,
@@ -659,3 +660,13 @@ def test_sort_bucket_key_row_matches_lexsort(key_kind: str, n: int) -> None:
 def test_sort_bucket_key_row_rejects_bad_bucket() -> None:
     with pytest.raises(ValueError, match="bucket_of_row"):
         tw.sort_bucket_key_row(np.array([0, 3], dtype=np.int32), 2, np.array([1, 2], dtype=np.uint64), 1)
+
+
+@pytest.mark.parametrize(("d", "bits"), [(1, 5), (2, 4), (3, 7), (7, 7), (9, 7), (20, 3)])
+def test_hilbert_index_matches_literal_skilling(d: int, bits: int) -> None:
+    rng = np.random.default_rng(d * 100 + bits)
+    cells = rng.integers(0, 1 << bits, size=(300, d)).astype(np.uint32)
+    cells[0], cells[1], cells[2] = 0, (1 << bits) - 1, 1  # corners and a low cell
+    keys = tw.hilbert_index(np.ascontiguousarray(cells), bits)
+    want = [hilbert_index_reference(list(c), bits) for c in cells]
+    assert [int(k) for k in keys] == want

@@ -245,3 +245,36 @@ def olap_kl_reference(qi: np.ndarray, sa: np.ndarray, labels: np.ndarray, gen_lo
             beta[k2] = beta.get(k2, 0.0) + 1 / vol
     n = len(sa)
     return sum(a / n * np.log(a / beta[k]) for k, a in alpha.items())
+
+
+def hilbert_index_reference(cell: list[int], bits: int) -> int:
+    """Hilbert index of one grid cell, Skilling's (2004) AxesToTranspose written literally (with branches),
+    then the transposed bits interleaved most significant first."""
+    x = [int(v) for v in cell]
+    n = len(x)
+    top = 1 << (bits - 1)
+    q = top
+    while q > 1:
+        p = q - 1
+        for i in range(n):
+            if x[i] & q:
+                x[0] ^= p
+            else:
+                t = (x[0] ^ x[i]) & p
+                x[0] ^= t
+                x[i] ^= t
+        q >>= 1
+    for i in range(1, n):
+        x[i] ^= x[i - 1]
+    t = 0
+    q = top
+    while q > 1:
+        if x[n - 1] & q:
+            t ^= q - 1
+        q >>= 1
+    x = [v ^ t for v in x]
+    key = 0
+    for b in range(bits - 1, -1, -1):
+        for i in range(n):
+            key = (key << 1) | ((x[i] >> b) & 1)
+    return key

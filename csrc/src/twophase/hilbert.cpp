@@ -18,24 +18,25 @@ int hilbert_bits(int64_t n_dims, int64_t max_card) {
 uint64_t hilbert_index(uint32_t* x, int64_t n, int bits) {
   if (n <= 0 || bits <= 0) return 0;
   const uint32_t top = uint32_t{1} << (bits - 1);
-  // Undo excess work (Skilling's AxestoTranspose).
-  for (uint32_t q = top; q > 1; q >>= 1) {
+  // Undo excess work (Skilling's AxestoTranspose), branch free (the bit tests are data dependent and
+  // mispredict on most rows): where bit q of x[i] is set, x[0] ^= p; else exchange the low bits of x[0], x[i].
+  uint32_t x0 = x[0];
+  for (uint32_t q = top, s = static_cast<uint32_t>(bits - 1); q > 1; q >>= 1, --s) {
     const uint32_t p = q - 1;
-    for (int64_t i = 0; i < n; ++i) {
-      if (x[i] & q) {
-        x[0] ^= p;
-      } else {
-        const uint32_t t = (x[0] ^ x[i]) & p;
-        x[0] ^= t;
-        x[i] ^= t;
-      }
+    x0 ^= p & (0U - ((x0 >> s) & 1U));  // i = 0: the exchange with itself is a no-op
+    for (int64_t i = 1; i < n; ++i) {
+      const uint32_t set = 0U - ((x[i] >> s) & 1U);
+      const uint32_t t = (x0 ^ x[i]) & p & ~set;
+      x0 ^= (p & set) | t;
+      x[i] ^= t;
     }
   }
+  x[0] = x0;
   // Gray encode.
   for (int64_t i = 1; i < n; ++i) x[i] ^= x[i - 1];
   uint32_t t = 0;
-  for (uint32_t q = top; q > 1; q >>= 1)
-    if (x[n - 1] & q) t ^= q - 1;
+  for (uint32_t q = top, s = static_cast<uint32_t>(bits - 1); q > 1; q >>= 1, --s)
+    t ^= (q - 1) & (0U - ((x[n - 1] >> s) & 1U));
   for (int64_t i = 0; i < n; ++i) x[i] ^= t;
   // Interleave the transposed bits, most significant first.
   uint64_t key = 0;
