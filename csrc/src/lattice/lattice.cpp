@@ -54,6 +54,12 @@ struct FreqSet {
   std::vector<int64_t> hoff;
   std::vector<int32_t> hval;
   std::vector<int64_t> hcnt;
+  // Deferred histograms: a node that already fails on class size alone does not need its histograms to be
+  // judged, so its roll-up records the source and the class map instead of merging them. They are merged
+  // (exactly as an eager roll-up would) only when needed: when the set becomes the source of another roll-up
+  // or is judged in full. hsrc == nullptr: the histograms are present.
+  std::shared_ptr<FreqSet> hsrc;
+  std::vector<int32_t> hids;
 };
 
 struct HashSlot {
@@ -97,11 +103,12 @@ struct Scratch {
 /// run is merged through a dense accumulator. Reads are sequential; O(items + nnz + G).
 /// item_nnz(i) gives the number of entries of item i, item_hist(i, add) calls add(value, count) for each.
 template <class ItemNnz, class ItemHist>
-void merge_histograms(Scratch& s, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz, ItemHist item_hist,
-                      std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) {
+void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
+                      ItemHist item_hist, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
+                      std::vector<int64_t>& hcnt) {
   auto& start = s.bucket;
   start.assign(static_cast<size_t>(G + 1), 0);
-  for (int64_t i = 0; i < n_items; ++i) start[static_cast<size_t>(s.ids[static_cast<size_t>(i)]) + 1] += item_nnz(i);
+  for (int64_t i = 0; i < n_items; ++i) start[static_cast<size_t>(ids[i]) + 1] += item_nnz(i);
   for (int64_t g = 0; g < G; ++g) start[static_cast<size_t>(g + 1)] += start[static_cast<size_t>(g)];
   const int64_t total = start[static_cast<size_t>(G)];
   s.run_val.resize(static_cast<size_t>(total));
@@ -109,7 +116,7 @@ void merge_histograms(Scratch& s, int64_t n_items, int64_t G, int64_t m, ItemNnz
   auto& pos = s.order;
   pos.assign(start.begin(), start.end() - 1);
   for (int64_t i = 0; i < n_items; ++i) {
-    int64_t& p = pos[static_cast<size_t>(s.ids[static_cast<size_t>(i)])];
+    int64_t& p = pos[static_cast<size_t>(ids[i])];
     item_hist(i, [&](int32_t v, int64_t c) {
       s.run_val[static_cast<size_t>(p)] = v;
       s.run_cnt[static_cast<size_t>(p)] = c;
@@ -310,7 +317,14 @@ struct Engine::Impl {
       }
     };
     setup(lg);
+    // Software prefetch of the slot of the key kPf items ahead: the table outgrows the caches on large
+    // roll-ups and the probes are otherwise one cache miss each (a hint only: results do not depend on it).
+    constexpr int64_t kPf = 16;
+    [[maybe_unused]] const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
     for (int64_t i = 0; i < n; ++i) {
+#if defined(__GNUC__) || defined(__clang__)
+      if (pf && i + kPf < n) __builtin_prefetch(&tab[(key(i + kPf) * 0x9E3779B97F4A7C15ULL) >> sh]);
+#endif
       const uint64_t k = key(i);
       uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
       while (true) {
@@ -338,7 +352,8 @@ struct Engine::Impl {
     return G;
   }
 
-  void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
+  void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
+                     const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
     std::vector<int32_t> dj;
     std::vector<const int32_t*> dmap;
     uint64_t keep = ~uint64_t{0};
@@ -379,19 +394,50 @@ struct Engine::Impl {
     dst.levels.assign(target, target + r);
     dst.n_classes = G;
     if (m > 0 && needs_hist) {
-      merge_histograms(s, C, G, m, [&](int64_t i) {
-        return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
-      }, [&](int64_t i, auto&& add) {
-        for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
-          add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
-      }, dst.hoff, dst.hval, dst.hcnt);
+      if (defer_src) {
+        // fails on class size alone (distinct-l not asked): judged without histograms
+        int64_t small = 0;
+        const int64_t* dc = dst.count.data();
+        for (int64_t g = 0; g < G; ++g) small += dc[g] < min_size ? dc[g] : 0;
+        if (small > limit) {
+          dst.hsrc = defer_src;
+          dst.hids.assign(s.ids.begin(), s.ids.begin() + C);
+          return;
+        }
+      }
+      merge_from(src, s.ids.data(), C, G, dst, s);
     }
   }
 
+  /// dst's histograms from src's through the class map ids (src's histograms must be present).
+  void merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const {
+    merge_histograms(s, ids, C, G, m, [&](int64_t i) {
+      return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
+    }, [&](int64_t i, auto&& add) {
+      for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
+        add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
+    }, dst.hoff, dst.hval, dst.hcnt);
+  }
+
+  /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared
+  /// sets: the parallel paths call it serially on their sources before the parallel region.
+  void ensure_hist(const FreqSet& cf, Scratch& s) const {
+    auto& f = const_cast<FreqSet&>(cf);
+    if (!f.hsrc) return;
+    ensure_hist(*f.hsrc, s);
+    merge_from(*f.hsrc, f.hids.data(), f.hsrc->n_classes, f.n_classes, f, s);
+    f.hsrc.reset();
+    std::vector<int32_t>().swap(f.hids);
+  }
+
   // ------------------------------------------------------------------ frequency sets
-  void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s) const {
+  /// defer_src (the shared pointer of src, or null): allow deferring dst's histograms when dst fails on
+  /// class size alone.
+  void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
+              const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
+    if (m > 0 && needs_hist) ensure_hist(src, s);
     if (packed) {
-      rollup_packed(src, target, dst, s);
+      rollup_packed(src, target, dst, s, defer_src);
       return;
     }
     std::vector<int64_t> card(static_cast<size_t>(r));
@@ -417,14 +463,7 @@ struct Engine::Impl {
       }
       dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
     }
-    if (m > 0 && needs_hist) {
-      merge_histograms(s, C, G, m, [&](int64_t i) {
-        return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
-      }, [&](int64_t i, auto&& add) {
-        for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
-          add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
-      }, dst.hoff, dst.hval, dst.hcnt);
-    }
+    if (m > 0 && needs_hist) merge_from(src, s.ids.data(), C, G, dst, s);
   }
 
   std::shared_ptr<FreqSet> source_for(const int32_t* target) const {
@@ -809,6 +848,7 @@ struct Engine::Impl {
     int64_t S = 0, SM = 0;
     const int64_t* cnt = f.count.data();
     const bool full = needs_hist && !crit.empty();
+    if (m > 0 && needs_hist && distinct_l > 0) ensure_hist(f, s);
     // pass 1: the monotone part (class size, distinct values), exact for every class
     for (int64_t c = 0; c < C; ++c) {
       const bool v = cnt[c] < min_size ||
@@ -822,6 +862,7 @@ struct Engine::Impl {
     bool cut = early && S > limit;
     // pass 2: the other criteria on the remaining classes
     if (full && !cut) {
+      if (m > 0) ensure_hist(f, s);
       for (int64_t c = 0; c < C; ++c) {
         if (s.viol[static_cast<size_t>(c)]) continue;
         uint8_t v = 0, vm = 0;
@@ -922,19 +963,22 @@ struct Engine::Impl {
     return res;
   }
 
-  std::shared_ptr<FreqSet> freq(const int32_t* lv, Scratch& s) const {
+  /// early: the caller judges with early = true, so a set failing on class size alone may defer its
+  /// histograms (not with distinct-l, whose check needs them).
+  std::shared_ptr<FreqSet> freq(const int32_t* lv, Scratch& s, bool early = false) const {
     auto src = source_for(lv);
     bool same = true;
     for (int64_t j = 0; j < r && same; ++j) same = src->levels[static_cast<size_t>(j)] == lv[j];
     if (same) return src;
     auto dst = std::make_shared<FreqSet>();
     const_cast<Impl*>(this)->work.fetch_add(src->n_classes, std::memory_order_relaxed);
-    rollup(*src, lv, *dst, s);
+    const bool defer = early && distinct_l == 0 && !crit.empty();
+    rollup(*src, lv, *dst, s, defer ? src : nullptr);
     return dst;
   }
 
   NodeResult evaluate(const int32_t* lv, bool early = false) {
-    auto f = freq(lv, scratch[0]);
+    auto f = freq(lv, scratch[0], early);
     NodeResult res = judge(*f, scratch[0], early);
     ++n_eval;
     if (f != bottom) remember(f);
@@ -1104,7 +1148,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     }
   }
   if (I.m > 0) {
-    merge_histograms(s, I.n, G, I.m, [](int64_t) { return int64_t{1}; },
+    merge_histograms(s, s.ids.data(), I.n, G, I.m, [](int64_t) { return int64_t{1}; },
                      [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval, f->hcnt);
   }
   I.bottom = f;
@@ -1137,6 +1181,9 @@ std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
     return out;
   }
   // Parallel: each chunk rolls up from the (read-only) cache with its own scratch; results in input order.
+  // Deferred histograms of the shared sources (and of cached nodes judged in full) are merged first, serially.
+  if (I.m > 0 && I.needs_hist)
+    for (int64_t i = 0; i < levels.rows; ++i) I.ensure_hist(*I.source_for(levels.row(i)), I.scratch[0]);
   const int64_t chunk = (levels.rows + threads - 1) / threads;
   parallel_chunks(levels.rows, chunk, threads, [&](int64_t ci, int64_t b, int64_t e) {
     Scratch& s = I.scratch[static_cast<size_t>(ci)];
@@ -1364,6 +1411,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
         int64_t work_est = 0;
         for (size_t b : todo) work_est += I.source_for(batch[b].lv.data())->n_classes;
         if (work_est < (int64_t{1} << 18)) todo.clear();
+        // deferred histograms of the shared sources are merged here, serially (the region only reads them)
+        if (I.m > 0 && I.needs_hist)
+          for (size_t b : todo) I.ensure_hist(*I.source_for(batch[b].lv.data()), I.scratch[0]);
         std::vector<NodeResult> res(todo.size());
         std::vector<std::shared_ptr<FreqSet>> fs(todo.size());
         const auto nt = static_cast<int64_t>(todo.size());
@@ -1371,7 +1421,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
         parallel_chunks(nt, chunk, threads, [&](int64_t ci, int64_t lo, int64_t hi) {
           Scratch& sc = I.scratch[static_cast<size_t>(ci)];
           for (int64_t q = lo; q < hi; ++q) {
-            fs[static_cast<size_t>(q)] = I.freq(batch[todo[static_cast<size_t>(q)]].lv.data(), sc);
+            fs[static_cast<size_t>(q)] = I.freq(batch[todo[static_cast<size_t>(q)]].lv.data(), sc, early);
             res[static_cast<size_t>(q)] = I.judge(*fs[static_cast<size_t>(q)], sc, early);
           }
         });
