@@ -44,6 +44,18 @@ ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, siz
   }
 }
 
+/// acc[i] = sum_j |col_j[i] - v_j| * w_j over the numeric dimensions j, in order (dimension-major columns with
+/// row stride `stride`); the split^k point distances and block lower bounds (same operations as the baseline).
+ANONCORE_CLONES void numeric_abs_dist(double* acc, size_t n, size_t stride, size_t dn, const double* cols,
+                                      const double* v, const double* w) {
+  for (size_t i = 0; i < n; ++i) acc[i] = 0.0;
+  for (size_t j = 0; j < dn; ++j) {
+    const double* col = cols + j * stride;
+    const double vj = v[j], wj = w[j];
+    for (size_t i = 0; i < n; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+  }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ setup
@@ -913,42 +925,50 @@ struct SingletonKnn {
       const size_t head = std::min(nb, std::max<size_t>(16, 2 * want * nb / std::max<size_t>(m, 1) + 1));
       std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head - 1), order.end());
       std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head));
+      // The k-1 nearest under (distance, index): candidates at or below the threshold are buffered, and the
+      // buffer is cut to its k-1 smallest (nth_element) only when a block's bound must be tested against the exact
+      // (k-1)-th distance or when it grows large, so a block is skipped exactly when the heap scan skipped it.
       heap.clear();
+      double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once heap.size() >= want
+      auto prune = [&]() {
+        std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);
+        heap.resize(want);
+        thr = heap[want - 1].d;
+      };
       double acc[kBlock];
       for (size_t oi = 0; oi < nb; ++oi) {
         const auto& ob = order[oi];
-        if (heap.size() == want && ob.first > heap.front().d) {
-          if (oi < head) {
-            oi = head - 1;  // the sorted head is done; the rest is unsorted
+        if (heap.size() >= want && ob.first > thr) {
+          if (heap.size() > want) prune();
+          if (ob.first > thr) {
+            if (oi < head) {
+              oi = head - 1;  // the sorted head is done; the rest is unsorted
+            }
+            continue;
           }
-          continue;
         }
         const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-        for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
-        for (size_t j = 0; j < dn; ++j) {
-          const double v = xv[j], w = inv[j];
-          const double* col = &XT[j * m + q0];
-          for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - v) * w;
-        }
+        numeric_abs_dist(acc, nq, m, dn, XT.data() + q0, xv, inv);
         for (size_t j = 0; j < dc; ++j) {
           const double* row = rows[j].data();
           const int32_t* col = &YT[j * m + q0];
           for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
         }
         for (size_t i = 0; i < nq; ++i) {
+          const double d = acc[i] * inv_d;
+          if (d > thr) continue;
           const uint32_t l = P[q0 + i];
           if (!alive[l]) continue;
-          const Node nd{acc[i] * inv_d, l};
-          if (heap.size() < want) {
-            heap.push_back(nd);
-            std::push_heap(heap.begin(), heap.end(), cmp);
-          } else if (cmp(nd, heap.front())) {
-            std::pop_heap(heap.begin(), heap.end(), cmp);
-            heap.back() = nd;
-            std::push_heap(heap.begin(), heap.end(), cmp);
+          heap.push_back(Node{d, l});
+          if (heap.size() == want) {
+            thr = heap[0].d;
+            for (const Node& nd : heap) thr = std::max(thr, nd.d);
+          } else if (heap.size() >= 4 * want + kBlock) {
+            prune();
           }
         }
       }
+      if (heap.size() > want) prune();
       std::sort(heap.begin(), heap.end(), cmp);
       std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
       for (const Node& nd : heap) {
@@ -1378,6 +1398,23 @@ std::vector<std::vector<int32_t>> Castle::split_l(const std::vector<int32_t>& me
 CastleEvents Castle::take_events() {
   CastleEvents out = std::move(ev_);
   ev_ = CastleEvents{};
+  // the next batch usually emits about as many events: reserve once instead of growing by doubling
+  auto res = [](auto& v, const auto& like) { v.reserve(like.size()); };
+  res(ev_.position, out.position);
+  res(ev_.pid, out.pid);
+  res(ev_.emitted_at, out.emitted_at);
+  res(ev_.gen_id, out.gen_id);
+  res(ev_.mode, out.mode);
+  res(ev_.num_lo, out.num_lo);
+  res(ev_.num_hi, out.num_hi);
+  res(ev_.cat_node, out.cat_node);
+  res(ev_.g_id, out.g_id);
+  res(ev_.g_pids, out.g_pids);
+  res(ev_.g_tuples, out.g_tuples);
+  res(ev_.g_diversity, out.g_diversity);
+  res(ev_.g_il, out.g_il);
+  res(ev_.g_tau, out.g_tau);
+  res(ev_.g_kept, out.g_kept);
   return out;
 }
 
