@@ -747,13 +747,6 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
 
 // ------------------------------------------------------------------------------------------------ split^k (§2.8)
 namespace {
-struct Box {
-  std::vector<double> lo, hi;
-  std::vector<int32_t> clo, chi;
-};
-}  // namespace
-
-namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
 /// index: the points are sorted by categorical vector (then first numeric value) and cut into blocks of kBlock
 /// points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
@@ -1162,44 +1155,52 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
 /// sub-cluster of least enlargement for its first tuple.
 std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vector<int32_t>> subs,
                                                           const std::vector<std::vector<int32_t>>& buckets) {
-  // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
-  std::vector<Box> boxes(subs.size());
-  for (size_t s = 0; s < subs.size(); ++s) {
-    Box& b = boxes[s];
-    int32_t f = subs[s][0];
-    b.lo.assign(&t_num_[sz(f) * sz(dn_)], &t_num_[sz(f) * sz(dn_)] + dn_);
-    b.hi = b.lo;
-    b.clo.assign(&t_cat_[sz(f) * sz(dc_)], &t_cat_[sz(f) * sz(dc_)] + dc_);
-    b.chi = b.clo;
-    for (int32_t t : subs[s]) {
-      for (int64_t j = 0; j < dn_; ++j) {
-        b.lo[sz(j)] = std::min(b.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-        b.hi[sz(j)] = std::max(b.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-      }
-      for (int64_t j = 0; j < dc_; ++j) {
-        b.clo[sz(j)] = std::min(b.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-        b.chi[sz(j)] = std::max(b.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-      }
+  // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement. Boxes are kept
+  // in flat arrays with each box's own IL sum (s0) cached and refreshed when the box grows (the same sums).
+  const size_t dn = sz(dn_), dc = sz(dc_), ns = subs.size();
+  std::vector<double> blo(ns * dn), bhi(ns * dn), s0(ns);
+  std::vector<int32_t> bclo(ns * dc), bchi(ns * dc);
+  auto grow = [&](size_t s, int32_t t) {
+    for (size_t j = 0; j < dn; ++j) {
+      blo[s * dn + j] = std::min(blo[s * dn + j], t_num_[sz(t) * dn + j]);
+      bhi[s * dn + j] = std::max(bhi[s * dn + j], t_num_[sz(t) * dn + j]);
     }
+    for (size_t j = 0; j < dc; ++j) {
+      bclo[s * dc + j] = std::min(bclo[s * dc + j], t_cat_[sz(t) * dc + j]);
+      bchi[s * dc + j] = std::max(bchi[s * dc + j], t_cat_[sz(t) * dc + j]);
+    }
+  };
+  auto own = [&](size_t s) {
+    double v = 0.0;
+    for (size_t j = 0; j < dn; ++j) v += (bhi[s * dn + j] - blo[s * dn + j]) * inv_range_[j];
+    for (size_t j = 0; j < dc; ++j) v += cat_fast(static_cast<int64_t>(j), bclo[s * dc + j], bchi[s * dc + j]);
+    s0[s] = v;
+  };
+  for (size_t s = 0; s < ns; ++s) {
+    int32_t f = subs[s][0];
+    std::copy_n(&t_num_[sz(f) * dn], dn, &blo[s * dn]);
+    std::copy_n(&t_num_[sz(f) * dn], dn, &bhi[s * dn]);
+    std::copy_n(&t_cat_[sz(f) * dc], dc, &bclo[s * dc]);
+    std::copy_n(&t_cat_[sz(f) * dc], dc, &bchi[s * dc]);
+    for (int32_t t : subs[s]) grow(s, t);
+    own(s);
   }
   for (size_t b = 0; b < buckets.size(); ++b) {
-    int32_t xt = buckets[b][0];
+    const int32_t xt = buckets[b][0];
+    const double* xv = &t_num_[sz(xt) * dn];
+    const int32_t* yv = &t_cat_[sz(xt) * dc];
     size_t best = 0;
     double best_e = 0.0;
-    for (size_t s = 0; s < subs.size(); ++s) {
-      Box& bx = boxes[s];
-      double s0 = 0.0, s1 = 0.0;
-      for (int64_t j = 0; j < dn_; ++j) {
-        double v = t_num_[sz(xt) * sz(dn_) + sz(j)];
-        s0 += (bx.hi[sz(j)] - bx.lo[sz(j)]) * inv_range_[sz(j)];
-        s1 += (std::max(bx.hi[sz(j)], v) - std::min(bx.lo[sz(j)], v)) * inv_range_[sz(j)];
-      }
-      for (int64_t j = 0; j < dc_; ++j) {
-        int32_t v = t_cat_[sz(xt) * sz(dc_) + sz(j)];
-        s0 += cat_term(j, bx.clo[sz(j)], bx.chi[sz(j)]);
-        s1 += cat_term(j, std::min(bx.clo[sz(j)], v), std::max(bx.chi[sz(j)], v));
-      }
-      double e = (s1 - s0) * inv_d_;
+    for (size_t s = 0; s < ns; ++s) {
+      double s1 = 0.0;
+      const double* lo = &blo[s * dn];
+      const double* hi = &bhi[s * dn];
+      for (size_t j = 0; j < dn; ++j) s1 += (std::max(hi[j], xv[j]) - std::min(lo[j], xv[j])) * inv_range_[j];
+      const int32_t* clo = &bclo[s * dc];
+      const int32_t* chi = &bchi[s * dc];
+      for (size_t j = 0; j < dc; ++j)
+        s1 += cat_fast(static_cast<int64_t>(j), std::min(clo[j], yv[j]), std::max(chi[j], yv[j]));
+      double e = (s1 - s0[s]) * inv_d_;
       if (s == 0 || (e < best_e && !approx_eq(e, best_e))) {
         best = s;
         best_e = e;
@@ -1207,21 +1208,21 @@ std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vecto
     }
     for (int32_t t : buckets[b]) {
       subs[best].push_back(t);
-      Box& bx = boxes[best];
-      for (int64_t j = 0; j < dn_; ++j) {
-        bx.lo[sz(j)] = std::min(bx.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-        bx.hi[sz(j)] = std::max(bx.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-      }
-      for (int64_t j = 0; j < dc_; ++j) {
-        bx.clo[sz(j)] = std::min(bx.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-        bx.chi[sz(j)] = std::max(bx.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-      }
+      grow(best, t);
     }
+    own(best);
   }
   return subs;
 }
 
 // ------------------------------------------------------------------------------------------------ split^l (§2.9, A17)
+namespace {
+struct Box {
+  std::vector<double> lo, hi;
+  std::vector<int32_t> clo, chi;
+};
+}  // namespace
+
 std::vector<std::vector<int32_t>> Castle::split_l(const std::vector<int32_t>& members, Rng& rng) {
   std::vector<int32_t> order(members);
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
