@@ -942,10 +942,19 @@ struct SingletonKnn {
         }
         const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
         numeric_abs_dist(acc, nq, m, dn, XT.data() + q0, xv, inv);
-        for (size_t j = 0; j < dc; ++j) {
-          const double* row = rows[j].data();
-          const int32_t* col = &YT[j * m + q0];
-          for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
+        bool uniform = true;  // every point of the block has the same categorical vector
+        for (size_t j = 0; j < dc && uniform; ++j) uniform = bclo[j * nb + bk] == bchi[j * nb + bk];
+        if (uniform) {  // the same additions in the same order, with the row entries hoisted (vectorisable)
+          for (size_t j = 0; j < dc; ++j) {
+            const double r = rows[j][static_cast<size_t>(bclo[j * nb + bk])];
+            for (size_t i = 0; i < nq; ++i) acc[i] += r;
+          }
+        } else {
+          for (size_t i = 0; i < nq; ++i) {  // per point, dimensions in order (one store per point)
+            double a = acc[i];
+            for (size_t j = 0; j < dc; ++j) a += rows[j][static_cast<size_t>(YT[j * m + q0 + i])];
+            acc[i] = a;
+          }
         }
         for (size_t i = 0; i < nq; ++i) {
           const double d = acc[i] * inv_d;
