@@ -660,11 +660,19 @@ void Castle::emit_tuple(int32_t t, Mode mode, int64_t at, int64_t gen, const dou
   ev_.emitted_at.push_back(at);
   ev_.gen_id.push_back(gen);
   ev_.mode.push_back(static_cast<int8_t>(mode));
-  for (int64_t j = 0; j < dn_; ++j) {
-    ev_.num_lo.push_back(lo ? lo[j] : kNaN);
-    ev_.num_hi.push_back(hi ? hi[j] : kNaN);
+  // one resize per row and direct writes (instead of one push_back per value)
+  const size_t n0 = ev_.num_lo.size(), c0 = ev_.cat_node.size(), dn = sz(dn_), dc = sz(dc_);
+  ev_.num_lo.resize(n0 + dn);
+  ev_.num_hi.resize(n0 + dn);
+  ev_.cat_node.resize(c0 + dc);
+  double* olo = ev_.num_lo.data() + n0;
+  double* ohi = ev_.num_hi.data() + n0;
+  int32_t* onode = ev_.cat_node.data() + c0;
+  for (size_t j = 0; j < dn; ++j) {
+    olo[j] = lo ? lo[j] : kNaN;
+    ohi[j] = hi ? hi[j] : kNaN;
   }
-  for (int64_t j = 0; j < dc_; ++j) ev_.cat_node.push_back(node ? node[j] : -1);
+  for (size_t j = 0; j < dc; ++j) onode[j] = node ? node[j] : -1;
 }
 
 /// Release a group of tuples with its generalization (Def. 5.5), update tau (A6) and Omega (A12).
