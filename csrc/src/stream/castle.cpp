@@ -44,6 +44,17 @@ ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, siz
   }
 }
 
+/// acc[i] += row_j[codes_j[i]] for each categorical dimension j in order (codes dimension-major with row stride
+/// `stride`); the AVX2 clone may use gathers, the additions per point are the same and in the same order.
+ANONCORE_CLONES void add_cat_rows(double* acc, size_t n, size_t stride, size_t dc, const int32_t* codes,
+                                  const double* const* rows) {
+  for (size_t j = 0; j < dc; ++j) {
+    const int32_t* col = codes + j * stride;
+    const double* row = rows[j];
+    for (size_t i = 0; i < n; ++i) acc[i] += row[col[i]];
+  }
+}
+
 /// acc[i] = sum_j |col_j[i] - v_j| * w_j over the numeric dimensions j, in order (dimension-major columns with
 /// row stride `stride`); the split^k point distances and block lower bounds (same operations as the baseline).
 ANONCORE_CLONES void numeric_abs_dist(double* acc, size_t n, size_t stride, size_t dn, const double* cols,
@@ -873,6 +884,8 @@ struct SingletonKnn {
     size_t indexed = n;
     std::vector<std::vector<double>> rows(dc);
     for (size_t j = 0; j < dc; ++j) rows[j].resize(L[j]);
+    std::vector<const double*> row_ptr(dc);
+    for (size_t j = 0; j < dc; ++j) row_ptr[j] = rows[j].data();
     std::vector<double> lb;
     std::vector<std::pair<double, uint32_t>> order;
     std::vector<Node> heap;
@@ -958,11 +971,7 @@ struct SingletonKnn {
             for (size_t i = 0; i < nq; ++i) acc[i] += r;
           }
         } else {
-          for (size_t i = 0; i < nq; ++i) {  // per point, dimensions in order (one store per point)
-            double a = acc[i];
-            for (size_t j = 0; j < dc; ++j) a += rows[j][static_cast<size_t>(YT[j * m + q0 + i])];
-            acc[i] = a;
-          }
+          add_cat_rows(acc, nq, m, dc, YT.data() + q0, row_ptr.data());
         }
         for (size_t i = 0; i < nq; ++i) {
           const double d = acc[i] * inv_d;
