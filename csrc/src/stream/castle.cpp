@@ -44,6 +44,29 @@ ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, siz
   }
 }
 
+/// acc[i] += row_j[codes_j[i]] for each categorical dimension j in order (codes dimension-major with row stride
+/// `stride`); the AVX2 clone may use gathers, the additions per point are the same and in the same order.
+ANONCORE_CLONES void add_cat_rows(double* acc, size_t n, size_t stride, size_t dc, const int32_t* codes,
+                                  const double* const* rows) {
+  for (size_t j = 0; j < dc; ++j) {
+    const int32_t* col = codes + j * stride;
+    const double* row = rows[j];
+    for (size_t i = 0; i < n; ++i) acc[i] += row[col[i]];
+  }
+}
+
+/// acc[i] = sum_j |col_j[i] - v_j| * w_j over the numeric dimensions j, in order (dimension-major columns with
+/// row stride `stride`); the split^k point distances and block lower bounds (same operations as the baseline).
+ANONCORE_CLONES void numeric_abs_dist(double* acc, size_t n, size_t stride, size_t dn, const double* cols,
+                                      const double* v, const double* w) {
+  for (size_t i = 0; i < n; ++i) acc[i] = 0.0;
+  for (size_t j = 0; j < dn; ++j) {
+    const double* col = cols + j * stride;
+    const double vj = v[j], wj = w[j];
+    for (size_t i = 0; i < n; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+  }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ setup
@@ -648,11 +671,19 @@ void Castle::emit_tuple(int32_t t, Mode mode, int64_t at, int64_t gen, const dou
   ev_.emitted_at.push_back(at);
   ev_.gen_id.push_back(gen);
   ev_.mode.push_back(static_cast<int8_t>(mode));
-  for (int64_t j = 0; j < dn_; ++j) {
-    ev_.num_lo.push_back(lo ? lo[j] : kNaN);
-    ev_.num_hi.push_back(hi ? hi[j] : kNaN);
+  // one resize per row and direct writes (instead of one push_back per value)
+  const size_t n0 = ev_.num_lo.size(), c0 = ev_.cat_node.size(), dn = sz(dn_), dc = sz(dc_);
+  ev_.num_lo.resize(n0 + dn);
+  ev_.num_hi.resize(n0 + dn);
+  ev_.cat_node.resize(c0 + dc);
+  double* olo = ev_.num_lo.data() + n0;
+  double* ohi = ev_.num_hi.data() + n0;
+  int32_t* onode = ev_.cat_node.data() + c0;
+  for (size_t j = 0; j < dn; ++j) {
+    olo[j] = lo ? lo[j] : kNaN;
+    ohi[j] = hi ? hi[j] : kNaN;
   }
-  for (int64_t j = 0; j < dc_; ++j) ev_.cat_node.push_back(node ? node[j] : -1);
+  for (size_t j = 0; j < dc; ++j) onode[j] = node ? node[j] : -1;
 }
 
 /// Release a group of tuples with its generalization (Def. 5.5), update tau (A6) and Omega (A12).
@@ -734,13 +765,6 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
 }
 
 // ------------------------------------------------------------------------------------------------ split^k (§2.8)
-namespace {
-struct Box {
-  std::vector<double> lo, hi;
-  std::vector<int32_t> clo, chi;
-};
-}  // namespace
-
 namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
 /// index: the points are sorted by categorical vector (then first numeric value) and cut into blocks of kBlock
@@ -860,6 +884,8 @@ struct SingletonKnn {
     size_t indexed = n;
     std::vector<std::vector<double>> rows(dc);
     for (size_t j = 0; j < dc; ++j) rows[j].resize(L[j]);
+    std::vector<const double*> row_ptr(dc);
+    for (size_t j = 0; j < dc; ++j) row_ptr[j] = rows[j].data();
     std::vector<double> lb;
     std::vector<std::pair<double, uint32_t>> order;
     std::vector<Node> heap;
@@ -913,42 +939,55 @@ struct SingletonKnn {
       const size_t head = std::min(nb, std::max<size_t>(16, 2 * want * nb / std::max<size_t>(m, 1) + 1));
       std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head - 1), order.end());
       std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head));
+      // The k-1 nearest under (distance, index): candidates at or below the threshold are buffered, and the
+      // buffer is cut to its k-1 smallest (nth_element) only when a block's bound must be tested against the exact
+      // (k-1)-th distance or when it grows large, so a block is skipped exactly when the heap scan skipped it.
       heap.clear();
+      double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once heap.size() >= want
+      auto prune = [&]() {
+        std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);
+        heap.resize(want);
+        thr = heap[want - 1].d;
+      };
       double acc[kBlock];
       for (size_t oi = 0; oi < nb; ++oi) {
         const auto& ob = order[oi];
-        if (heap.size() == want && ob.first > heap.front().d) {
-          if (oi < head) {
-            oi = head - 1;  // the sorted head is done; the rest is unsorted
+        if (heap.size() >= want && ob.first > thr) {
+          if (heap.size() > want) prune();
+          if (ob.first > thr) {
+            if (oi < head) {
+              oi = head - 1;  // the sorted head is done; the rest is unsorted
+            }
+            continue;
           }
-          continue;
         }
         const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-        for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
-        for (size_t j = 0; j < dn; ++j) {
-          const double v = xv[j], w = inv[j];
-          const double* col = &XT[j * m + q0];
-          for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - v) * w;
-        }
-        for (size_t j = 0; j < dc; ++j) {
-          const double* row = rows[j].data();
-          const int32_t* col = &YT[j * m + q0];
-          for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
+        numeric_abs_dist(acc, nq, m, dn, XT.data() + q0, xv, inv);
+        bool uniform = true;  // every point of the block has the same categorical vector
+        for (size_t j = 0; j < dc && uniform; ++j) uniform = bclo[j * nb + bk] == bchi[j * nb + bk];
+        if (uniform) {  // the same additions in the same order, with the row entries hoisted (vectorisable)
+          for (size_t j = 0; j < dc; ++j) {
+            const double r = rows[j][static_cast<size_t>(bclo[j * nb + bk])];
+            for (size_t i = 0; i < nq; ++i) acc[i] += r;
+          }
+        } else {
+          add_cat_rows(acc, nq, m, dc, YT.data() + q0, row_ptr.data());
         }
         for (size_t i = 0; i < nq; ++i) {
+          const double d = acc[i] * inv_d;
+          if (d > thr) continue;
           const uint32_t l = P[q0 + i];
           if (!alive[l]) continue;
-          const Node nd{acc[i] * inv_d, l};
-          if (heap.size() < want) {
-            heap.push_back(nd);
-            std::push_heap(heap.begin(), heap.end(), cmp);
-          } else if (cmp(nd, heap.front())) {
-            std::pop_heap(heap.begin(), heap.end(), cmp);
-            heap.back() = nd;
-            std::push_heap(heap.begin(), heap.end(), cmp);
+          heap.push_back(Node{d, l});
+          if (heap.size() == want) {
+            thr = heap[0].d;
+            for (const Node& nd : heap) thr = std::max(thr, nd.d);
+          } else if (heap.size() >= 4 * want + kBlock) {
+            prune();
           }
         }
       }
+      if (heap.size() > want) prune();
       std::sort(heap.begin(), heap.end(), cmp);
       std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
       for (const Node& nd : heap) {
@@ -1142,44 +1181,52 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
 /// sub-cluster of least enlargement for its first tuple.
 std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vector<int32_t>> subs,
                                                           const std::vector<std::vector<int32_t>>& buckets) {
-  // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement.
-  std::vector<Box> boxes(subs.size());
-  for (size_t s = 0; s < subs.size(); ++s) {
-    Box& b = boxes[s];
-    int32_t f = subs[s][0];
-    b.lo.assign(&t_num_[sz(f) * sz(dn_)], &t_num_[sz(f) * sz(dn_)] + dn_);
-    b.hi = b.lo;
-    b.clo.assign(&t_cat_[sz(f) * sz(dc_)], &t_cat_[sz(f) * sz(dc_)] + dc_);
-    b.chi = b.clo;
-    for (int32_t t : subs[s]) {
-      for (int64_t j = 0; j < dn_; ++j) {
-        b.lo[sz(j)] = std::min(b.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-        b.hi[sz(j)] = std::max(b.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-      }
-      for (int64_t j = 0; j < dc_; ++j) {
-        b.clo[sz(j)] = std::min(b.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-        b.chi[sz(j)] = std::max(b.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-      }
+  // Leftover buckets (fewer than k): all their tuples go to the sub-cluster of least enlargement. Boxes are kept
+  // in flat arrays with each box's own IL sum (s0) cached and refreshed when the box grows (the same sums).
+  const size_t dn = sz(dn_), dc = sz(dc_), ns = subs.size();
+  std::vector<double> blo(ns * dn), bhi(ns * dn), s0(ns);
+  std::vector<int32_t> bclo(ns * dc), bchi(ns * dc);
+  auto grow = [&](size_t s, int32_t t) {
+    for (size_t j = 0; j < dn; ++j) {
+      blo[s * dn + j] = std::min(blo[s * dn + j], t_num_[sz(t) * dn + j]);
+      bhi[s * dn + j] = std::max(bhi[s * dn + j], t_num_[sz(t) * dn + j]);
     }
+    for (size_t j = 0; j < dc; ++j) {
+      bclo[s * dc + j] = std::min(bclo[s * dc + j], t_cat_[sz(t) * dc + j]);
+      bchi[s * dc + j] = std::max(bchi[s * dc + j], t_cat_[sz(t) * dc + j]);
+    }
+  };
+  auto own = [&](size_t s) {
+    double v = 0.0;
+    for (size_t j = 0; j < dn; ++j) v += (bhi[s * dn + j] - blo[s * dn + j]) * inv_range_[j];
+    for (size_t j = 0; j < dc; ++j) v += cat_fast(static_cast<int64_t>(j), bclo[s * dc + j], bchi[s * dc + j]);
+    s0[s] = v;
+  };
+  for (size_t s = 0; s < ns; ++s) {
+    int32_t f = subs[s][0];
+    std::copy_n(&t_num_[sz(f) * dn], dn, &blo[s * dn]);
+    std::copy_n(&t_num_[sz(f) * dn], dn, &bhi[s * dn]);
+    std::copy_n(&t_cat_[sz(f) * dc], dc, &bclo[s * dc]);
+    std::copy_n(&t_cat_[sz(f) * dc], dc, &bchi[s * dc]);
+    for (int32_t t : subs[s]) grow(s, t);
+    own(s);
   }
   for (size_t b = 0; b < buckets.size(); ++b) {
-    int32_t xt = buckets[b][0];
+    const int32_t xt = buckets[b][0];
+    const double* xv = &t_num_[sz(xt) * dn];
+    const int32_t* yv = &t_cat_[sz(xt) * dc];
     size_t best = 0;
     double best_e = 0.0;
-    for (size_t s = 0; s < subs.size(); ++s) {
-      Box& bx = boxes[s];
-      double s0 = 0.0, s1 = 0.0;
-      for (int64_t j = 0; j < dn_; ++j) {
-        double v = t_num_[sz(xt) * sz(dn_) + sz(j)];
-        s0 += (bx.hi[sz(j)] - bx.lo[sz(j)]) * inv_range_[sz(j)];
-        s1 += (std::max(bx.hi[sz(j)], v) - std::min(bx.lo[sz(j)], v)) * inv_range_[sz(j)];
-      }
-      for (int64_t j = 0; j < dc_; ++j) {
-        int32_t v = t_cat_[sz(xt) * sz(dc_) + sz(j)];
-        s0 += cat_term(j, bx.clo[sz(j)], bx.chi[sz(j)]);
-        s1 += cat_term(j, std::min(bx.clo[sz(j)], v), std::max(bx.chi[sz(j)], v));
-      }
-      double e = (s1 - s0) * inv_d_;
+    for (size_t s = 0; s < ns; ++s) {
+      double s1 = 0.0;
+      const double* lo = &blo[s * dn];
+      const double* hi = &bhi[s * dn];
+      for (size_t j = 0; j < dn; ++j) s1 += (std::max(hi[j], xv[j]) - std::min(lo[j], xv[j])) * inv_range_[j];
+      const int32_t* clo = &bclo[s * dc];
+      const int32_t* chi = &bchi[s * dc];
+      for (size_t j = 0; j < dc; ++j)
+        s1 += cat_fast(static_cast<int64_t>(j), std::min(clo[j], yv[j]), std::max(chi[j], yv[j]));
+      double e = (s1 - s0[s]) * inv_d_;
       if (s == 0 || (e < best_e && !approx_eq(e, best_e))) {
         best = s;
         best_e = e;
@@ -1187,21 +1234,21 @@ std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vecto
     }
     for (int32_t t : buckets[b]) {
       subs[best].push_back(t);
-      Box& bx = boxes[best];
-      for (int64_t j = 0; j < dn_; ++j) {
-        bx.lo[sz(j)] = std::min(bx.lo[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-        bx.hi[sz(j)] = std::max(bx.hi[sz(j)], t_num_[sz(t) * sz(dn_) + sz(j)]);
-      }
-      for (int64_t j = 0; j < dc_; ++j) {
-        bx.clo[sz(j)] = std::min(bx.clo[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-        bx.chi[sz(j)] = std::max(bx.chi[sz(j)], t_cat_[sz(t) * sz(dc_) + sz(j)]);
-      }
+      grow(best, t);
     }
+    own(best);
   }
   return subs;
 }
 
 // ------------------------------------------------------------------------------------------------ split^l (§2.9, A17)
+namespace {
+struct Box {
+  std::vector<double> lo, hi;
+  std::vector<int32_t> clo, chi;
+};
+}  // namespace
+
 std::vector<std::vector<int32_t>> Castle::split_l(const std::vector<int32_t>& members, Rng& rng) {
   std::vector<int32_t> order(members);
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
@@ -1378,6 +1425,23 @@ std::vector<std::vector<int32_t>> Castle::split_l(const std::vector<int32_t>& me
 CastleEvents Castle::take_events() {
   CastleEvents out = std::move(ev_);
   ev_ = CastleEvents{};
+  // the next batch usually emits about as many events: reserve once instead of growing by doubling
+  auto res = [](auto& v, const auto& like) { v.reserve(like.size()); };
+  res(ev_.position, out.position);
+  res(ev_.pid, out.pid);
+  res(ev_.emitted_at, out.emitted_at);
+  res(ev_.gen_id, out.gen_id);
+  res(ev_.mode, out.mode);
+  res(ev_.num_lo, out.num_lo);
+  res(ev_.num_hi, out.num_hi);
+  res(ev_.cat_node, out.cat_node);
+  res(ev_.g_id, out.g_id);
+  res(ev_.g_pids, out.g_pids);
+  res(ev_.g_tuples, out.g_tuples);
+  res(ev_.g_diversity, out.g_diversity);
+  res(ev_.g_il, out.g_il);
+  res(ev_.g_tau, out.g_tau);
+  res(ev_.g_kept, out.g_kept);
   return out;
 }
 
