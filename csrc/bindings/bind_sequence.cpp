@@ -14,6 +14,45 @@ void check_offsets(const Span<int64_t>& off, int64_t n_symbols) {
   for (int64_t i = 0; i + 1 < off.size; ++i)
     if (off[i + 1] < off[i]) throw std::invalid_argument("offsets must be non-decreasing");
 }
+
+// The shared part of the per-user batch searches (Top-Down, Bottom-Up): validate the ragged sequences, the
+// taxonomy, the cost matrix and the per-user patterns; allocate the outputs; run `kernel` without the GIL; return
+// (gen, mi, entropy, epsilon, utility_loss, n_evaluations, pattern_counts).
+template <class Kernel>
+py::tuple run_user_batch(const CArray<int64_t>& offsets, const CArray<int32_t>& symbols, const CArray<int32_t>& parent,
+                         const CArray<int32_t>& depth, const CArray<int32_t>& leaf_start,
+                         const CArray<int32_t>& leaf_count, int64_t n_leaves, const CArray<double>& cost,
+                         const CArray<int64_t>& pattern_offsets, const CArray<int32_t>& patterns, double epsilon,
+                         double log_base, int64_t w, Kernel&& kernel) {
+  auto off = span_of(offsets, "offsets");
+  auto sy = span_of(symbols, "symbols");
+  check_offsets(off, sy.size);
+  const int64_t n_users = off.size - 1;
+  sequence::TaxonomyView tax{span_of(parent, "parent"), {}, {}, {}, n_leaves};
+  const int64_t n_nodes = tax.parent.size;
+  tax.depth = span_of(depth, "depth", n_nodes);
+  tax.leaf_start = span_of(leaf_start, "leaf_start", n_nodes);
+  tax.leaf_count = span_of(leaf_count, "leaf_count", n_nodes);
+  auto cv = matrix_of(cost, "cost", n_leaves, n_nodes);
+  auto poff = span_of(pattern_offsets, "pattern_offsets", n_users + 1);
+  auto pt = matrix_of(patterns, "patterns");
+  if (poff[0] != 0 || poff[n_users] != pt.rows) throw std::invalid_argument("bad pattern_offsets");
+  if (w < 0 || !(log_base > 1.0) || epsilon < 0) throw std::invalid_argument("bad parameters");
+  CArray<int32_t> gen({n_users, n_leaves});
+  CArray<double> mi(n_users), ent(n_users), eps(n_users), ul(n_users);
+  CArray<int64_t> evals(n_users), fs(pt.rows);
+  sequence::TopDownOutputs out{mut_matrix_of(gen, "gen"), mut_span_of(mi, "mi"), mut_span_of(ent, "entropy"),
+                               mut_span_of(eps, "epsilon"), mut_span_of(ul, "ul"),
+                               mut_span_of(evals, "n_evaluations"), mut_span_of(fs, "pattern_counts")};
+  Status status;
+  {
+    py::gil_scoped_release nogil;
+    status = kernel(off, sy, tax, cv, poff, pt, out);
+  }
+  raise_for_status(status);
+  return py::make_tuple(gen, mi, ent, eps, ul, evals, fs);
+}
+
 }  // namespace
 
 void bind_sequence(py::module_ m) {
@@ -82,26 +121,6 @@ void bind_sequence(py::module_ m) {
          int64_t n_leaves, const CArray<double>& cost, const CArray<int64_t>& pattern_offsets,
          const CArray<int32_t>& patterns, double epsilon, bool relative, double log_base, bool sigma_s_shortcut,
          bool prune, bool tie_last, bool use_pair_table, int64_t w, int n_threads, bool dedupe) {
-        auto off = span_of(offsets, "offsets");
-        auto sy = span_of(symbols, "symbols");
-        check_offsets(off, sy.size);
-        const int64_t n_users = off.size - 1;
-        sequence::TaxonomyView tax{span_of(parent, "parent"), {}, {}, {}, n_leaves};
-        const int64_t n_nodes = tax.parent.size;
-        tax.depth = span_of(depth, "depth", n_nodes);
-        tax.leaf_start = span_of(leaf_start, "leaf_start", n_nodes);
-        tax.leaf_count = span_of(leaf_count, "leaf_count", n_nodes);
-        auto cv = matrix_of(cost, "cost", n_leaves, n_nodes);
-        auto poff = span_of(pattern_offsets, "pattern_offsets", n_users + 1);
-        auto pt = matrix_of(patterns, "patterns");
-        if (poff[0] != 0 || poff[n_users] != pt.rows) throw std::invalid_argument("bad pattern_offsets");
-        if (w < 0 || !(log_base > 1.0) || epsilon < 0) throw std::invalid_argument("bad parameters");
-        CArray<int32_t> gen({n_users, n_leaves});
-        CArray<double> mi(n_users), ent(n_users), eps(n_users), ul(n_users);
-        CArray<int64_t> evals(n_users), fs(pt.rows);
-        sequence::TopDownOutputs out{mut_matrix_of(gen, "gen"), mut_span_of(mi, "mi"), mut_span_of(ent, "entropy"),
-                                     mut_span_of(eps, "epsilon"), mut_span_of(ul, "ul"),
-                                     mut_span_of(evals, "n_evaluations"), mut_span_of(fs, "pattern_counts")};
         sequence::TopDownParams params;
         params.epsilon = epsilon;
         params.relative = relative;
@@ -112,13 +131,12 @@ void bind_sequence(py::module_ m) {
         params.dedupe = dedupe;
         params.use_pair_table = use_pair_table;
         params.w = w;
-        Status status;
-        {
-          py::gil_scoped_release nogil;
-          status = sequence::top_down_batch(off, sy, tax, cv, poff, pt, params, n_threads, out, python_interrupt_hook());
-        }
-        raise_for_status(status);
-        return py::make_tuple(gen, mi, ent, eps, ul, evals, fs);
+        return run_user_batch(offsets, symbols, parent, depth, leaf_start, leaf_count, n_leaves, cost,
+                              pattern_offsets, patterns, epsilon, log_base, w,
+                              [&](auto off, auto sy, const auto& tax, auto cv, auto poff, auto pt, const auto& out) {
+                                return sequence::top_down_batch(off, sy, tax, cv, poff, pt, params, n_threads, out,
+                                                                python_interrupt_hook());
+                              });
       },
       py::arg("offsets").noconvert(), py::arg("symbols").noconvert(), py::arg("parent").noconvert(),
       py::arg("depth").noconvert(), py::arg("leaf_start").noconvert(), py::arg("leaf_count").noconvert(),
@@ -134,26 +152,6 @@ void bind_sequence(py::module_ m) {
          int64_t n_leaves, const CArray<double>& cost, const CArray<int64_t>& pattern_offsets,
          const CArray<int32_t>& patterns, double epsilon, bool relative, double log_base, bool delta_ul,
          bool use_pair_table, int64_t w, int n_threads) {
-        auto off = span_of(offsets, "offsets");
-        auto sy = span_of(symbols, "symbols");
-        check_offsets(off, sy.size);
-        const int64_t n_users = off.size - 1;
-        sequence::TaxonomyView tax{span_of(parent, "parent"), {}, {}, {}, n_leaves};
-        const int64_t n_nodes = tax.parent.size;
-        tax.depth = span_of(depth, "depth", n_nodes);
-        tax.leaf_start = span_of(leaf_start, "leaf_start", n_nodes);
-        tax.leaf_count = span_of(leaf_count, "leaf_count", n_nodes);
-        auto cv = matrix_of(cost, "cost", n_leaves, n_nodes);
-        auto poff = span_of(pattern_offsets, "pattern_offsets", n_users + 1);
-        auto pt = matrix_of(patterns, "patterns");
-        if (poff[0] != 0 || poff[n_users] != pt.rows) throw std::invalid_argument("bad pattern_offsets");
-        if (w < 0 || !(log_base > 1.0) || epsilon < 0) throw std::invalid_argument("bad parameters");
-        CArray<int32_t> gen({n_users, n_leaves});
-        CArray<double> mi(n_users), ent(n_users), eps(n_users), ul(n_users);
-        CArray<int64_t> evals(n_users), fs(pt.rows);
-        sequence::BottomUpOutputs out{mut_matrix_of(gen, "gen"), mut_span_of(mi, "mi"), mut_span_of(ent, "entropy"),
-                                      mut_span_of(eps, "epsilon"), mut_span_of(ul, "ul"),
-                                      mut_span_of(evals, "n_evaluations"), mut_span_of(fs, "pattern_counts")};
         sequence::BottomUpParams params;
         params.epsilon = epsilon;
         params.relative = relative;
@@ -161,13 +159,12 @@ void bind_sequence(py::module_ m) {
         params.delta_ul = delta_ul;
         params.use_pair_table = use_pair_table;
         params.w = w;
-        Status status;
-        {
-          py::gil_scoped_release nogil;
-          status = sequence::bottom_up_batch(off, sy, tax, cv, poff, pt, params, n_threads, out, python_interrupt_hook());
-        }
-        raise_for_status(status);
-        return py::make_tuple(gen, mi, ent, eps, ul, evals, fs);
+        return run_user_batch(offsets, symbols, parent, depth, leaf_start, leaf_count, n_leaves, cost,
+                              pattern_offsets, patterns, epsilon, log_base, w,
+                              [&](auto off, auto sy, const auto& tax, auto cv, auto poff, auto pt, const auto& out) {
+                                return sequence::bottom_up_batch(off, sy, tax, cv, poff, pt, params, n_threads, out,
+                                                                 python_interrupt_hook());
+                              });
       },
       py::arg("offsets").noconvert(), py::arg("symbols").noconvert(), py::arg("parent").noconvert(),
       py::arg("depth").noconvert(), py::arg("leaf_start").noconvert(), py::arg("leaf_count").noconvert(),
