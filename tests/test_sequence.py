@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -354,19 +355,37 @@ def test_batch_sanitize_equals_single_user_and_is_deterministic() -> None:
         )
 
 
-@settings(deadline=None, derandomize=True, max_examples=80)
-@given(data=st.data())
-def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None:
-    tax = data.draw(taxonomies(max_leaves=6))
+def _draw_users(data: st.DataObject, max_leaves: int, max_len: int, max_patterns: int) -> tuple[Any, int, list, list]:
+    """A random taxonomy, window and per-user sequences and sensitive patterns (one pattern length m)."""
+    tax = data.draw(taxonomies(max_leaves=max_leaves))
     L = tax.n_leaves
     n_users = data.draw(st.integers(1, 4))
     m = data.draw(st.integers(1, 3))
     w = data.draw(st.integers(m - 1, 5))
-    seqs = [data.draw(st.lists(st.integers(0, L - 1), max_size=14)) for _ in range(n_users)]
+    seqs = [data.draw(st.lists(st.integers(0, L - 1), max_size=max_len)) for _ in range(n_users)]
     pats = [
-        data.draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=1, max_size=3))
+        data.draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=1, max_size=max_patterns))
         for _ in range(n_users)
     ]
+    return tax, w, seqs, pats
+
+
+def _assert_same_users(fast: Any, ref: Any) -> None:
+    """The C++ batch result equals the traced Python reference user by user (maps, Ĩ, H̃, ε, UL bit for bit)."""
+    assert len(fast.users) == len(ref.users)
+    for a, b in zip(fast.users, ref.users):
+        assert a.trace == () and a.method == b.method
+        assert np.array_equal(a.generalization, b.generalization)
+        assert np.array_equal(a.sanitized, b.sanitized)
+        assert (a.mi, a.entropy, a.epsilon, a.utility_loss, a.n_embeddings) == (
+            b.mi, b.entropy, b.epsilon, b.utility_loss, b.n_embeddings)
+        assert np.array_equal(a.pattern_counts, b.pattern_counts)
+
+
+@settings(deadline=None, derandomize=True, max_examples=80)
+@given(data=st.data())
+def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None:
+    tax, w, seqs, pats = _draw_users(data, max_leaves=6, max_len=14, max_patterns=3)
     kw = {
         "relative": data.draw(st.booleans()),
         "cost": data.draw(st.sampled_from(["linear", "exponential", "iloss"])),
@@ -380,34 +399,14 @@ def test_cpp_top_down_batch_equals_python_reference(data: st.DataObject) -> None
     eps = data.draw(st.floats(0.0, 1.0))
     fast = sanitize(seqs, tax, pats, eps, w, n_threads=data.draw(st.sampled_from([1, 2])), **kw)
     ref = sanitize(seqs, tax, pats, eps, w, trace=True, **kw)
-    for a, b in zip(fast.users, ref.users):
-        assert a.trace == ()
-        assert np.array_equal(a.generalization, b.generalization)
-        assert np.array_equal(a.sanitized, b.sanitized)
-        assert (a.mi, a.entropy, a.epsilon, a.utility_loss, a.n_embeddings) == (
-            b.mi,
-            b.entropy,
-            b.epsilon,
-            b.utility_loss,
-            b.n_embeddings,
-        )
-        assert np.array_equal(a.pattern_counts, b.pattern_counts)
+    _assert_same_users(fast, ref)
 
 
 @settings(deadline=None, derandomize=True, max_examples=120)
 @given(data=st.data())
 def test_cpp_bottom_up_batch_equals_python_reference(data: st.DataObject) -> None:
     """The C++ Bottom-Up batch kernel returns exactly the Python reference's maps (and Ĩ, UL bit for bit)."""
-    tax = data.draw(taxonomies(max_leaves=7))
-    L = tax.n_leaves
-    n_users = data.draw(st.integers(1, 4))
-    m = data.draw(st.integers(1, 3))
-    w = data.draw(st.integers(m - 1, 5))
-    seqs = [data.draw(st.lists(st.integers(0, L - 1), max_size=16)) for _ in range(n_users)]
-    pats = [
-        data.draw(st.lists(st.tuples(*[st.integers(0, L - 1)] * m), min_size=1, max_size=5))
-        for _ in range(n_users)
-    ]
+    tax, w, seqs, pats = _draw_users(data, max_leaves=7, max_len=16, max_patterns=5)
     kw = {
         "relative": data.draw(st.booleans()),
         "cost": data.draw(st.sampled_from(["linear", "exponential", "iloss"])),
@@ -420,18 +419,9 @@ def test_cpp_bottom_up_batch_equals_python_reference(data: st.DataObject) -> Non
         seqs, tax, pats, eps, w, method="bottom_up", n_threads=data.draw(st.sampled_from([1, 2])), **kw
     )
     ref = sanitize(seqs, tax, pats, eps, w, method="bottom_up", trace=True, **kw)
-    for u, (a, b) in enumerate(zip(fast.users, ref.users)):
-        assert a.trace == () and a.method == b.method == "bottom_up"
-        assert np.array_equal(a.generalization, b.generalization)
-        assert np.array_equal(a.sanitized, b.sanitized)
-        assert (a.mi, a.entropy, a.epsilon, a.utility_loss, a.n_embeddings) == (
-            b.mi,
-            b.entropy,
-            b.epsilon,
-            b.utility_loss,
-            b.n_embeddings,
-        )
-        assert np.array_equal(a.pattern_counts, b.pattern_counts)
+    _assert_same_users(fast, ref)
+    for u, a in enumerate(fast.users):
+        assert a.method == "bottom_up"
         # independent check of the output: the oracle's Ĩ is within ε
         up = a.patterns.tolist()
         mi = oracle.mutual_information(seqs[u], up, w, a.generalization.tolist(), base=kw["log_base"])
