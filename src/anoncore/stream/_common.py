@@ -30,6 +30,21 @@ def value_label(v: Any) -> str:
     return str(v)
 
 
+def numeric_domain(a: Any, table: Any = None) -> tuple[float, float]:
+    """The domain (L, U) of a numeric stream quasi-identifier: declared, else its hierarchy's leaves, else the
+    template table's; a stream cannot learn it from data it has not seen yet."""
+    if a.domain is not None:
+        return (float(a.domain[0]), float(a.domain[1]))
+    if a.hierarchy is not None:
+        leaves = [float(x) for x in a.hierarchy.leaves]
+        return (min(leaves), max(leaves))
+    if table is not None:
+        d = table.domain(a.name)
+        return (float(d[0]), float(d[1]))
+    raise ValueError(f"Numeric quasi-identifier {a.name!r} needs a declared domain (L, U) for a stream: "
+                     f"Attribute(..., domain=(L, U)), or pass a Table template.")
+
+
 def encode_numeric(df: pd.DataFrame, names: Sequence[str], lo: NDArray[np.float64],
                    hi: NDArray[np.float64]) -> NDArray[np.float64]:
     """The numeric quasi-identifiers of a batch, refusing non-numbers and values outside the declared domain."""

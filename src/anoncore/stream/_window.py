@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import encode_numeric, map_labels
+from anoncore.stream._common import encode_numeric, map_labels, numeric_domain
 
 #: Case of every emitted tuple (index stored in the release): DIRECT, INDIRECT, end-of-stream DIRECT/INDIRECT,
 #: suppressed.
@@ -141,16 +141,7 @@ class _WSpec:
         for name in qis:
             a = schema[name]
             if a.kind == "numeric":
-                if a.domain is not None:
-                    d = a.domain
-                elif a.hierarchy is not None:
-                    leaves = [float(x) for x in a.hierarchy.leaves]
-                    d = (min(leaves), max(leaves))
-                elif table is not None:
-                    d = table.domain(name)
-                else:
-                    raise ValueError(f"Numeric quasi-identifier {name!r} needs a declared domain (L, U) for a "
-                                     f"stream: Attribute(..., domain=(L, U)), or pass a Table template.")
+                d = numeric_domain(a, table)
                 numeric.append(name)
                 nh.append(a.hierarchy)
                 lo.append(float(d[0]))

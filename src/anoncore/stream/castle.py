@@ -24,7 +24,7 @@ from anoncore import _core  # type: ignore[attr-defined]
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import encode_numeric, map_labels, published_frame
+from anoncore.stream._common import encode_numeric, map_labels, numeric_domain, published_frame
 from anoncore.stream._common import ro as _ro
 
 __all__ = ["MODES", "Castle", "CastleRelease"]
@@ -555,16 +555,7 @@ class _StreamSpec:
         for name in qis:
             a: Attribute = schema[name]
             if a.kind == "numeric":
-                if a.domain is not None:
-                    d = a.domain
-                elif a.hierarchy is not None:
-                    leaves = [float(x) for x in a.hierarchy.leaves]
-                    d = (min(leaves), max(leaves))
-                elif table is not None:
-                    d = table.domain(name)
-                else:
-                    raise ValueError(f"Numeric quasi-identifier {name!r} needs a declared domain (L, U) for a "
-                                     f"stream: Attribute(..., domain=(L, U)), or pass a Table template.")
+                d = numeric_domain(a, table)
                 numeric.append(name)
                 lo.append(float(d[0]))
                 hi.append(float(d[1]))
