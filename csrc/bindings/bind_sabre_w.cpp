@@ -4,36 +4,9 @@
 
 #include "anoncore/stream/sabre_w.hpp"
 #include "common.hpp"
+#include "twophase_args.hpp"
 
 namespace anoncore::bindings {
-namespace {
-
-struct HierarchyHold {
-  CArray<int32_t> parent, height, leaf_start, leaf_count;
-  twophase::HierarchyView view;
-};
-
-std::unique_ptr<HierarchyHold> hierarchy_hold(const py::object& obj, int64_t n_leaves) {
-  if (obj.is_none()) return nullptr;
-  auto t = obj.cast<py::tuple>();
-  if (t.size() != 4) throw std::invalid_argument("hierarchy must be (parent, height, leaf_start, leaf_count)");
-  auto h = std::make_unique<HierarchyHold>();
-  CArray<int32_t>* slots[4] = {&h->parent, &h->height, &h->leaf_start, &h->leaf_count};
-  for (size_t i = 0; i < 4; ++i) {
-    if (!py::isinstance<CArray<int32_t>>(t[i])) throw py::type_error("hierarchy arrays must be C-contiguous int32");
-    *slots[i] = t[i].cast<CArray<int32_t>>();
-  }
-  h->view.parent = span_of(h->parent, "parent");
-  const int64_t nn = h->view.parent.size;
-  h->view.height = span_of(h->height, "height", nn);
-  h->view.leaf_start = span_of(h->leaf_start, "leaf_start", nn);
-  h->view.leaf_count = span_of(h->leaf_count, "leaf_count", nn);
-  if (n_leaves < 1 || n_leaves > nn) throw std::invalid_argument("n_leaves inconsistent with the hierarchy");
-  h->view.n_leaves = n_leaves;
-  return h;
-}
-
-}  // namespace
 
 void bind_sabre_w(py::module_ m) {
   m.doc() = "SABRE_W kernels: SABRE on a window under the global ground distance, person merge, Hilbert keys";
@@ -45,7 +18,7 @@ void bind_sabre_w(py::module_ m) {
         const Span<int32_t> s = span_of(sa, "sa");
         const Span<uint64_t> kk = span_of(keys, "keys", s.size);
         const Span<int64_t> p = span_of(pids, "pids", s.size);
-        auto h = hierarchy_hold(hierarchy, m_values);
+        auto h = hierarchy_arg(hierarchy, m_values);
         for (int64_t r = 0; r < s.size; ++r)
           if (s[r] < 0 || s[r] >= m_values) throw std::invalid_argument("sa code out of range");
         if (!(t > 0.0) || k < 1) throw std::invalid_argument("need t > 0 and k >= 1");

@@ -7,37 +7,12 @@
 #include "anoncore/metrics/workload.hpp"
 #include "anoncore/twophase/sabre.hpp"
 #include "common.hpp"
+#include "twophase_args.hpp"
 
 namespace anoncore::bindings {
 namespace {
 
 using twophase::HierarchyView;
-
-/// Hierarchy arrays (parent, height, leaf_start, leaf_count) as int32 C arrays, kept alive by the holder.
-struct HierarchyArg {
-  CArray<int32_t> parent, height, leaf_start, leaf_count;
-  HierarchyView view;
-};
-
-std::unique_ptr<HierarchyArg> hierarchy_arg(const py::object& obj, int64_t n_leaves) {
-  if (obj.is_none()) return nullptr;
-  auto t = obj.cast<py::tuple>();
-  if (t.size() != 4) throw std::invalid_argument("hierarchy must be (parent, height, leaf_start, leaf_count)");
-  auto h = std::make_unique<HierarchyArg>();
-  CArray<int32_t>* slots[4] = {&h->parent, &h->height, &h->leaf_start, &h->leaf_count};
-  for (size_t i = 0; i < 4; ++i) {
-    if (!py::isinstance<CArray<int32_t>>(t[i])) throw py::type_error("hierarchy arrays must be C-contiguous int32");
-    *slots[i] = t[i].cast<CArray<int32_t>>();
-  }
-  h->view.parent = span_of(h->parent, "parent");
-  const int64_t nn = h->view.parent.size;
-  h->view.height = span_of(h->height, "height", nn);
-  h->view.leaf_start = span_of(h->leaf_start, "leaf_start", nn);
-  h->view.leaf_count = span_of(h->leaf_count, "leaf_count", nn);
-  if (n_leaves < 1 || n_leaves > nn) throw std::invalid_argument("n_leaves inconsistent with the hierarchy");
-  h->view.n_leaves = n_leaves;
-  return h;
-}
 
 py::dict buckets_dict(const twophase::Buckets& b) {
   py::dict d;
