@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 try:
-    from anoncore import _core
+    from anoncore import _core  # noqa: F401  (fail early with a clear message on a broken install)
 except ImportError as exc:  # pragma: no cover - only on a broken install
     raise ImportError(
         "anoncore's compiled module anoncore._core could not be imported. Did you forget to compile anoncore? "
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
-from anoncore import datasets, distance, metrics
+from anoncore import datasets, distance, metrics, sequence, static, stream, temporal
 from anoncore.audit import AuditReport, ModelAudit, audit
 from anoncore.data.builders import (
     flat_hierarchy,
@@ -38,8 +38,7 @@ from anoncore.models import (
     SemanticBetaLikeness,
 )
 from anoncore.results import Partition, Result
-from anoncore import sequence, static, stream, temporal  # noqa: E402
-from anoncore.static import (  # noqa: E402
+from anoncore.static import (
     best_k,
     burel,
     datafly,
@@ -65,40 +64,40 @@ __all__ = [
     "EqualDistanceTCloseness",
     "HellingerTCloseness",
     "HierarchicalDistanceTCloseness",
+    "Hierarchy",
+    "InfeasibleError",
     "KAnonymity",
     "ModelAudit",
     "OrderedDistanceTCloseness",
-    "RecursiveCLDiversity",
-    "audit",
-    "distance",
-    "Hierarchy",
-    "InfeasibleError",
     "Partition",
+    "RangeBetaLikeness",
+    "RecursiveCLDiversity",
     "Result",
     "Schema",
+    "SemanticBetaLikeness",
     "Table",
     "__version__",
-    "datasets",
+    "audit",
     "best_k",
+    "burel",
     "datafly",
+    "datasets",
+    "distance",
+    "dmondrian",
+    "flat_hierarchy",
     "improved_greedy",
+    "interval_hierarchy",
     "lattice_search",
+    "lmondrian",
+    "masking_hierarchy",
+    "metrics",
+    "ordered_grouping_hierarchy",
+    "sabre",
     "samarati",
-    "t_incognito",
     "sequence",
     "static",
     "stream",
+    "t_incognito",
     "temporal",
-    "metrics",
-    "flat_hierarchy",
-    "interval_hierarchy",
-    "masking_hierarchy",
-    "ordered_grouping_hierarchy",
-    "sabre",
     "tmondrian",
-    "burel",
-    "lmondrian",
-    "dmondrian",
-    "RangeBetaLikeness",
-    "SemanticBetaLikeness",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -77,7 +78,7 @@ def interval_hierarchy(
         ws = [float(w) for w in widths]
     if not ws or any(w <= 0 for w in ws):
         raise ValueError("interval_hierarchy: widths must be positive.")
-    for a, b in zip(ws, ws[1:]):
+    for a, b in itertools.pairwise(ws):
         if b <= a or not math.isclose(b / a, round(b / a)):
             raise ValueError(f"interval_hierarchy: width {b} is not a multiple of the previous width {a}.")
     integer = bool(np.all(vals == np.round(vals)) and all(float(w).is_integer() for w in ws) and float(s).is_integer())

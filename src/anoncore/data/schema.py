@@ -15,7 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Attribute", "Schema", "ROLES", "KINDS", "MISSING_POLICIES"]
+__all__ = ["KINDS", "MISSING_POLICIES", "ROLES", "Attribute", "Schema"]
 
 ROLES = ("identifier", "quasi_identifier", "sensitive", "insensitive", "pid", "time")
 KINDS = ("numeric", "categorical", "ordinal")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from anoncore.static.burel import burel, dmondrian, lmondrian
 from anoncore.static.lattice import (
     BestK,
     best_k,
@@ -12,7 +13,6 @@ from anoncore.static.lattice import (
     samarati,
     t_incognito,
 )
-from anoncore.static.burel import burel, dmondrian, lmondrian
 from anoncore.static.mondrian import tmondrian
 from anoncore.static.sabre import sabre
 

@@ -293,7 +293,7 @@ def burel(
          "buckets": tuple(tuple(_label(dic[c]) for c in bk["order"] if bucket_of[c] == j)
                           for j in range(len(bk["size"]))),
          "bucket_sizes": tuple(int(x) for x in bk["size"]), "bucket_bounds": tuple(float(x) for x in bk["bound"]),
-         "min_class_size": tuple(int(math.ceil(1.0 / x - 1e-12)) for x in bk["bound"])},
+         "min_class_size": tuple(math.ceil(1.0 / x - 1e-12) for x in bk["bound"])},
         {"step": "ec_tree", "n_classes": int(out["leaves"].shape[0]), "n_tree_nodes": int(out["n_tree_nodes"]),
          "n_rejected": int(out["n_rejected"])},
         merge_trace,
@@ -357,7 +357,7 @@ def _merge(table: Table, labels: NDArray[np.int64], sa_codes: NDArray[np.int32],
 def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensitive: str | None,
               groups: NDArray[np.int32] | None, categorical_split: str = "rank"
               ) -> tuple[Partition, dict[str, Any], float]:
-    name, sa_codes, m = _sa_codes(table, sensitive, caller)
+    _name, sa_codes, m = _sa_codes(table, sensitive, caller)
     qh = _space.mondrian_hierarchies(table, categorical_split, caller)
     space = _space.qi_space(table)
     t1 = time.perf_counter()

@@ -272,9 +272,9 @@ def transaction_stream(
         take = 0
         if prev.size:
             frac = min(1.0, float(g.exponential(correlation))) if correlation > 0 else 0.0
-            take = min(size, prev.size, int(round(frac * size)))
+            take = min(size, prev.size, round(frac * size))
         items = list(g.choice(prev, take, replace=False)) if take else []
-        chosen = set(int(x) for x in items)
+        chosen = {int(x) for x in items}
         while len(chosen) < size:
             chosen.add(int(g.integers(0, n_items)))
         prev = np.array(sorted(chosen), dtype=np.int64)
