@@ -233,14 +233,22 @@ class KdTree {
 
   KdTree() = default;
 
-  KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords, int64_t d,
-         std::vector<int64_t>& local_of_row)
+  /// `rank[offsets[j] + c]`: rank of code c's coordinate among the distinct coordinates of dimension j
+  /// (value order; equal values, equal ranks).
+  KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords,
+         const std::vector<uint32_t>& rank, int64_t d, std::vector<int64_t>& local_of_row)
       : d_(d), local_of_row_(&local_of_row) {
     const auto n = static_cast<int64_t>(rows.size());
+    if (n >= (int64_t{1} << 32)) throw InternalError("kNN retrieval: a bucket holds 2^32 rows or more");
+    // Coordinates dimension-major (raw[j * n + i]): the split passes read one dimension at a time.
     std::vector<double> raw(static_cast<size_t>(n * d));
+    std::vector<uint32_t> rk(static_cast<size_t>(n * d));
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < d; ++j)
-        raw[static_cast<size_t>(i * d + j)] = coords.at(codes(rows[static_cast<size_t>(i)], j), j);
+      for (int64_t j = 0; j < d; ++j) {
+        const int32_t c = codes(rows[static_cast<size_t>(i)], j);
+        raw[static_cast<size_t>(j * n + i)] = coords.at(c, j);
+        rk[static_cast<size_t>(j * n + i)] = rank[static_cast<size_t>(coords.offsets[j] + c)];
+      }
     std::vector<int64_t> perm(static_cast<size_t>(n));
     std::iota(perm.begin(), perm.end(), int64_t{0});
     struct Job {
@@ -249,6 +257,7 @@ class KdTree {
       bool is_right;
     };
     std::vector<Job> stack{{0, n, -1, false}};
+    std::vector<uint64_t> keyed;
     std::vector<double> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d));
     // Spread of the points of [b, e) per dimension: exact for small nodes, from an evenly strided sample of
     // kSample points for large ones (it only steers the choice of the split dimension; boxes are exact).
@@ -258,10 +267,11 @@ class KdTree {
       const int64_t len = e - b;
       const int64_t step = (exact || len <= kSample) ? 1 : len / kSample;
       for (int64_t i = b; i < e; i += step) {
-        const double* p = raw.data() + perm[static_cast<size_t>(i)] * d;
+        const int64_t x = perm[static_cast<size_t>(i)];
         for (int64_t j = 0; j < d; ++j) {
-          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], p[j]);
-          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], p[j]);
+          const double v = raw[static_cast<size_t>(j * n + x)];
+          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], v);
+          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], v);
         }
       }
       int64_t dim = 0;
@@ -290,16 +300,23 @@ class KdTree {
       if (spread <= 0) continue;  // all points identical: a leaf whatever its size
       // Median cut on a value boundary: the codes are discrete with many ties, and a cut through a run of
       // equal values would leave both children's boxes overlapping on the split dimension (no pruning).
-      const int64_t mid = job.begin + (job.end - job.begin) / 2;
-      auto val = [&, dim = dim](int64_t x) { return raw[static_cast<size_t>(x * d + dim)]; };
-      std::nth_element(perm.begin() + job.begin, perm.begin() + mid, perm.begin() + job.end,
-                       [&](int64_t x, int64_t y) { return val(x) != val(y) ? val(x) < val(y) : x < y; });
-      const double v = val(perm[static_cast<size_t>(mid)]);
-      const auto lo_eq = std::partition(perm.begin() + job.begin, perm.begin() + mid,
-                                        [&](int64_t x) { return val(x) < v; });
-      const auto hi_eq = std::partition(perm.begin() + mid, perm.begin() + job.end,
-                                        [&](int64_t x) { return !(val(x) > v); });
-      const auto m1 = static_cast<int64_t>(lo_eq - perm.begin()), m2 = static_cast<int64_t>(hi_eq - perm.begin());
+      // The selection orders points by (value on dim, index), as one integer key (value rank << 32 | index)
+      // gathered from perm: the same comparison outcomes, hence the same moves, as on the indices themselves.
+      const int64_t mid = job.begin + (job.end - job.begin) / 2, len = job.end - job.begin;
+      const uint32_t* col = rk.data() + dim * n;
+      keyed.resize(static_cast<size_t>(len));
+      for (int64_t i = 0; i < len; ++i) {
+        const auto x = static_cast<uint64_t>(perm[static_cast<size_t>(job.begin + i)]);
+        keyed[static_cast<size_t>(i)] = (uint64_t{col[x]} << 32) | x;
+      }
+      const auto kb = keyed.begin(), km = kb + (mid - job.begin), ke = keyed.end();
+      std::nth_element(kb, km, ke);
+      const uint64_t v_lo = *km >> 32 << 32, v_hi = v_lo + (uint64_t{1} << 32);  // keys of value == v
+      const auto lo_eq = std::partition(kb, km, [v_lo](uint64_t x) { return x < v_lo; });
+      const auto hi_eq = std::partition(km, ke, [v_hi](uint64_t x) { return x < v_hi; });
+      for (int64_t i = 0; i < len; ++i)
+        perm[static_cast<size_t>(job.begin + i)] = static_cast<int64_t>(keyed[static_cast<size_t>(i)] & 0xFFFFFFFFU);
+      const int64_t m1 = job.begin + static_cast<int64_t>(lo_eq - kb), m2 = job.begin + static_cast<int64_t>(hi_eq - kb);
       int64_t cut;
       if (m1 == job.begin)
         cut = m2;
@@ -310,12 +327,13 @@ class KdTree {
       stack.push_back({cut, job.end, id, true});
       stack.push_back({job.begin, cut, id, false});
     }
-    pts_.resize(static_cast<size_t>(n * d));
+    stride_ = n + kLeaf;  // padding: leaf scans always read kLeaf slots
+    pts_.assign(static_cast<size_t>(stride_ * d), 0.0);
     ids_.resize(static_cast<size_t>(n));
     leaf_of_.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       const int64_t src = perm[static_cast<size_t>(i)];
-      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(i * d + j)] = raw[static_cast<size_t>(src * d + j)];
+      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(j * stride_ + i)] = raw[static_cast<size_t>(j * n + src)];
       ids_[static_cast<size_t>(i)] = rows[static_cast<size_t>(src)];
       local_of_row[static_cast<size_t>(rows[static_cast<size_t>(src)])] = i;
     }
@@ -338,13 +356,12 @@ class KdTree {
       std::fill(lo, hi, std::numeric_limits<double>::infinity());
       std::fill(hi, hi + dd, -std::numeric_limits<double>::infinity());
       if (nd.left < 0) {
-        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i) {
-          const double* p = pts_.data() + i * d_;
+        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i)
           for (size_t j = 0; j < dd; ++j) {
-            lo[j] = std::min(lo[j], p[j]);
-            hi[j] = std::max(hi[j], p[j]);
+            const double v = pts_[j * static_cast<size_t>(stride_) + static_cast<size_t>(i)];
+            lo[j] = std::min(lo[j], v);
+            hi[j] = std::max(hi[j], v);
           }
-        }
         bool same = nd.alive > 0;
         for (size_t j = 0; j < dd && same; ++j) same = lo[j] == hi[j];
         nd.same = same;
@@ -363,7 +380,11 @@ class KdTree {
   }
   int64_t refit_alive() const { return refit_alive_; }
 
-  const double* point_of_row(int64_t row) const { return pts_.data() + local(row) * d_; }
+  /// Copy the coordinates of an alive row to out[0, d).
+  void point_of_row(int64_t row, double* out) const {
+    const int64_t i = local(row);
+    for (int64_t j = 0; j < d_; ++j) out[j] = pts_[static_cast<size_t>(j * stride_ + i)];
+  }
   int64_t alive() const { return nodes_.empty() ? 0 : nodes_[0].alive; }
   int64_t built_size() const { return static_cast<int64_t>(ids_.size()); }
 
@@ -382,7 +403,8 @@ class KdTree {
     Node& nd = nodes_[static_cast<size_t>(leaf)];
     const int64_t last = nd.begin + nd.alive - 1;
     if (i != last) {  // move the last alive point of the leaf into the hole
-      for (int64_t j = 0; j < d_; ++j) std::swap(pts_[static_cast<size_t>(i * d_ + j)], pts_[static_cast<size_t>(last * d_ + j)]);
+      for (int64_t j = 0; j < d_; ++j)
+        std::swap(pts_[static_cast<size_t>(j * stride_ + i)], pts_[static_cast<size_t>(j * stride_ + last)]);
       std::swap(ids_[static_cast<size_t>(i)], ids_[static_cast<size_t>(last)]);
       (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(i)])] = i;
       (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(last)])] = last;
@@ -457,22 +479,37 @@ class KdTree {
         for (int64_t i = nd.begin; i < end && s < bound_; ++i) offer(heap, {s, ids_[static_cast<size_t>(i)]});
         return;
       }
-      for (int64_t i = nd.begin; i < end; ++i) {
-        const double* p = pts_.data() + i * d;
-        double s = 0;
-        for (int64_t j = 0; j < d; ++j) s += (p[j] - q[j]) * (p[j] - q[j]);
-        if (s < bound_) offer(heap, {s, ids_[static_cast<size_t>(i)]});
+      // Distances of kLeaf slots at a time over the dimension-major storage (the same sum order per point as
+      // a scalar loop; a leaf that is not a run of identical points has at most kLeaf), offered in storage
+      // order.
+      for (int64_t b0 = nd.begin; b0 < end; b0 += kLeaf) {
+        double s[kLeaf] = {};
+        for (int64_t j = 0; j < d; ++j) {
+          const double* x = pts_.data() + j * stride_ + b0;
+          const double qj = q[j];
+          for (int64_t i = 0; i < kLeaf; ++i) s[i] += (x[i] - qj) * (x[i] - qj);
+        }
+        const int64_t e0 = std::min(end, b0 + kLeaf);
+        for (int64_t i = b0; i < e0; ++i)
+          if (s[i - b0] < bound_) offer(heap, {s[i - b0], ids_[static_cast<size_t>(i)]});
       }
       return;
     }
     int32_t first = nd.left, second = nd.right;
+    const bool live1 = nodes_[static_cast<size_t>(first)].alive > 0, live2 = nodes_[static_cast<size_t>(second)].alive > 0;
+    if (!(live1 && live2)) {  // at most one child to visit: no order to decide
+      if (!live1 && !live2) return;
+      const int32_t only = live1 ? first : second;
+      if (mindist<D>(only, q) < bound_) visit<D>(only, q, heap);
+      return;
+    }
     double d1 = mindist<D>(first, q), d2 = mindist<D>(second, q);
     if (d2 < d1) {
       std::swap(first, second);
       std::swap(d1, d2);
     }
-    if (d1 < bound_ && nodes_[static_cast<size_t>(first)].alive > 0) visit<D>(first, q, heap);
-    if (d2 < bound_ && nodes_[static_cast<size_t>(second)].alive > 0) visit<D>(second, q, heap);
+    if (d1 < bound_) visit<D>(first, q, heap);
+    if (d2 < bound_) visit<D>(second, q, heap);
   }
 
   int64_t d_ = 0;
@@ -480,7 +517,8 @@ class KdTree {
   int64_t kk_ = 0;
   double bound_ = 0;
   std::vector<Node> nodes_;
-  std::vector<double> box_, pts_;
+  std::vector<double> box_, pts_;  // pts_[j * stride_ + i]: dimension-major point storage
+  int64_t stride_ = 0;
   std::vector<int64_t> ids_;
   std::vector<int32_t> leaf_of_;
   int64_t refit_alive_ = 0;
@@ -564,6 +602,19 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
   check_recipes(in, pool);
   const int64_t nb = in.n_buckets, d = codes.cols;
   std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
+  // Value rank of every code's coordinate within its dimension (the k-d tree's integer sort keys).
+  std::vector<uint32_t> rank(static_cast<size_t>(coords.offsets[d]), 0);
+  for (int64_t j = 0; j < d; ++j) {
+    const int64_t o = coords.offsets[j], len = coords.offsets[j + 1] - o;
+    std::vector<int64_t> idx(static_cast<size_t>(len));
+    std::iota(idx.begin(), idx.end(), int64_t{0});
+    std::sort(idx.begin(), idx.end(), [&](int64_t x, int64_t y) { return coords.values[o + x] < coords.values[o + y]; });
+    uint32_t r = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      if (i > 0 && coords.values[o + idx[static_cast<size_t>(i - 1)]] < coords.values[o + idx[static_cast<size_t>(i)]]) ++r;
+      rank[static_cast<size_t>(o + idx[static_cast<size_t>(i)])] = r;
+    }
+  }
   // One tree per bucket, built in parallel (each row belongs to one bucket, so the trees write disjoint
   // entries of local_of_row; the result does not depend on the thread count).
   std::vector<KdTree> trees(static_cast<size_t>(nb));
@@ -572,7 +623,7 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
     for (int64_t b = b0; b < b1; ++b) {
       rows.clear();
       for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
-      trees[static_cast<size_t>(b)] = KdTree(rows, codes, coords, d, local_of_row);
+      trees[static_cast<size_t>(b)] = KdTree(rows, codes, coords, rank, d, local_of_row);
     }
   });
   // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
@@ -581,7 +632,7 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
     KdTree& tree = trees[static_cast<size_t>(b)];
     if (tree.alive() >= 32 && 4 * tree.alive() < 3 * tree.refit_alive()) tree.refit();
     if (tree.alive() >= 32 && 8 * tree.alive() < tree.built_size())
-      tree = KdTree(tree.alive_rows(), codes, coords, d, local_of_row);
+      tree = KdTree(tree.alive_rows(), codes, coords, rank, d, local_of_row);
   };
   Rng rng(in.seed);
   std::vector<int64_t> eligible;
@@ -592,10 +643,7 @@ Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordT
     const int64_t* a = in.leaves.row(e);
     const auto [px, bx] = pick_seed(pool, a, nb, in.policy, rng, eligible);
     const int64_t xrow = pool.row(px);
-    {
-      const double* xp = trees[static_cast<size_t>(bx)].point_of_row(xrow);
-      std::copy(xp, xp + d, q.begin());
-    }
+    trees[static_cast<size_t>(bx)].point_of_row(xrow, q.data());
     labels[xrow] = e;
     pool.kill(px, bx);
     trees[static_cast<size_t>(bx)].erase_row(xrow);
