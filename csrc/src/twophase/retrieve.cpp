@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "anoncore/core/parallel.hpp"
 #include "anoncore/core/rng.hpp"
@@ -227,6 +230,11 @@ void check_recipes(const RetrieveInput& in, BucketPool& pool) {
 /// Static k-d tree over the points of one bucket, with deletion: alive counts per subtree, and inside every
 /// leaf the alive points are kept at the front (swap-remove), so scans never touch deleted points. Points are
 /// addressed by row through `local_of_row` (shared by all trees; each row belongs to one bucket).
+///
+/// Points and bounding boxes are stored as QI codes of type C (the narrowest unsigned type that holds every
+/// code), dimension-major; a coordinate is read from the shared coordinate tables when needed. The doubles
+/// compared are exactly the coordinates themselves, with 2-8x less memory to walk than stored doubles.
+template <class C>
 class KdTree {
  public:
   using Hit = std::pair<double, int64_t>;  // (squared distance, row)
@@ -237,10 +245,11 @@ class KdTree {
   /// (value order; equal values, equal ranks).
   KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords,
          const std::vector<uint32_t>& rank, int64_t d, std::vector<int64_t>& local_of_row)
-      : d_(d), local_of_row_(&local_of_row) {
+      : d_(d), local_of_row_(&local_of_row), col_(static_cast<size_t>(d)) {
     const auto n = static_cast<int64_t>(rows.size());
-    if (n >= (int64_t{1} << 32)) throw InternalError("kNN retrieval: a bucket holds 2^32 rows or more");
-    // Coordinates dimension-major (raw[j * n + i]): the split passes read one dimension at a time.
+    if (n >= (int64_t{1} << 31)) throw InternalError("kNN retrieval: a bucket holds 2^31 rows or more");
+    for (int64_t j = 0; j < d; ++j) col_[static_cast<size_t>(j)] = coords.values.data + coords.offsets[j];
+    // Coordinates and value ranks dimension-major ([j * n + i]): the split passes read one dimension at a time.
     std::vector<double> raw(static_cast<size_t>(n * d));
     std::vector<uint32_t> rk(static_cast<size_t>(n * d));
     for (int64_t i = 0; i < n; ++i)
@@ -287,7 +296,9 @@ class KdTree {
       const Job job = stack.back();
       stack.pop_back();
       const auto id = static_cast<int32_t>(nodes_.size());
-      nodes_.push_back(Node{job.begin, job.end, -1, -1, job.parent, job.end - job.begin, false});
+      const auto len32 = static_cast<int32_t>(job.end - job.begin);
+      nodes_.push_back(Node{static_cast<int32_t>(job.begin), static_cast<int32_t>(job.end), -1, -1, job.parent,
+                            len32, false});
       if (job.parent >= 0) {
         if (job.is_right)
           nodes_[static_cast<size_t>(job.parent)].right = id;
@@ -327,52 +338,92 @@ class KdTree {
       stack.push_back({cut, job.end, id, true});
       stack.push_back({job.begin, cut, id, false});
     }
-    stride_ = n + kLeaf;  // padding: leaf scans always read kLeaf slots
-    pts_.assign(static_cast<size_t>(stride_ * d), 0.0);
+    stride_ = n + kLeaf;  // padding: leaf scans always read kLeaf slots (code 0, a valid code)
+    pts_.assign(static_cast<size_t>(stride_ * d), C{0});
     ids_.resize(static_cast<size_t>(n));
     leaf_of_.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       const int64_t src = perm[static_cast<size_t>(i)];
-      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(j * stride_ + i)] = raw[static_cast<size_t>(j * n + src)];
-      ids_[static_cast<size_t>(i)] = rows[static_cast<size_t>(src)];
-      local_of_row[static_cast<size_t>(rows[static_cast<size_t>(src)])] = i;
+      const int64_t row = rows[static_cast<size_t>(src)];
+      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(j * stride_ + i)] = static_cast<C>(codes(row, j));
+      ids_[static_cast<size_t>(i)] = row;
+      local_of_row[static_cast<size_t>(row)] = i;
     }
     for (size_t k = 0; k < nodes_.size(); ++k)
       if (nodes_[k].left < 0)
-        for (int64_t i = nodes_[k].begin; i < nodes_[k].end; ++i)
-          leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+        for (int32_t i = nodes_[k].begin; i < nodes_[k].end; ++i) leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
     refit();
   }
 
   /// Recompute every node's bounding box over its alive points, bottom up (children follow their parent in
-  /// the node array): O(alive * d + nodes * d).
+  /// the node array): O(alive * d + nodes * d). A box is stored as the codes holding the smallest and the
+  /// largest coordinate per dimension; nodes without alive points keep no box (they are never visited).
   void refit() {
     const auto dd = static_cast<size_t>(d_);
-    box_.assign(nodes_.size() * 2 * dd, 0.0);
+    box_.assign(nodes_.size() * 2 * dd, C{0});
     for (size_t k = nodes_.size(); k-- > 0;) {
       Node& nd = nodes_[k];
-      double* lo = box_.data() + k * 2 * dd;
-      double* hi = lo + dd;
-      std::fill(lo, hi, std::numeric_limits<double>::infinity());
-      std::fill(hi, hi + dd, -std::numeric_limits<double>::infinity());
+      C* lo = box_.data() + k * 2 * dd;
+      C* hi = lo + dd;
+      if (nd.alive == 0) {
+        nd.same = false;
+        continue;
+      }
       if (nd.left < 0) {
-        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i)
-          for (size_t j = 0; j < dd; ++j) {
-            const double v = pts_[j * static_cast<size_t>(stride_) + static_cast<size_t>(i)];
-            lo[j] = std::min(lo[j], v);
-            hi[j] = std::max(hi[j], v);
+        bool same = true;
+        for (size_t j = 0; j < dd; ++j) {
+          const C* x = pts_.data() + j * static_cast<size_t>(stride_);
+          const double* v = col_[j];
+          C cl = x[nd.begin], ch = cl;
+          double vl = v[cl], vh = vl;
+          for (int32_t i = nd.begin + 1; i < nd.begin + nd.alive; ++i) {
+            const C c = x[i];
+            const double w = v[c];
+            if (w < vl) {
+              vl = w;
+              cl = c;
+            }
+            if (w > vh) {
+              vh = w;
+              ch = c;
+            }
           }
-        bool same = nd.alive > 0;
-        for (size_t j = 0; j < dd && same; ++j) same = lo[j] == hi[j];
+          lo[j] = cl;
+          hi[j] = ch;
+          same = same && vl == vh;
+        }
         nd.same = same;
       } else {
+        bool first = true;
         for (const int32_t c : {nd.left, nd.right}) {
-          const double* clo = box_.data() + static_cast<size_t>(c) * 2 * dd;
-          const double* chi = clo + dd;
+          if (nodes_[static_cast<size_t>(c)].alive == 0) continue;
+          const C* clo = box_.data() + static_cast<size_t>(c) * 2 * dd;
+          const C* chi = clo + dd;
           for (size_t j = 0; j < dd; ++j) {
-            lo[j] = std::min(lo[j], clo[j]);
-            hi[j] = std::max(hi[j], chi[j]);
+            if (first || col_[j][clo[j]] < col_[j][lo[j]]) lo[j] = clo[j];
+            if (first || col_[j][chi[j]] > col_[j][hi[j]]) hi[j] = chi[j];
           }
+          first = false;
+        }
+      }
+    }
+    // Children's boxes side by side in their parent's record, as coordinates: for dimension j,
+    // (lo_left, lo_right, hi_left, hi_right), so that both distances are computed in one pass.
+    pbox_.assign(nodes_.size() * 4 * dd, 0.0);
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      const Node& nd = nodes_[k];
+      if (nd.left < 0 || nd.alive == 0) continue;
+      double* out = pbox_.data() + k * 4 * dd;
+      const int32_t kids[2] = {nd.left, nd.right};
+      for (int side = 0; side < 2; ++side) {
+        const auto c = static_cast<size_t>(kids[side]);
+        const bool live = nodes_[c].alive > 0;
+        const C* clo = box_.data() + c * 2 * dd;
+        const C* chi = clo + dd;
+        for (size_t j = 0; j < dd; ++j) {
+          out[4 * j + static_cast<size_t>(side)] = live ? col_[j][clo[j]] : inf;
+          out[4 * j + 2 + static_cast<size_t>(side)] = live ? col_[j][chi[j]] : -inf;
         }
       }
     }
@@ -383,7 +434,7 @@ class KdTree {
   /// Copy the coordinates of an alive row to out[0, d).
   void point_of_row(int64_t row, double* out) const {
     const int64_t i = local(row);
-    for (int64_t j = 0; j < d_; ++j) out[j] = pts_[static_cast<size_t>(j * stride_ + i)];
+    for (int64_t j = 0; j < d_; ++j) out[j] = col_[static_cast<size_t>(j)][pts_[static_cast<size_t>(j * stride_ + i)]];
   }
   int64_t alive() const { return nodes_.empty() ? 0 : nodes_[0].alive; }
   int64_t built_size() const { return static_cast<int64_t>(ids_.size()); }
@@ -393,7 +444,7 @@ class KdTree {
     std::vector<int64_t> out;
     for (const Node& nd : nodes_)
       if (nd.left < 0)
-        for (int64_t i = nd.begin; i < nd.begin + nd.alive; ++i) out.push_back(ids_[static_cast<size_t>(i)]);
+        for (int32_t i = nd.begin; i < nd.begin + nd.alive; ++i) out.push_back(ids_[static_cast<size_t>(i)]);
     return out;
   }
 
@@ -433,25 +484,56 @@ class KdTree {
   }
 
  private:
-  static constexpr int64_t kLeaf = 16;
+  static constexpr int32_t kLeaf = 16;
   static constexpr int64_t kSample = 256;
   struct Node {
-    int64_t begin, end;
+    int32_t begin, end;
     int32_t left, right, parent;
-    int64_t alive;
+    int32_t alive;
     bool same;
   };
   int64_t local(int64_t row) const { return (*local_of_row_)[static_cast<size_t>(row)]; }
-  /// Squared distance from q to node k's box (branch-free). D = 0: the runtime dimension d_.
+  /// Squared distances from q to the boxes of internal node k's two children (branch-free), each summed
+  /// over dimensions in order: s += (max(lo - q, 0) + max(q - hi, 0))^2. D = 0: the runtime dimension d_.
   template <int D>
-  double mindist(int32_t k, const double* q) const {
+  void child_dists(int32_t k, const double* q, double& d_left, double& d_right) const {
     const int64_t d = D > 0 ? D : d_;
-    const double* lo = box_.data() + static_cast<size_t>(k) * 2 * static_cast<size_t>(d);
-    const double* hi = lo + d;
+    const double* bx = pbox_.data() + static_cast<size_t>(k) * 4 * static_cast<size_t>(d);
+#if defined(__SSE2__)
+    // Both children in the two lanes: per lane the same operations in the same order as the scalar loop
+    // (max(0, x) on SSE returns x for x = -0.0 or NaN, as std::max(x, 0.0) does).
+    const __m128d zero = _mm_setzero_pd();
+    __m128d s = zero;
+    for (int64_t j = 0; j < d; ++j) {
+      const __m128d qj = _mm_set1_pd(q[j]);
+      const __m128d a = _mm_max_pd(zero, _mm_sub_pd(_mm_loadu_pd(bx + 4 * j), qj));
+      const __m128d b = _mm_max_pd(zero, _mm_sub_pd(qj, _mm_loadu_pd(bx + 4 * j + 2)));
+      const __m128d t = _mm_add_pd(a, b);
+      s = _mm_add_pd(s, _mm_mul_pd(t, t));
+    }
+    d_left = _mm_cvtsd_f64(s);
+    d_right = _mm_cvtsd_f64(_mm_unpackhi_pd(s, s));
+#else
+    double s0 = 0, s1 = 0;
+    for (int64_t j = 0; j < d; ++j) {
+      const double t0 = std::max(bx[4 * j] - q[j], 0.0) + std::max(q[j] - bx[4 * j + 2], 0.0);
+      const double t1 = std::max(bx[4 * j + 1] - q[j], 0.0) + std::max(q[j] - bx[4 * j + 3], 0.0);
+      s0 += t0 * t0;
+      s1 += t1 * t1;
+    }
+    d_left = s0;
+    d_right = s1;
+#endif
+  }
+  /// Squared distance from q to the point stored at slot i.
+  template <int D>
+  double point_dist(int32_t i, const double* q) const {
+    const int64_t d = D > 0 ? D : d_;
+    const C* x = pts_.data() + i;
     double s = 0;
     for (int64_t j = 0; j < d; ++j) {
-      const double v = std::max(lo[j] - q[j], 0.0) + std::max(q[j] - hi[j], 0.0);
-      s += v * v;
+      const double t = col_[static_cast<size_t>(j)][x[j * stride_]] - q[j];
+      s += t * t;
     }
     return s;
   }
@@ -473,25 +555,16 @@ class KdTree {
     const Node& nd = nodes_[static_cast<size_t>(k)];
     if (nd.left < 0) {
       const int64_t d = D > 0 ? D : d_;
-      const int64_t end = nd.begin + nd.alive;
+      const int32_t end = nd.begin + nd.alive;
       if (nd.same) {  // identical points: one distance, take them in storage order while they improve the heap
-        const double s = mindist<D>(k, q);
-        for (int64_t i = nd.begin; i < end && s < bound_; ++i) offer(heap, {s, ids_[static_cast<size_t>(i)]});
+        // (the distance to the point equals the distance to its degenerate box, term by term)
+        const double s = point_dist<D>(nd.begin, q);
+        for (int32_t i = nd.begin; i < end && s < bound_; ++i) offer(heap, {s, ids_[static_cast<size_t>(i)]});
         return;
       }
-      // Distances of kLeaf slots at a time over the dimension-major storage (the same sum order per point as
-      // a scalar loop; a leaf that is not a run of identical points has at most kLeaf), offered in storage
-      // order.
-      for (int64_t b0 = nd.begin; b0 < end; b0 += kLeaf) {
-        double s[kLeaf] = {};
-        for (int64_t j = 0; j < d; ++j) {
-          const double* x = pts_.data() + j * stride_ + b0;
-          const double qj = q[j];
-          for (int64_t i = 0; i < kLeaf; ++i) s[i] += (x[i] - qj) * (x[i] - qj);
-        }
-        const int64_t e0 = std::min(end, b0 + kLeaf);
-        for (int64_t i = b0; i < e0; ++i)
-          if (s[i - b0] < bound_) offer(heap, {s[i - b0], ids_[static_cast<size_t>(i)]});
+      for (int32_t i = nd.begin; i < end; ++i) {
+        const double s = point_dist<D>(i, q);
+        if (s < bound_) offer(heap, {s, ids_[static_cast<size_t>(i)]});
       }
       return;
     }
@@ -499,11 +572,14 @@ class KdTree {
     const bool live1 = nodes_[static_cast<size_t>(first)].alive > 0, live2 = nodes_[static_cast<size_t>(second)].alive > 0;
     if (!(live1 && live2)) {  // at most one child to visit: no order to decide
       if (!live1 && !live2) return;
-      const int32_t only = live1 ? first : second;
-      if (mindist<D>(only, q) < bound_) visit<D>(only, q, heap);
+      double dl, dr;
+      child_dists<D>(k, q, dl, dr);
+      if (live1 && dl < bound_) visit<D>(first, q, heap);
+      if (live2 && dr < bound_) visit<D>(second, q, heap);
       return;
     }
-    double d1 = mindist<D>(first, q), d2 = mindist<D>(second, q);
+    double d1, d2;
+    child_dists<D>(k, q, d1, d2);
     if (d2 < d1) {
       std::swap(first, second);
       std::swap(d1, d2);
@@ -514,15 +590,95 @@ class KdTree {
 
   int64_t d_ = 0;
   std::vector<int64_t>* local_of_row_ = nullptr;
+  std::vector<const double*> col_;  // coordinate table of every dimension (indexed by code)
   int64_t kk_ = 0;
   double bound_ = 0;
   std::vector<Node> nodes_;
-  std::vector<double> box_, pts_;  // pts_[j * stride_ + i]: dimension-major point storage
+  std::vector<C> box_, pts_;  // box_: (lo codes, hi codes) per node; pts_[j * stride_ + i]: point codes
+  std::vector<double> pbox_;  // per internal node, its children's boxes (see refit)
   int64_t stride_ = 0;
   std::vector<int64_t> ids_;
   std::vector<int32_t> leaf_of_;
   int64_t refit_alive_ = 0;
 };
+
+/// SABRE-KNN with codes of type C (see KdTree).
+template <class C>
+Status knn_with_codes(const RetrieveInput& in, Matrix<int32_t> codes, const CoordTables& coords,
+                      MutSpan<int64_t> labels) {
+  using Tree = KdTree<C>;
+  BucketPool pool(in);
+  check_recipes(in, pool);
+  const int64_t nb = in.n_buckets, d = codes.cols;
+  std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
+  // Value rank of every code's coordinate within its dimension (the k-d tree's integer sort keys).
+  std::vector<uint32_t> rank(static_cast<size_t>(coords.offsets[d]), 0);
+  for (int64_t j = 0; j < d; ++j) {
+    const int64_t o = coords.offsets[j], len = coords.offsets[j + 1] - o;
+    std::vector<int64_t> idx(static_cast<size_t>(len));
+    std::iota(idx.begin(), idx.end(), int64_t{0});
+    std::sort(idx.begin(), idx.end(), [&](int64_t x, int64_t y) { return coords.values[o + x] < coords.values[o + y]; });
+    uint32_t r = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      if (i > 0 && coords.values[o + idx[static_cast<size_t>(i - 1)]] < coords.values[o + idx[static_cast<size_t>(i)]]) ++r;
+      rank[static_cast<size_t>(o + idx[static_cast<size_t>(i)])] = r;
+    }
+  }
+  // One tree per bucket, built in parallel (each row belongs to one bucket, so the trees write disjoint
+  // entries of local_of_row; the result does not depend on the thread count).
+  std::vector<Tree> trees(static_cast<size_t>(nb));
+  parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t b0, int64_t b1) {
+    std::vector<int64_t> rows;
+    for (int64_t b = b0; b < b1; ++b) {
+      rows.clear();
+      for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
+      trees[static_cast<size_t>(b)] = Tree(rows, codes, coords, rank, d, local_of_row);
+    }
+  });
+  // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
+  // fewer than half of the points it was built on are alive (amortised O(n log n) in total).
+  auto maybe_rebuild = [&](int64_t b) {
+    Tree& tree = trees[static_cast<size_t>(b)];
+    if (tree.alive() >= 32 && 4 * tree.alive() < 3 * tree.refit_alive()) tree.refit();
+    if (tree.alive() >= 32 && 8 * tree.alive() < tree.built_size())
+      tree = Tree(tree.alive_rows(), codes, coords, rank, d, local_of_row);
+  };
+  Rng rng(in.seed);
+  std::vector<int64_t> eligible;
+  std::vector<std::vector<typename Tree::Hit>> heaps(static_cast<size_t>(nb));
+  std::vector<double> q(static_cast<size_t>(std::max<int64_t>(d, 1)));
+  for (int64_t e = 0; e < in.leaves.rows; ++e) {
+    if ((e & 0x3FF) == 0 && interrupted(in.interrupt)) return Status::Interrupted;
+    const int64_t* a = in.leaves.row(e);
+    const auto [px, bx] = pick_seed(pool, a, nb, in.policy, rng, eligible);
+    const int64_t xrow = pool.row(px);
+    trees[static_cast<size_t>(bx)].point_of_row(xrow, q.data());
+    labels[xrow] = e;
+    pool.kill(px, bx);
+    trees[static_cast<size_t>(bx)].erase_row(xrow);
+    // Buckets are independent within one EC: query (and delete from) every bucket's tree, then update the
+    // shared pool in bucket order. (Running the buckets in parallel was measured slower: one parallel region
+    // per EC costs more than the queries on a loaded machine.)
+    for (int64_t b = 0; b < nb; ++b) {
+      auto& heap = heaps[static_cast<size_t>(b)];
+      heap.clear();
+      const int64_t need = a[b] - (b == bx ? 1 : 0);
+      if (need > 0) {
+        Tree& tree = trees[static_cast<size_t>(b)];
+        tree.knn(q.data(), need, heap);
+        if (static_cast<int64_t>(heap.size()) != need) throw InternalError("bucket exhausted during kNN retrieval");
+        for (const auto& h : heap) tree.erase_row(h.second);
+      }
+      maybe_rebuild(b);
+    }
+    for (int64_t b = 0; b < nb; ++b)
+      for (const auto& h : heaps[static_cast<size_t>(b)]) {
+        labels[h.second] = e;
+        pool.kill(pool.pos_of_row(h.second), b);
+      }
+  }
+  return Status::Ok;
+}
 
 }  // namespace
 
@@ -598,77 +754,12 @@ Status retrieve_slices(const RetrieveInput& in, MutSpan<int64_t> labels) {
 
 Status retrieve_knn(const RetrieveInput& in, Matrix<int32_t> codes, const CoordTables& coords,
                     MutSpan<int64_t> labels) {
-  BucketPool pool(in);
-  check_recipes(in, pool);
-  const int64_t nb = in.n_buckets, d = codes.cols;
-  std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
-  // Value rank of every code's coordinate within its dimension (the k-d tree's integer sort keys).
-  std::vector<uint32_t> rank(static_cast<size_t>(coords.offsets[d]), 0);
-  for (int64_t j = 0; j < d; ++j) {
-    const int64_t o = coords.offsets[j], len = coords.offsets[j + 1] - o;
-    std::vector<int64_t> idx(static_cast<size_t>(len));
-    std::iota(idx.begin(), idx.end(), int64_t{0});
-    std::sort(idx.begin(), idx.end(), [&](int64_t x, int64_t y) { return coords.values[o + x] < coords.values[o + y]; });
-    uint32_t r = 0;
-    for (int64_t i = 0; i < len; ++i) {
-      if (i > 0 && coords.values[o + idx[static_cast<size_t>(i - 1)]] < coords.values[o + idx[static_cast<size_t>(i)]]) ++r;
-      rank[static_cast<size_t>(o + idx[static_cast<size_t>(i)])] = r;
-    }
-  }
-  // One tree per bucket, built in parallel (each row belongs to one bucket, so the trees write disjoint
-  // entries of local_of_row; the result does not depend on the thread count).
-  std::vector<KdTree> trees(static_cast<size_t>(nb));
-  parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t b0, int64_t b1) {
-    std::vector<int64_t> rows;
-    for (int64_t b = b0; b < b1; ++b) {
-      rows.clear();
-      for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
-      trees[static_cast<size_t>(b)] = KdTree(rows, codes, coords, rank, d, local_of_row);
-    }
-  });
-  // Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
-  // fewer than half of the points it was built on are alive (amortised O(n log n) in total).
-  auto maybe_rebuild = [&](int64_t b) {
-    KdTree& tree = trees[static_cast<size_t>(b)];
-    if (tree.alive() >= 32 && 4 * tree.alive() < 3 * tree.refit_alive()) tree.refit();
-    if (tree.alive() >= 32 && 8 * tree.alive() < tree.built_size())
-      tree = KdTree(tree.alive_rows(), codes, coords, rank, d, local_of_row);
-  };
-  Rng rng(in.seed);
-  std::vector<int64_t> eligible;
-  std::vector<std::vector<KdTree::Hit>> heaps(static_cast<size_t>(nb));
-  std::vector<double> q(static_cast<size_t>(std::max<int64_t>(d, 1)));
-  for (int64_t e = 0; e < in.leaves.rows; ++e) {
-    if ((e & 0x3FF) == 0 && interrupted(in.interrupt)) return Status::Interrupted;
-    const int64_t* a = in.leaves.row(e);
-    const auto [px, bx] = pick_seed(pool, a, nb, in.policy, rng, eligible);
-    const int64_t xrow = pool.row(px);
-    trees[static_cast<size_t>(bx)].point_of_row(xrow, q.data());
-    labels[xrow] = e;
-    pool.kill(px, bx);
-    trees[static_cast<size_t>(bx)].erase_row(xrow);
-    // Buckets are independent within one EC: query (and delete from) every bucket's tree, then update the
-    // shared pool in bucket order. (Running the buckets in parallel was measured slower: one parallel region
-    // per EC costs more than the queries on a loaded machine.)
-    for (int64_t b = 0; b < nb; ++b) {
-      auto& heap = heaps[static_cast<size_t>(b)];
-      heap.clear();
-      const int64_t need = a[b] - (b == bx ? 1 : 0);
-      if (need > 0) {
-        KdTree& tree = trees[static_cast<size_t>(b)];
-        tree.knn(q.data(), need, heap);
-        if (static_cast<int64_t>(heap.size()) != need) throw InternalError("bucket exhausted during kNN retrieval");
-        for (const auto& h : heap) tree.erase_row(h.second);
-      }
-      maybe_rebuild(b);
-    }
-    for (int64_t b = 0; b < nb; ++b)
-      for (const auto& h : heaps[static_cast<size_t>(b)]) {
-        labels[h.second] = e;
-        pool.kill(pool.pos_of_row(h.second), b);
-      }
-  }
-  return Status::Ok;
+  // The narrowest code type for the trees: every code of dimension j is below its cardinality.
+  int64_t max_card = 0;
+  for (int64_t j = 0; j < codes.cols; ++j) max_card = std::max(max_card, coords.offsets[j + 1] - coords.offsets[j]);
+  if (max_card <= (int64_t{1} << 8)) return knn_with_codes<uint8_t>(in, codes, coords, labels);
+  if (max_card <= (int64_t{1} << 16)) return knn_with_codes<uint16_t>(in, codes, coords, labels);
+  return knn_with_codes<uint32_t>(in, codes, coords, labels);
 }
 
 }  // namespace anoncore::twophase
