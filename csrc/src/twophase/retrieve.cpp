@@ -105,11 +105,37 @@ void sort_bucket_key_row(Span<int32_t> bucket_of_row, int64_t n_buckets, Span<ui
 
 namespace {
 
+int popcount64(uint64_t w) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_popcountll(w);
+#else
+  int c = 0;
+  for (; w != 0; w &= w - 1) ++c;
+  return c;
+#endif
+}
+
+/// Index of the (r+1)-th set bit of w (0 <= r < popcount(w)).
+int select64(uint64_t w, int r) {
+  for (; r > 0; --r) w &= w - 1;
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_ctzll(w);
+#else
+  int i = 0;
+  while (((w >> i) & 1U) == 0) ++i;
+  return i;
+#endif
+}
+
 /// Tuples of every bucket in (key, row) order with deletion: next/previous-alive links (path halving) for the
-/// neighbour walks and a Fenwick tree over alive positions for uniform choice of a remaining tuple.
+/// neighbour walks, and for uniform choice of a remaining tuple an alive bit per position with a Fenwick tree
+/// over the alive counts of 64-position words (small enough to stay in cache).
 class BucketPool {
  public:
-  BucketPool(const RetrieveInput& in) : n_(in.bucket_of_row.size), nb_(in.n_buckets) {
+  /// `links`: keep the next/previous-alive links (the Hilbert neighbour walks); without them, kills only
+  /// update the Fenwick tree (SABRE-KNN).
+  explicit BucketPool(const RetrieveInput& in, bool links = true)
+      : n_(in.bucket_of_row.size), nb_(in.n_buckets), links_(links) {
     const auto n = static_cast<size_t>(n_);
     off_.assign(static_cast<size_t>(nb_ + 1), 0);
     for (int64_t r = 0; r < n_; ++r) ++off_[static_cast<size_t>(in.bucket_of_row[r]) + 1];
@@ -120,20 +146,25 @@ class BucketPool {
     sort_bucket_key_row(in.bucket_of_row, nb_, in.keys, 1, rows_, keys_);
     pos_.resize(n);
     for (size_t p = 0; p < n; ++p) pos_[static_cast<size_t>(rows_[p])] = static_cast<int64_t>(p);
-    nxt_.resize(n + 1);
-    std::iota(nxt_.begin(), nxt_.end(), int64_t{0});
-    prv_.resize(n + 1);
-    std::iota(prv_.begin(), prv_.end(), int64_t{0});
+    if (links_) {
+      nxt_.resize(n + 1);
+      std::iota(nxt_.begin(), nxt_.end(), int64_t{0});
+      prv_.resize(n + 1);
+      std::iota(prv_.begin(), prv_.end(), int64_t{0});
+    }
     remaining_.resize(static_cast<size_t>(nb_));
     for (int64_t b = 0; b < nb_; ++b) remaining_[static_cast<size_t>(b)] = size(b);
-    fen_.assign(n + 1, 0);
-    for (size_t i = 1; i <= n; ++i) {
-      fen_[i] += 1;
+    const size_t n_words = (n + 63) / 64;
+    alive_.assign(n_words, ~uint64_t{0});
+    if (n % 64 != 0) alive_[n_words - 1] = (uint64_t{1} << (n % 64)) - 1;
+    fen_.assign(n_words + 1, 0);
+    for (size_t i = 1; i <= n_words; ++i) {
+      fen_[i] += popcount64(alive_[i - 1]);
       const size_t j = i + (i & (~i + 1));
-      if (j <= n) fen_[j] += fen_[i];
+      if (j <= n_words) fen_[j] += fen_[i];
     }
     log_ = 1;
-    while ((size_t{1} << log_) <= n) ++log_;
+    while ((size_t{1} << log_) <= n_words) ++log_;
   }
 
   int64_t begin(int64_t b) const { return off_[static_cast<size_t>(b)]; }
@@ -161,35 +192,42 @@ class BucketPool {
     }
     return q - 1;
   }
+  /// First alive position of bucket b (which has remaining tuples).
+  int64_t first_alive(int64_t b) { return links_ ? next_alive(begin(b)) : kth_alive(b, 0); }
   void kill(int64_t p, int64_t b) {
-    nxt_[static_cast<size_t>(p)] = p + 1;
-    prv_[static_cast<size_t>(p + 1)] = p;
-    for (auto i = static_cast<size_t>(p + 1); i < fen_.size(); i += i & (~i + 1)) fen_[i] -= 1;
+    if (links_) {
+      nxt_[static_cast<size_t>(p)] = p + 1;
+      prv_[static_cast<size_t>(p + 1)] = p;
+    }
+    alive_[static_cast<size_t>(p >> 6)] &= ~(uint64_t{1} << (p & 63));
+    for (auto i = static_cast<size_t>((p >> 6) + 1); i < fen_.size(); i += i & (~i + 1)) fen_[i] -= 1;
     --remaining_[static_cast<size_t>(b)];
   }
   /// Position of the r-th (0-based) remaining tuple of bucket b.
   int64_t kth_alive(int64_t b, int64_t r) {
     int64_t want = prefix(begin(b)) + r + 1;  // 1-based rank among all alive positions
-    size_t pos = 0;
+    size_t word = 0;  // words before the one holding the wanted position
     for (int lg = log_; lg >= 0; --lg) {
-      const size_t nx = pos + (size_t{1} << lg);
+      const size_t nx = word + (size_t{1} << lg);
       if (nx < fen_.size() && fen_[nx] < want) {
-        pos = nx;
+        word = nx;
         want -= fen_[nx];
       }
     }
-    return static_cast<int64_t>(pos);  // 0-based position
+    return static_cast<int64_t>(word * 64) + select64(alive_[word], static_cast<int>(want - 1));
   }
 
  private:
   int64_t prefix(int64_t p) const {  // alive positions in [0, p)
     int64_t s = 0;
-    for (auto i = static_cast<size_t>(p); i > 0; i -= i & (~i + 1)) s += fen_[i];
+    for (auto i = static_cast<size_t>(p >> 6); i > 0; i -= i & (~i + 1)) s += fen_[i];
+    if ((p & 63) != 0) s += popcount64(alive_[static_cast<size_t>(p >> 6)] & ((uint64_t{1} << (p & 63)) - 1));
     return s;
   }
   int64_t n_, nb_;
+  bool links_;
   std::vector<int64_t> off_, rows_, pos_, nxt_, prv_, remaining_, fen_;
-  std::vector<uint64_t> keys_;
+  std::vector<uint64_t> keys_, alive_;  // alive_: bit p % 64 of word p / 64 is set while position p is alive
   int log_ = 1;
 };
 
@@ -203,7 +241,7 @@ std::pair<int64_t, int64_t> pick_seed(BucketPool& pool, const int64_t* a, int64_
   if (policy == SeedPolicy::MinKey) {
     int64_t best_p = -1, best_b = -1;
     for (int64_t b : eligible) {
-      const int64_t p = pool.next_alive(pool.begin(b));
+      const int64_t p = pool.first_alive(b);
       if (best_p < 0 || pool.key(p) < pool.key(best_p) ||
           (pool.key(p) == pool.key(best_p) && pool.row(p) < pool.row(best_p))) {
         best_p = p;
@@ -554,7 +592,6 @@ class KdTree {
   void visit(int32_t k, const double* q, std::vector<Hit>& heap) {
     const Node& nd = nodes_[static_cast<size_t>(k)];
     if (nd.left < 0) {
-      const int64_t d = D > 0 ? D : d_;
       const int32_t end = nd.begin + nd.alive;
       if (nd.same) {  // identical points: one distance, take them in storage order while they improve the heap
         // (the distance to the point equals the distance to its degenerate box, term by term)
@@ -607,7 +644,7 @@ template <class C>
 Status knn_with_codes(const RetrieveInput& in, Matrix<int32_t> codes, const CoordTables& coords,
                       MutSpan<int64_t> labels) {
   using Tree = KdTree<C>;
-  BucketPool pool(in);
+  BucketPool pool(in, false);
   check_recipes(in, pool);
   const int64_t nb = in.n_buckets, d = codes.cols;
   std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
