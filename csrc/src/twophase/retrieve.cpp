@@ -287,15 +287,12 @@ class KdTree {
     const auto n = static_cast<int64_t>(rows.size());
     if (n >= (int64_t{1} << 31)) throw InternalError("kNN retrieval: a bucket holds 2^31 rows or more");
     for (int64_t j = 0; j < d; ++j) col_[static_cast<size_t>(j)] = coords.values.data + coords.offsets[j];
-    // Coordinates and value ranks dimension-major ([j * n + i]): the split passes read one dimension at a time.
-    std::vector<double> raw(static_cast<size_t>(n * d));
-    std::vector<uint32_t> rk(static_cast<size_t>(n * d));
+    // Codes dimension-major (cd[j * n + i]): the split passes read one dimension at a time; coordinates and
+    // value ranks are looked up in the (small) per-dimension tables.
+    std::vector<C> cd(static_cast<size_t>(n * d));
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < d; ++j) {
-        const int32_t c = codes(rows[static_cast<size_t>(i)], j);
-        raw[static_cast<size_t>(j * n + i)] = coords.at(c, j);
-        rk[static_cast<size_t>(j * n + i)] = rank[static_cast<size_t>(coords.offsets[j] + c)];
-      }
+      for (int64_t j = 0; j < d; ++j)
+        cd[static_cast<size_t>(j * n + i)] = static_cast<C>(codes(rows[static_cast<size_t>(i)], j));
     std::vector<int64_t> perm(static_cast<size_t>(n));
     std::iota(perm.begin(), perm.end(), int64_t{0});
     struct Job {
@@ -316,7 +313,7 @@ class KdTree {
       for (int64_t i = b; i < e; i += step) {
         const int64_t x = perm[static_cast<size_t>(i)];
         for (int64_t j = 0; j < d; ++j) {
-          const double v = raw[static_cast<size_t>(j * n + x)];
+          const double v = col_[static_cast<size_t>(j)][cd[static_cast<size_t>(j * n + x)]];
           lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], v);
           hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], v);
         }
@@ -352,11 +349,12 @@ class KdTree {
       // The selection orders points by (value on dim, index), as one integer key (value rank << 32 | index)
       // gathered from perm: the same comparison outcomes, hence the same moves, as on the indices themselves.
       const int64_t mid = job.begin + (job.end - job.begin) / 2, len = job.end - job.begin;
-      const uint32_t* col = rk.data() + dim * n;
+      const C* col = cd.data() + dim * n;
+      const uint32_t* rank_of = rank.data() + coords.offsets[dim];
       keyed.resize(static_cast<size_t>(len));
       for (int64_t i = 0; i < len; ++i) {
         const auto x = static_cast<uint64_t>(perm[static_cast<size_t>(job.begin + i)]);
-        keyed[static_cast<size_t>(i)] = (uint64_t{col[x]} << 32) | x;
+        keyed[static_cast<size_t>(i)] = (uint64_t{rank_of[col[x]]} << 32) | x;
       }
       const auto kb = keyed.begin(), km = kb + (mid - job.begin), ke = keyed.end();
       std::nth_element(kb, km, ke);
@@ -383,7 +381,7 @@ class KdTree {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t src = perm[static_cast<size_t>(i)];
       const int64_t row = rows[static_cast<size_t>(src)];
-      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(j * stride_ + i)] = static_cast<C>(codes(row, j));
+      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(j * stride_ + i)] = cd[static_cast<size_t>(j * n + src)];
       ids_[static_cast<size_t>(i)] = row;
       local_of_row[static_cast<size_t>(row)] = i;
     }
@@ -605,18 +603,21 @@ class KdTree {
       }
       return;
     }
+    // Only alive nodes are visited. The left child is stored right after its parent (depth-first order), and
+    // alive(right) = alive(node) - alive(left): the right child's record is not read unless it is visited.
     int32_t first = nd.left, second = nd.right;
-    const bool live1 = nodes_[static_cast<size_t>(first)].alive > 0, live2 = nodes_[static_cast<size_t>(second)].alive > 0;
-    if (!(live1 && live2)) {  // at most one child to visit: no order to decide
-      if (!live1 && !live2) return;
-      double dl, dr;
-      child_dists<D>(k, q, dl, dr);
-      if (live1 && dl < bound_) visit<D>(first, q, heap);
-      if (live2 && dr < bound_) visit<D>(second, q, heap);
-      return;
-    }
+    const int32_t left_alive = nodes_[static_cast<size_t>(first)].alive;
+    const bool live1 = left_alive > 0, live2 = nd.alive > left_alive;
     double d1, d2;
     child_dists<D>(k, q, d1, d2);
+    if (!(live1 && live2)) {  // one child to visit: no order to decide
+      if (live1) {
+        if (d1 < bound_) visit<D>(first, q, heap);
+      } else if (d2 < bound_) {
+        visit<D>(second, q, heap);
+      }
+      return;
+    }
     if (d2 < d1) {
       std::swap(first, second);
       std::swap(d1, d2);
