@@ -269,9 +269,10 @@ void check_recipes(const RetrieveInput& in, BucketPool& pool) {
 /// leaf the alive points are kept at the front (swap-remove), so scans never touch deleted points. Points are
 /// addressed by row through `local_of_row` (shared by all trees; each row belongs to one bucket).
 ///
-/// Points and bounding boxes are stored as QI codes of type C (the narrowest unsigned type that holds every
-/// code), dimension-major; a coordinate is read from the shared coordinate tables when needed. The doubles
-/// compared are exactly the coordinates themselves, with 2-8x less memory to walk than stored doubles.
+/// Points are stored as QI codes of type C (the narrowest unsigned type that holds every code), point-major;
+/// a coordinate is read from the shared coordinate tables when needed, so the doubles compared are exactly the
+/// coordinates, with 2-8x less memory to walk than stored doubles. Each internal node holds its children's
+/// bounding boxes (as coordinates) side by side, for both distances in one pass.
 template <class C>
 class KdTree {
  public:
@@ -282,7 +283,7 @@ class KdTree {
   /// `rank[offsets[j] + c]`: rank of code c's coordinate among the distinct coordinates of dimension j
   /// (value order; equal values, equal ranks).
   KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords,
-         const std::vector<uint32_t>& rank, int64_t d, std::vector<int64_t>& local_of_row)
+         const std::vector<uint32_t>& rank, int64_t d, std::vector<int32_t>& local_of_row)
       : d_(d), local_of_row_(&local_of_row), col_(static_cast<size_t>(d)) {
     const auto n = static_cast<int64_t>(rows.size());
     if (n >= (int64_t{1} << 31)) throw InternalError("kNN retrieval: a bucket holds 2^31 rows or more");
@@ -374,16 +375,15 @@ class KdTree {
       stack.push_back({cut, job.end, id, true});
       stack.push_back({job.begin, cut, id, false});
     }
-    stride_ = n + kLeaf;  // padding: leaf scans always read kLeaf slots (code 0, a valid code)
-    pts_.assign(static_cast<size_t>(stride_ * d), C{0});
+    pts_.assign(static_cast<size_t>(n * d), C{0});
     ids_.resize(static_cast<size_t>(n));
     leaf_of_.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       const int64_t src = perm[static_cast<size_t>(i)];
       const int64_t row = rows[static_cast<size_t>(src)];
-      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(j * stride_ + i)] = cd[static_cast<size_t>(j * n + src)];
+      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(i * d + j)] = cd[static_cast<size_t>(j * n + src)];
       ids_[static_cast<size_t>(i)] = row;
-      local_of_row[static_cast<size_t>(row)] = i;
+      local_of_row[static_cast<size_t>(row)] = static_cast<int32_t>(i);
     }
     for (size_t k = 0; k < nodes_.size(); ++k)
       if (nodes_[k].left < 0)
@@ -408,12 +408,12 @@ class KdTree {
       if (nd.left < 0) {
         bool same = true;
         for (size_t j = 0; j < dd; ++j) {
-          const C* x = pts_.data() + j * static_cast<size_t>(stride_);
+          const C* x = pts_.data() + j;
           const double* v = col_[j];
-          C cl = x[nd.begin], ch = cl;
+          C cl = x[static_cast<size_t>(nd.begin) * dd], ch = cl;
           double vl = v[cl], vh = vl;
           for (int32_t i = nd.begin + 1; i < nd.begin + nd.alive; ++i) {
-            const C c = x[i];
+            const C c = x[static_cast<size_t>(i) * dd];
             const double w = v[c];
             if (w < vl) {
               vl = w;
@@ -470,7 +470,7 @@ class KdTree {
   /// Copy the coordinates of an alive row to out[0, d).
   void point_of_row(int64_t row, double* out) const {
     const int64_t i = local(row);
-    for (int64_t j = 0; j < d_; ++j) out[j] = col_[static_cast<size_t>(j)][pts_[static_cast<size_t>(j * stride_ + i)]];
+    for (int64_t j = 0; j < d_; ++j) out[j] = col_[static_cast<size_t>(j)][pts_[static_cast<size_t>(i * d_ + j)]];
   }
   int64_t alive() const { return nodes_.empty() ? 0 : nodes_[0].alive; }
   int64_t built_size() const { return static_cast<int64_t>(ids_.size()); }
@@ -491,10 +491,10 @@ class KdTree {
     const int64_t last = nd.begin + nd.alive - 1;
     if (i != last) {  // move the last alive point of the leaf into the hole
       for (int64_t j = 0; j < d_; ++j)
-        std::swap(pts_[static_cast<size_t>(j * stride_ + i)], pts_[static_cast<size_t>(j * stride_ + last)]);
+        std::swap(pts_[static_cast<size_t>(i * d_ + j)], pts_[static_cast<size_t>(last * d_ + j)]);
       std::swap(ids_[static_cast<size_t>(i)], ids_[static_cast<size_t>(last)]);
-      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(i)])] = i;
-      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(last)])] = last;
+      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(i)])] = static_cast<int32_t>(i);
+      (*local_of_row_)[static_cast<size_t>(ids_[static_cast<size_t>(last)])] = static_cast<int32_t>(last);
     }
     for (int32_t k = leaf; k >= 0; k = nodes_[static_cast<size_t>(k)].parent) --nodes_[static_cast<size_t>(k)].alive;
   }
@@ -565,10 +565,10 @@ class KdTree {
   template <int D>
   double point_dist(int32_t i, const double* q) const {
     const int64_t d = D > 0 ? D : d_;
-    const C* x = pts_.data() + i;
+    const C* x = pts_.data() + static_cast<int64_t>(i) * d;
     double s = 0;
     for (int64_t j = 0; j < d; ++j) {
-      const double t = col_[static_cast<size_t>(j)][x[j * stride_]] - q[j];
+      const double t = col_[static_cast<size_t>(j)][x[j]] - q[j];
       s += t * t;
     }
     return s;
@@ -627,14 +627,13 @@ class KdTree {
   }
 
   int64_t d_ = 0;
-  std::vector<int64_t>* local_of_row_ = nullptr;
+  std::vector<int32_t>* local_of_row_ = nullptr;  // slot of every row in its bucket's tree
   std::vector<const double*> col_;  // coordinate table of every dimension (indexed by code)
   int64_t kk_ = 0;
   double bound_ = 0;
   std::vector<Node> nodes_;
-  std::vector<C> box_, pts_;  // box_: (lo codes, hi codes) per node; pts_[j * stride_ + i]: point codes
+  std::vector<C> box_, pts_;  // box_: (lo codes, hi codes) per node; pts_[i * d + j]: point codes
   std::vector<double> pbox_;  // per internal node, its children's boxes (see refit)
-  int64_t stride_ = 0;
   std::vector<int64_t> ids_;
   std::vector<int32_t> leaf_of_;
   int64_t refit_alive_ = 0;
@@ -648,7 +647,7 @@ Status knn_with_codes(const RetrieveInput& in, Matrix<int32_t> codes, const Coor
   BucketPool pool(in, false);
   check_recipes(in, pool);
   const int64_t nb = in.n_buckets, d = codes.cols;
-  std::vector<int64_t> local_of_row(static_cast<size_t>(codes.rows), -1);
+  std::vector<int32_t> local_of_row(static_cast<size_t>(codes.rows), -1);
   // Value rank of every code's coordinate within its dimension (the k-d tree's integer sort keys).
   std::vector<uint32_t> rank(static_cast<size_t>(coords.offsets[d]), 0);
   for (int64_t j = 0; j < d; ++j) {
