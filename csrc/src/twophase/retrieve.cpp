@@ -334,7 +334,7 @@ class KdTree {
       const auto id = static_cast<int32_t>(nodes_.size());
       const auto len32 = static_cast<int32_t>(job.end - job.begin);
       nodes_.push_back(Node{static_cast<int32_t>(job.begin), static_cast<int32_t>(job.end), -1, -1, job.parent,
-                            len32, false});
+                            len32, -1, false});
       if (job.parent >= 0) {
         if (job.is_right)
           nodes_[static_cast<size_t>(job.parent)].right = id;
@@ -385,6 +385,10 @@ class KdTree {
       ids_[static_cast<size_t>(i)] = row;
       local_of_row[static_cast<size_t>(row)] = static_cast<int32_t>(i);
     }
+    int32_t n_inner = 0;  // internal nodes numbered in node order: their records in pbox_
+    for (Node& nd : nodes_)
+      if (nd.left >= 0) nd.inner = n_inner++;
+    pbox_.assign(static_cast<size_t>(n_inner) * 4 * static_cast<size_t>(d), 0.0);
     for (size_t k = 0; k < nodes_.size(); ++k)
       if (nodes_[k].left < 0)
         for (int32_t i = nodes_[k].begin; i < nodes_[k].end; ++i) leaf_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
@@ -445,12 +449,12 @@ class KdTree {
     }
     // Children's boxes side by side in their parent's record, as coordinates: for dimension j,
     // (lo_left, lo_right, hi_left, hi_right), so that both distances are computed in one pass.
-    pbox_.assign(nodes_.size() * 4 * dd, 0.0);
+    // (Records of nodes without alive points are left as they are: never read.)
     constexpr double inf = std::numeric_limits<double>::infinity();
     for (size_t k = 0; k < nodes_.size(); ++k) {
       const Node& nd = nodes_[k];
       if (nd.left < 0 || nd.alive == 0) continue;
-      double* out = pbox_.data() + k * 4 * dd;
+      double* out = pbox_.data() + static_cast<size_t>(nd.inner) * 4 * dd;
       const int32_t kids[2] = {nd.left, nd.right};
       for (int side = 0; side < 2; ++side) {
         const auto c = static_cast<size_t>(kids[side]);
@@ -526,6 +530,7 @@ class KdTree {
     int32_t begin, end;
     int32_t left, right, parent;
     int32_t alive;
+    int32_t inner;  // internal nodes: index of the children's boxes in pbox_ (-1 for leaves)
     bool same;
   };
   int64_t local(int64_t row) const { return (*local_of_row_)[static_cast<size_t>(row)]; }
@@ -534,7 +539,7 @@ class KdTree {
   template <int D>
   void child_dists(int32_t k, const double* q, double& d_left, double& d_right) const {
     const int64_t d = D > 0 ? D : d_;
-    const double* bx = pbox_.data() + static_cast<size_t>(k) * 4 * static_cast<size_t>(d);
+    const double* bx = pbox_.data() + static_cast<size_t>(nodes_[static_cast<size_t>(k)].inner) * 4 * static_cast<size_t>(d);
 #if defined(__SSE2__)
     // Both children in the two lanes: per lane the same operations in the same order as the scalar loop
     // (max(0, x) on SSE returns x for x = -0.0 or NaN, as std::max(x, 0.0) does).
@@ -633,7 +638,7 @@ class KdTree {
   double bound_ = 0;
   std::vector<Node> nodes_;
   std::vector<C> box_, pts_;  // box_: (lo codes, hi codes) per node; pts_[i * d + j]: point codes
-  std::vector<double> pbox_;  // per internal node, its children's boxes (see refit)
+  std::vector<double> pbox_;  // per internal node (Node::inner), its children's boxes (see refit)
   std::vector<int64_t> ids_;
   std::vector<int32_t> leaf_of_;
   int64_t refit_alive_ = 0;
