@@ -288,6 +288,10 @@ class KdTree {
     const auto n = static_cast<int64_t>(rows.size());
     if (n >= (int64_t{1} << 31)) throw InternalError("kNN retrieval: a bucket holds 2^31 rows or more");
     for (int64_t j = 0; j < d; ++j) col_[static_cast<size_t>(j)] = coords.values.data + coords.offsets[j];
+    monotone_.assign(static_cast<size_t>(d), 1);
+    for (int64_t j = 0; j < d; ++j)
+      for (int64_t c = coords.offsets[j] + 1; c < coords.offsets[j + 1]; ++c)
+        if (!(coords.values[c - 1] <= coords.values[c])) monotone_[static_cast<size_t>(j)] = 0;
     // Codes dimension-major (cd[j * n + i]): the split passes read one dimension at a time; coordinates and
     // value ranks are looked up in the (small) per-dimension tables.
     std::vector<C> cd(static_cast<size_t>(n * d));
@@ -415,6 +419,17 @@ class KdTree {
           const C* x = pts_.data() + j;
           const double* v = col_[j];
           C cl = x[static_cast<size_t>(nd.begin) * dd], ch = cl;
+          if (monotone_[j]) {  // coordinates non-decreasing in the code: the extreme codes hold the extreme values
+            for (int32_t i = nd.begin + 1; i < nd.begin + nd.alive; ++i) {
+              const C c = x[static_cast<size_t>(i) * dd];
+              cl = std::min(cl, c);
+              ch = std::max(ch, c);
+            }
+            lo[j] = cl;
+            hi[j] = ch;
+            same = same && v[cl] == v[ch];
+            continue;
+          }
           double vl = v[cl], vh = vl;
           for (int32_t i = nd.begin + 1; i < nd.begin + nd.alive; ++i) {
             const C c = x[static_cast<size_t>(i) * dd];
@@ -634,6 +649,7 @@ class KdTree {
   int64_t d_ = 0;
   std::vector<int32_t>* local_of_row_ = nullptr;  // slot of every row in its bucket's tree
   std::vector<const double*> col_;  // coordinate table of every dimension (indexed by code)
+  std::vector<uint8_t> monotone_;   // per dimension: coordinates non-decreasing in the code
   int64_t kk_ = 0;
   double bound_ = 0;
   std::vector<Node> nodes_;
