@@ -315,12 +315,24 @@ class KdTree {
       std::fill(hi.begin(), hi.end(), -std::numeric_limits<double>::infinity());
       const int64_t len = e - b;
       const int64_t step = (exact || len <= kSample) ? 1 : len / kSample;
-      for (int64_t i = b; i < e; i += step) {
-        const int64_t x = perm[static_cast<size_t>(i)];
-        for (int64_t j = 0; j < d; ++j) {
-          const double v = col_[static_cast<size_t>(j)][cd[static_cast<size_t>(j * n + x)]];
-          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], v);
-          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], v);
+      for (int64_t j = 0; j < d; ++j) {
+        const C* col = cd.data() + j * n;
+        const double* v = col_[static_cast<size_t>(j)];
+        if (monotone_[static_cast<size_t>(j)]) {  // extreme codes hold the extreme coordinates
+          C cl = std::numeric_limits<C>::max(), ch = 0;
+          for (int64_t i = b; i < e; i += step) {
+            const C c = col[perm[static_cast<size_t>(i)]];
+            cl = std::min(cl, c);
+            ch = std::max(ch, c);
+          }
+          lo[static_cast<size_t>(j)] = v[cl];
+          hi[static_cast<size_t>(j)] = v[ch];
+          continue;
+        }
+        for (int64_t i = b; i < e; i += step) {
+          const double w = v[col[perm[static_cast<size_t>(i)]]];
+          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], w);
+          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], w);
         }
       }
       int64_t dim = 0;
