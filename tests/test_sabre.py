@@ -322,6 +322,15 @@ def test_knn_every_class_is_an_exact_neighbourhood(seed: int, n: int, n_qi: int,
 
     tab = random_table(seed, n, n_qi, 6, False)
     res = sabre(tab, t=t, k=min(k, n), method="knn", seed_policy=policy, rng=seed)
+    ctx = _knn_context(tab, res)
+    for e in range(res.partition.n_classes):
+        assert _knn_class_is_exact(ctx, e), f"class {e} is not the seed's exact nearest remaining neighbours"
+
+
+def _knn_context(tab: Table, res: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalised QI coordinates, bucket and class label of every row, for _knn_class_is_exact."""
+    from anoncore.static._space import qi_space
+
     sp = qi_space(tab)
     coords = np.stack([sp.values[sp.offsets[j] + sp.codes[:, j]] for j in range(sp.codes.shape[1])], axis=1)
     dic = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in tab.dictionary("s")]
@@ -329,25 +338,48 @@ def test_knn_every_class_is_an_exact_neighbourhood(seed: int, n: int, n_qi: int,
     bucket_of = np.full(len(dic), -1)
     for j, vals in enumerate(res.trace[0]["buckets"]):
         bucket_of[[code[v] for v in vals]] = j
-    brow = bucket_of[tab.column("s").astype(np.int64)]
-    labels = res.partition.labels
-    for e in range(res.partition.n_classes):
-        members = np.flatnonzero(labels == e)
-        others = np.flatnonzero(labels > e)
-        ok = False
-        for x in members:
-            dist = ((coords - coords[x]) ** 2).sum(axis=1)
-            good = True
-            for b in np.unique(brow[members]):
-                inb = members[brow[members] == b]
-                outb = others[brow[others] == b]
-                if outb.size and dist[inb].max() > dist[outb].min() + 1e-12:
-                    good = False
-                    break
-            if good:
-                ok = True
+    return coords, bucket_of[tab.column("s").astype(np.int64)], res.partition.labels
+
+
+def _knn_class_is_exact(ctx: tuple[np.ndarray, np.ndarray, np.ndarray], e: int) -> bool:
+    # Brute force over the normalised QI space: one member x of class e (the seed) has, in every bucket, the
+    # class's members of that bucket among its nearest rows of classes >= e (the remaining ones when e formed).
+    coords, brow, labels = ctx
+    members = np.flatnonzero(labels == e)
+    others = np.flatnonzero(labels > e)
+    for x in members:
+        dist = ((coords - coords[x]) ** 2).sum(axis=1)
+        good = True
+        for b in np.unique(brow[members]):
+            inb = members[brow[members] == b]
+            outb = others[brow[others] == b]
+            if outb.size and dist[inb].max() > dist[outb].min() + 1e-12:
+                good = False
                 break
-        assert ok, f"class {e} is not the seed's exact nearest remaining neighbours"
+        if good:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("card", [300, 70_000])
+def test_knn_exact_with_wide_code_types(card: int) -> None:
+    # The k-d trees store QI codes in the narrowest unsigned type (8, 16 or 32 bits by the largest
+    # cardinality): a QI with 300 distinct values takes the 16-bit path, one with 70,000 the 32-bit path.
+    # Classes checked by brute force: all of them on the small table, the first, last and 20 random on the big.
+    rng = np.random.default_rng(card)
+    n = max(card, 600)
+    data = {"q0": rng.permutation(n) % card, "q1": rng.integers(0, 4, n), "s": rng.integers(0, 12, n)}
+    attrs = (Attribute("q0", "quasi_identifier", "numeric"), Attribute("q1", "quasi_identifier", "numeric"),
+             Attribute("s", "sensitive", "numeric"))
+    tab = Table.from_pandas(pd.DataFrame(data), Schema(attrs))
+    assert tab.cardinality("q0") == card
+    res = sabre(tab, t=0.3, k=4, method="knn", rng=3)
+    assert res.achieved["passed"] and res.achieved["t"] <= 0.3 and res.partition.class_sizes.min() >= 4
+    ctx = _knn_context(tab, res)
+    n_classes = res.partition.n_classes
+    classes = range(n_classes) if n_classes <= 200 else sorted({0, n_classes - 1, *rng.choice(n_classes, 20).tolist()})
+    for e in classes:
+        assert _knn_class_is_exact(ctx, e), f"class {e} is not the seed's exact nearest remaining neighbours"
 
 
 def test_knn_not_worse_than_ak_on_average() -> None:
