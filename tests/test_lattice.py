@@ -164,6 +164,26 @@ def test_deferred_histograms_after_search(prob: tuple[Table, int], mi: int, thre
             assert got["feasible"] == ref["feasible"], lv
 
 
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from(range(len(MODEL_SETS))), st.sampled_from([0.5, 0.2, 0.8]))
+def test_suppression_loss_bound_below_true_loss(prob: tuple[Table, int], mi: int, gs: float) -> None:
+    # The optimal search skips a node (no histograms, no other criteria) when the Loss with only its
+    # classes below the minimal size suppressed already exceeds the incumbent. That bound must never exceed the
+    # node's true Loss (the oracle's, with every violating class suppressed), for any gs-factor; with
+    # k-anonymity alone the suppressed classes are exactly the small ones, so the bound is the Loss itself.
+    table, _ = prob
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    for models in (MODEL_SETS[mi], [M("KAnonymity", k=3)]):
+        problem = LatticeProblem.build(table, models, 0.0, "loss", gs_factor=gs)
+        only_k = all(type(m).__name__ == "KAnonymity" for m in models)
+        for lv in oracle.all_nodes(heights):
+            true = oracle.metric_value(table, oracle.node_stats(table, lv, models, 0), "loss", gs)
+            bound = problem.engine.suppression_loss_bound(np.asarray(lv, dtype=np.int32))
+            assert bound <= true + 1e-9 * max(1.0, abs(true)), (lv, bound, true)
+            if only_k:
+                np.testing.assert_allclose(bound, true, rtol=1e-9, atol=1e-12, err_msg=str(lv))
+
+
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(problems(), st.sampled_from([0.0, 0.2]))
 def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:

@@ -399,7 +399,14 @@ struct Engine::Impl {
         int64_t small = 0;
         const int64_t* dc = dst.count.data();
         for (int64_t g = 0; g < G; ++g) small += dc[g] < min_size ? dc[g] : 0;
-        if (small > limit) {
+        bool cut = small > limit;
+        if (!cut && cut_on && metric.kind == MetricKind::kLoss) {
+          // judged without histograms too: its Loss is already above the incumbent (see beats_cut). The
+          // ids are still needed afterwards, size_loss only touches s.viol.
+          int64_t sm = 0;
+          cut = beats_cut(size_loss(dst, s, sm));
+        }
+        if (cut) {
           dst.hsrc = defer_src;
           dst.hids.assign(s.ids.begin(), s.ids.begin() + C);
           return;
@@ -822,6 +829,71 @@ struct Engine::Impl {
     return 0.0;
   }
 
+  /// Loss of f when exactly the classes with viol[c] != 0 (S rows, S > 0) are suppressed.
+  /// Σ_classes n_E · leaf_count(code) = a_level (all rows), so only the smaller side (suppressed or kept
+  /// classes) is summed and the other one is the exact integer difference.
+  double loss_flagged(const FreqSet& f, const uint8_t* viol, int64_t S) const {
+    const int64_t C = f.n_classes;
+    const int32_t* lv = f.levels.data();
+    std::vector<int64_t> kept(static_cast<size_t>(r), 0), supp(static_cast<size_t>(r), 0);
+    int64_t n_viol = 0;
+    for (int64_t c = 0; c < C; ++c) n_viol += viol[c] != 0;
+    const uint8_t side = n_viol * 2 <= C ? 1 : 0;
+    auto& acc = side ? supp : kept;
+    auto& other = side ? kept : supp;
+    std::vector<const int64_t*> lcp(static_cast<size_t>(r));
+    for (int64_t j = 0; j < r; ++j) {
+      const Qi& q = qi[static_cast<size_t>(j)];
+      lcp[static_cast<size_t>(j)] = q.leaf_count.data() + q.lc_off[static_cast<size_t>(lv[j])];
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      if ((viol[c] != 0 ? 1 : 0) != side) continue;
+      const int64_t cnt = f.count[static_cast<size_t>(c)];
+      for (int64_t j = 0; j < r; ++j) acc[static_cast<size_t>(j)] += cnt * lcp[static_cast<size_t>(j)][code(f, c, j)];
+    }
+    for (int64_t j = 0; j < r; ++j)
+      other[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].a_level[static_cast<size_t>(lv[j])] - acc[static_cast<size_t>(j)];
+    return loss_value(lv, &kept, &supp, S);
+  }
+
+  // ---- suppression-aware cut (Loss with record suppression) ------------------------------------------
+  // Claim: if every class of a node flagged here is also suppressed in the node's true output, then
+  // Loss(flagged suppression) <= Loss(true suppression). Proof: per QI j, ARX's A_j charges a kept class
+  // gF·s_E and a suppressed one n_E (sF = 1) or s_E + sF·(n_E − s_E) (otherwise), with 0 <= s_E <= n_E and
+  // gF <= 1, sF >= 0 (gs-factor in [0, 1]); so moving a class from kept to suppressed never lowers A_j, and
+  // x_j = round10(max(0, (A_j − min_j)/(N − min_j))) and every aggregate (geometric / arithmetic mean, sum,
+  // max) are non-decreasing in each A_j. Classes below the minimal class size (k, ceil(l)) are suppressed
+  // in every output, so the Loss with only those suppressed bounds the node's Loss from below, and it needs
+  // neither the sensitive-value histograms nor the other criteria. Floating point: the kept/suppressed sums
+  // are exact integers, but A_j's few roundings (and round10's floor) may move the value by about 1e-10,
+  // so a node is cut only when the bound exceeds the incumbent by more than kCutEps (relative): it is then
+  // strictly worse than the incumbent and can neither be the optimum nor win its tie-break.
+  // The cut never tags anything: it is used only when feasibility is not upward closed (then tagging uses
+  // only the exact class-size part, which the cut keeps exact). tests/test_lattice.py checks the bound
+  // against the true Loss on random nodes and the optimal search against exhaustive search.
+  static constexpr double kCutEps = 1e-9;
+  bool cut_on = false;     // set by the search (serial code only; parallel regions only read it)
+  double cut_value = 0.0;  // the incumbent's objective
+
+  bool beats_cut(double bound) const {
+    return cut_on && bound - kCutEps * std::max(1.0, std::fabs(cut_value)) > cut_value;
+  }
+
+  /// Loss with only the classes below the minimal size suppressed (a lower bound of the node's Loss, see
+  /// above); small = rows in those classes. Uses s.viol as scratch.
+  double size_loss(const FreqSet& f, Scratch& s, int64_t& small) const {
+    const int64_t C = f.n_classes;
+    s.viol.assign(static_cast<size_t>(C), 0);
+    small = 0;
+    const int64_t* cnt = f.count.data();
+    for (int64_t c = 0; c < C; ++c)
+      if (cnt[c] < min_size) {
+        s.viol[static_cast<size_t>(c)] = 1;
+        small += cnt[c];
+      }
+    return small == 0 ? loss_lb(f.levels.data()) : loss_flagged(f, s.viol.data(), small);
+  }
+
   /// Evaluate the classes of f: violation flags into s.viol, the node result.
   double lower_bound_of(const FreqSet& f) const {
     switch (metric.kind) {
@@ -860,6 +932,12 @@ struct Engine::Impl {
     }
     S = SM;
     bool cut = early && S > limit;
+    bool loss_cut = false;
+    if (!cut && early && full && cut_on && metric.kind == MetricKind::kLoss) {
+      // the classes flagged so far are suppressed in the node's output: their Loss bounds the node's
+      loss_cut = beats_cut(SM == 0 ? loss_lb(f.levels.data()) : loss_flagged(f, s.viol.data(), SM));
+      cut = loss_cut;
+    }
     // pass 2: the other criteria on the remaining classes
     if (full && !cut) {
       if (m > 0) ensure_hist(f, s);
@@ -879,7 +957,7 @@ struct Engine::Impl {
     }
     res.suppressed = S;
     res.suppressed_size = SM;
-    res.feasible = S <= limit;
+    res.feasible = S <= limit && !loss_cut;  // a cut node is worse than the incumbent: never chosen
     if (cut) {
       res.lower_bound = lower_bound_of(f);
       res.metric = res.lower_bound;
@@ -888,30 +966,8 @@ struct Engine::Impl {
     const int32_t* lv = f.levels.data();
     switch (metric.kind) {
       case MetricKind::kLoss: {
-        std::vector<int64_t> kept(static_cast<size_t>(r), 0), supp(static_cast<size_t>(r), 0);
-        if (S > 0) {
-          // Σ_classes n_E · leaf_count(code) = a_level (all rows), so only the smaller side (suppressed or
-          // kept classes) is summed and the other one is the exact integer difference.
-          int64_t n_viol = 0;
-          for (int64_t c = 0; c < C; ++c) n_viol += s.viol[static_cast<size_t>(c)];
-          const uint8_t side = n_viol * 2 <= C ? 1 : 0;
-          auto& acc = side ? supp : kept;
-          auto& other = side ? kept : supp;
-          std::vector<const int64_t*> lcp(static_cast<size_t>(r));
-          for (int64_t j = 0; j < r; ++j) {
-            const Qi& q = qi[static_cast<size_t>(j)];
-            lcp[static_cast<size_t>(j)] = q.leaf_count.data() + q.lc_off[static_cast<size_t>(lv[j])];
-          }
-          for (int64_t c = 0; c < C; ++c) {
-            if (s.viol[static_cast<size_t>(c)] != side) continue;
-            const int64_t cnt = f.count[static_cast<size_t>(c)];
-            for (int64_t j = 0; j < r; ++j) acc[static_cast<size_t>(j)] += cnt * lcp[static_cast<size_t>(j)][code(f, c, j)];
-          }
-          for (int64_t j = 0; j < r; ++j)
-            other[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].a_level[static_cast<size_t>(lv[j])] - acc[static_cast<size_t>(j)];
-        }
         res.lower_bound = loss_lb(lv);
-        res.metric = S == 0 ? res.lower_bound : loss_value(lv, &kept, &supp, S);
+        res.metric = S == 0 ? res.lower_bound : loss_flagged(f, s.viol.data(), S);
         break;
       }
       case MetricKind::kDM:
@@ -1170,6 +1226,14 @@ std::vector<int32_t> Engine::heights() const {
 }
 double Engine::cheap_lower_bound(const int32_t* levels) const { return impl_->cheap_lb(levels); }
 
+double Engine::suppression_loss_bound(Span<int32_t> levels) {
+  Impl& I = *impl_;
+  auto f = I.freq(levels.data, I.scratch[0], false);
+  if (f != I.bottom) I.remember(f);
+  int64_t small = 0;
+  return I.size_loss(*f, I.scratch[0], small);
+}
+
 NodeResult Engine::evaluate(Span<int32_t> levels) { return impl_->evaluate(levels.data); }
 
 std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
@@ -1249,6 +1313,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   const int64_t eval0 = I.n_eval;
   const bool grouped_bound = I.metric.kind == MetricKind::kDM || I.metric.kind == MetricKind::kDMStar;
   const bool early = trace == nullptr;  // a trace records exact suppressed counts of every evaluated node
+  I.cut_on = false;
+  struct CutReset {  // also on the interrupted return
+    Impl& impl;
+    ~CutReset() { impl.cut_on = false; }
+  } cut_reset{I};
 
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
     for (const auto& f : feasible_tags)
@@ -1284,6 +1353,10 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       out.best = x;
       out.best_result = res;
       have_best = true;
+      // suppression-aware cut (Impl::beats_cut): only when feasibility is not upward closed, so that a cut
+      // node (reported infeasible) is never used to tag its specializations
+      I.cut_on = early && !I.p_monotone && I.metric.kind == MetricKind::kLoss;
+      I.cut_value = best;
     }
   };
   std::unordered_map<std::string, NodeResult> pre;  // evaluated in parallel, not yet processed
@@ -1496,6 +1569,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j)});
     }
   }
+  I.cut_on = false;
   out.evaluated = I.n_eval - eval0;
   if (!have_best) out.status = Status::Infeasible;
   return out;
