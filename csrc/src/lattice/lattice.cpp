@@ -432,6 +432,12 @@ struct Engine::Impl {
   }
 
   static constexpr int64_t kCompose = 8;
+  /// A deferred roll-up from src composes the class maps (reads src only) instead of merging src first.
+  bool composes(const FreqSet& src) const {
+    return packed && src.hsrc && src.hsrc->n_classes <= kCompose * src.n_classes;
+  }
+  /// Whether freq(target, early) from src may defer (and so compose).
+  bool defers(bool early) const { return early && distinct_l == 0 && !crit.empty(); }
 
   /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared
   /// sets: the parallel paths call it serially on their sources before the parallel region.
@@ -452,7 +458,7 @@ struct Engine::Impl {
     // A deferred source need not be merged when the roll-up is deferred too: the new set's class map is
     // composed through the source's anchor (the materialized set its map points to), as long as the anchor
     // is at most kCompose times larger (bounds the maps' memory and the on-the-fly merges of judge).
-    const bool compose = defer_src && packed && src.hsrc && src.hsrc->n_classes <= kCompose * src.n_classes;
+    const bool compose = defer_src && composes(src);
     if (m > 0 && needs_hist && !compose) ensure_hist(src, s);
     if (packed) {
       rollup_packed(src, target, dst, s, defer_src);
@@ -1112,7 +1118,7 @@ struct Engine::Impl {
     if (same) return src;
     auto dst = std::make_shared<FreqSet>();
     const_cast<Impl*>(this)->work.fetch_add(src->n_classes, std::memory_order_relaxed);
-    const bool defer = early && distinct_l == 0 && !crit.empty();
+    const bool defer = defers(early);
     rollup(*src, lv, *dst, s, defer ? src : nullptr);
     return dst;
   }
@@ -1568,9 +1574,16 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
         int64_t work_est = 0;
         for (size_t b : todo) work_est += I.source_for(batch[b].lv.data())->n_classes;
         if (work_est < (int64_t{1} << 18)) todo.clear();
-        // deferred histograms of the shared sources are merged here, serially (the region only reads them)
+        // deferred histograms of the shared sources are merged here, serially (the region only reads them),
+        // unless the roll-up composes the class maps (reads only) or the node is the cached set itself
+        // judged on the fly (reads only)
         if (I.m > 0 && I.needs_hist)
-          for (size_t b : todo) I.ensure_hist(*I.source_for(batch[b].lv.data()), I.scratch[0]);
+          for (size_t b : todo) {
+            const auto& src = I.source_for(batch[b].lv.data());
+            const bool self = src->levels == batch[b].lv;
+            const bool reads_only = I.defers(early) && (self ? src->hsrc != nullptr : I.composes(*src));
+            if (!reads_only) I.ensure_hist(*src, I.scratch[0]);
+          }
         std::vector<NodeResult> res(todo.size());
         std::vector<std::shared_ptr<FreqSet>> fs(todo.size());
         const auto nt = static_cast<int64_t>(todo.size());
