@@ -232,8 +232,20 @@ int64_t group_items(Scratch& s, int64_t n, int64_t r, const int64_t* card, CodeF
   return densify(s, n, space);
 }
 
+/// Map key of a levels vector: one byte per level when every level is below 255 (r bytes: no allocation up to
+/// 15 quasi-identifiers, the short-string buffer), else a 0xFF byte and the raw int32 levels (4r + 1 bytes).
+/// The two lengths differ for any r, so the key is injective.
 std::string node_key(const int32_t* lv, int64_t r) {
-  return std::string(reinterpret_cast<const char*>(lv), static_cast<size_t>(r) * sizeof(int32_t));
+  bool small = true;
+  for (int64_t j = 0; j < r && small; ++j) small = lv[j] >= 0 && lv[j] < 255;
+  if (small) {
+    std::string k(static_cast<size_t>(r), '\0');
+    for (int64_t j = 0; j < r; ++j) k[static_cast<size_t>(j)] = static_cast<char>(static_cast<unsigned char>(lv[j]));
+    return k;
+  }
+  std::string k(1, static_cast<char>(0xFF));
+  k.append(reinterpret_cast<const char*>(lv), static_cast<size_t>(r) * sizeof(int32_t));
+  return k;
 }
 
 }  // namespace
