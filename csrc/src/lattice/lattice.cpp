@@ -414,7 +414,7 @@ struct Engine::Impl {
     dst.n_classes = G;
     if (m > 0 && needs_hist) {
       if (defer_src) {
-        // judged early (distinct-l not asked): the histograms are merged only when needed (see judge)
+        // judged early: the histograms are merged only when needed (see judge)
         if (src.hsrc) {
           // src is deferred too (see rollup): compose the class maps through src's anchor
           const int32_t* via = src.hids.data();
@@ -449,7 +449,7 @@ struct Engine::Impl {
     return packed && src.hsrc && src.hsrc->n_classes <= kCompose * src.n_classes;
   }
   /// Whether freq(target, early) from src may defer (and so compose).
-  bool defers(bool early) const { return early && distinct_l == 0 && !crit.empty(); }
+  bool defers(bool early) const { return early && !crit.empty(); }
 
   /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared
   /// sets: the parallel paths call it serially on their sources before the parallel region.
@@ -977,11 +977,17 @@ struct Engine::Impl {
     int64_t S = 0, SM = 0;
     const int64_t* cnt = f.count.data();
     const bool full = needs_hist && !crit.empty();
-    if (m > 0 && needs_hist && distinct_l > 0) ensure_hist(f, s);
+    // A deferred set judged early checks distinct-l with the other criteria, class by class on the fly (pass
+    // 2), so `suppressed_size` is exact only when the judge is not cut; a cut node has S > limit and its
+    // partial suppressed_size is a lower bound, which the search only uses in ways that stay valid (a
+    // partial value above the limit proves the monotone part infeasible; one below it only tags less).
+    const bool deferred = early && m > 0 && f.hsrc != nullptr;
+    const bool distinct_now = distinct_l > 0 && !deferred;
+    if (m > 0 && needs_hist && distinct_now) ensure_hist(f, s);
     // pass 1: the monotone part (class size, distinct values), exact for every class
     for (int64_t c = 0; c < C; ++c) {
       const bool v = cnt[c] < min_size ||
-                     (distinct_l > 0 && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
+                     (distinct_now && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
       if (v) {
         s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
         SM += cnt[c];
@@ -1002,7 +1008,7 @@ struct Engine::Impl {
     // (suppressed rows above the limit: measured 0.2-3 % of the classes of such nodes on Adult and
     // census-income), so most merges are never done; the set is merged in full only if it later becomes the
     // source of a roll-up (ensure_hist).
-    const bool lazy = full && !cut && early && m > 0 && f.hsrc != nullptr;
+    const bool lazy = full && !cut && deferred;
     if (lazy) {
       const FreqSet& src = *f.hsrc;
       const int64_t Cs = src.n_classes;
@@ -1050,6 +1056,10 @@ struct Engine::Impl {
         if (v) {
           s.viol[static_cast<size_t>(c)] = 1;
           S += cnt[c];
+          if (vm) {  // (deferred set: distinct-l checked here)
+            s.viol_m[static_cast<size_t>(c)] = 1;
+            SM += cnt[c];
+          }
           if (early && S > limit) {
             cut = true;
             break;
@@ -1121,8 +1131,7 @@ struct Engine::Impl {
     return res;
   }
 
-  /// early: the caller judges with early = true, so the set may defer its histograms (not with distinct-l,
-  /// whose check needs them for every class).
+  /// early: the caller judges with early = true, so the set may defer its histograms (see judge).
   std::shared_ptr<FreqSet> freq(const int32_t* lv, Scratch& s, bool early = false) const {
     auto src = source_for(lv);
     bool same = true;
