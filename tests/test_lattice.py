@@ -164,6 +164,49 @@ def test_deferred_histograms_after_search(prob: tuple[Table, int], mi: int, thre
             assert got["feasible"] == ref["feasible"], lv
 
 
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from([0.1, 0.3]), st.sampled_from(["loss", "dm", "entropy_nm"]))
+def test_distinct_with_non_monotone_model_equals_exhaustive(prob: tuple[Table, int], limit: float,
+                                                             metric: str) -> None:
+    # distinct-l checked on the fly with a non-monotone model under suppression: a judge cut early leaves a
+    # partial suppressed-by-monotone-part count, which the tagging and the probes must only use safely
+    table, _ = prob
+    models = [M("KAnonymity", k=2), M("DistinctLDiversity", l=2), M("EqualDistanceTCloseness", t=0.3141)]
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    lim = math.floor(limit * table.n_rows)
+    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
+    if not vals:
+        with pytest.raises(InfeasibleError, match="no lattice node"):
+            lattice_search(table, models, limit, metric)
+        return
+    res = lattice_search(table, models, limit, metric)
+    np.testing.assert_allclose(res.metrics[metric], min(vals.values()), rtol=1e-9, atol=1e-12)
+    assert res.partition.levels in vals
+    assert res.achieved["n_suppressed"] == stats[res.partition.levels]["suppressed"]
+    assert res.achieved["audit_passed"]
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from(range(len(MODEL_SETS))), st.sampled_from([0.5, 0.2, 0.8]))
+def test_suppression_loss_bound_below_true_loss(prob: tuple[Table, int], mi: int, gs: float) -> None:
+    # The optimal search skips a node (no histograms, no other criteria) when the Loss with only its
+    # classes below the minimal size suppressed already exceeds the incumbent. That bound must never exceed the
+    # node's true Loss (the oracle's, with every violating class suppressed), for any gs-factor; with
+    # k-anonymity alone the suppressed classes are exactly the small ones, so the bound is the Loss itself.
+    table, _ = prob
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    for models in (MODEL_SETS[mi], [M("KAnonymity", k=3)]):
+        problem = LatticeProblem.build(table, models, 0.0, "loss", gs_factor=gs)
+        only_k = all(type(m).__name__ == "KAnonymity" for m in models)
+        for lv in oracle.all_nodes(heights):
+            true = oracle.metric_value(table, oracle.node_stats(table, lv, models, 0), "loss", gs)
+            bound = problem.engine.suppression_loss_bound(np.asarray(lv, dtype=np.int32))
+            assert bound <= true + 1e-9 * max(1.0, abs(true)), (lv, bound, true)
+            if only_k:
+                np.testing.assert_allclose(bound, true, rtol=1e-9, atol=1e-12, err_msg=str(lv))
+
+
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(problems(), st.sampled_from([0.0, 0.2]))
 def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:

@@ -92,6 +92,12 @@ void bind_lattice(py::module_ m) {
       .def("cheap_lower_bound", [](const Engine& e, const CArray<int32_t>& lv) {
         return e.cheap_lower_bound(span_of(lv, "levels", e.n_qi()).data);
       }, "levels"_a.noconvert(), "Monotone lower bound of the objective without grouping.")
+      .def("suppression_loss_bound", [](Engine& e, const CArray<int32_t>& lv) {
+        auto s = span_of(lv, "levels", e.n_qi());
+        py::gil_scoped_release nogil;
+        return e.suppression_loss_bound(s);
+      }, "levels"_a.noconvert(),
+         "ARX Loss of the node with only the classes below the minimal size suppressed (lower bound).")
       .def("classify", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         CArray<int64_t> labels(e.n_rows());

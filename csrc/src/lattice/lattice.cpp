@@ -54,12 +54,15 @@ struct FreqSet {
   std::vector<int64_t> hoff;
   std::vector<int32_t> hval;
   std::vector<int64_t> hcnt;
-  // Deferred histograms: a node that already fails on class size alone does not need its histograms to be
-  // judged, so its roll-up records the source and the class map instead of merging them. They are merged
+  // Deferred histograms: a roll-up judged early (by the optimal search) records its source (whose histograms
+  // are present) and the class map instead of merging the histograms: a node failing on class size needs
+  // none, and the other criteria merge the few classes they check on the fly (judge). They are merged
   // (exactly as an eager roll-up would) only when needed: when the set becomes the source of another roll-up
   // or is judged in full. hsrc == nullptr: the histograms are present.
   std::shared_ptr<FreqSet> hsrc;
   std::vector<int32_t> hids;
+  int32_t pending = 0;  // cached: direct successors not yet evaluated (see Impl::remember)
+  int64_t slot = 0;     // cached: position in the cache's flat index (+ cache_base)
 };
 
 struct HashSlot {
@@ -96,6 +99,9 @@ struct Scratch {
   std::vector<int64_t> order;
   std::vector<int32_t> run_val;  // histogram entries grouped by destination class
   std::vector<int64_t> run_cnt;
+  // judging a deferred set: source classes per class (counting sort of the class map), one class's histogram
+  std::vector<int64_t> lz_start, lz_pos, lz_acc, lz_cnt;
+  std::vector<int32_t> lz_items, lz_val;
 };
 
 /// Sparse histograms of groups. The items' entries (value, count) are read in item order and scattered into
@@ -226,8 +232,20 @@ int64_t group_items(Scratch& s, int64_t n, int64_t r, const int64_t* card, CodeF
   return densify(s, n, space);
 }
 
+/// Map key of a levels vector: one byte per level when every level is below 255 (r bytes: no allocation up to
+/// 15 quasi-identifiers, the short-string buffer), else a 0xFF byte and the raw int32 levels (4r + 1 bytes).
+/// The two lengths differ for any r, so the key is injective.
 std::string node_key(const int32_t* lv, int64_t r) {
-  return std::string(reinterpret_cast<const char*>(lv), static_cast<size_t>(r) * sizeof(int32_t));
+  bool small = true;
+  for (int64_t j = 0; j < r && small; ++j) small = lv[j] >= 0 && lv[j] < 255;
+  if (small) {
+    std::string k(static_cast<size_t>(r), '\0');
+    for (int64_t j = 0; j < r; ++j) k[static_cast<size_t>(j)] = static_cast<char>(static_cast<unsigned char>(lv[j]));
+    return k;
+  }
+  std::string k(1, static_cast<char>(0xFF));
+  k.append(reinterpret_cast<const char*>(lv), static_cast<size_t>(r) * sizeof(int32_t));
+  return k;
 }
 
 }  // namespace
@@ -257,6 +275,7 @@ struct Engine::Impl {
   std::vector<std::shared_ptr<FreqSet>> cache_fs;  // insertion order (oldest first), flat index below
   std::vector<int64_t> cache_nc;                    // classes per entry
   std::vector<int32_t> cache_lv;                    // levels per entry, r each
+  int64_t cache_base = 0;                           // entries dropped from the front of the flat index
   int64_t cache_classes = 0;
   int64_t cache_budget = int64_t{1} << 23;  // total cached classes (about 1 GB on census-income with histograms)
   std::vector<Scratch> scratch;
@@ -395,15 +414,20 @@ struct Engine::Impl {
     dst.n_classes = G;
     if (m > 0 && needs_hist) {
       if (defer_src) {
-        // fails on class size alone (distinct-l not asked): judged without histograms
-        int64_t small = 0;
-        const int64_t* dc = dst.count.data();
-        for (int64_t g = 0; g < G; ++g) small += dc[g] < min_size ? dc[g] : 0;
-        if (small > limit) {
+        // judged early: the histograms are merged only when needed (see judge)
+        if (src.hsrc) {
+          // src is deferred too (see rollup): compose the class maps through src's anchor
+          const int32_t* via = src.hids.data();
+          const int32_t* ids = s.ids.data();
+          const auto Ca = static_cast<size_t>(src.hsrc->n_classes);
+          dst.hids.resize(Ca);
+          for (size_t a = 0; a < Ca; ++a) dst.hids[a] = ids[via[a]];
+          dst.hsrc = src.hsrc;
+        } else {
           dst.hsrc = defer_src;
           dst.hids.assign(s.ids.begin(), s.ids.begin() + C);
-          return;
         }
+        return;
       }
       merge_from(src, s.ids.data(), C, G, dst, s);
     }
@@ -418,6 +442,14 @@ struct Engine::Impl {
         add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
     }, dst.hoff, dst.hval, dst.hcnt);
   }
+
+  static constexpr int64_t kCompose = 8;
+  /// A deferred roll-up from src composes the class maps (reads src only) instead of merging src first.
+  bool composes(const FreqSet& src) const {
+    return packed && src.hsrc && src.hsrc->n_classes <= kCompose * src.n_classes;
+  }
+  /// Whether freq(target, early) from src may defer (and so compose).
+  bool defers(bool early) const { return early && !crit.empty(); }
 
   /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared
   /// sets: the parallel paths call it serially on their sources before the parallel region.
@@ -435,7 +467,11 @@ struct Engine::Impl {
   /// class size alone.
   void rollup(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
               const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
-    if (m > 0 && needs_hist) ensure_hist(src, s);
+    // A deferred source need not be merged when the roll-up is deferred too: the new set's class map is
+    // composed through the source's anchor (the materialized set its map points to), as long as the anchor
+    // is at most kCompose times larger (bounds the maps' memory and the on-the-fly merges of judge).
+    const bool compose = defer_src && composes(src);
+    if (m > 0 && needs_hist && !compose) ensure_hist(src, s);
     if (packed) {
       rollup_packed(src, target, dst, s, defer_src);
       return;
@@ -499,9 +535,35 @@ struct Engine::Impl {
     return best;
   }
 
+  // A cached set serves as the roll-up source of its direct successors (source_for prefers the smallest
+  // cached direct predecessor). It counts its successors not yet evaluated and leaves the cache when the last
+  // one has been (its memory is then reused by the next sets instead of fresh pages: page faults were about
+  // a sixth of the search's time). Only a cost matter: results never depend on what is cached.
+  void retire_predecessors(std::vector<int32_t> lv) {
+    for (int64_t j = 0; j < r; ++j) {
+      if (lv[static_cast<size_t>(j)] == 0) continue;
+      lv[static_cast<size_t>(j)]--;
+      auto it = cache.find(node_key(lv.data(), r));
+      if (it != cache.end() && --it->second->pending == 0) {
+        const auto e = static_cast<size_t>(it->second->slot - cache_base);
+        cache_classes -= it->second->n_classes;
+        cache_nc[e] = std::numeric_limits<int64_t>::max();  // never chosen by the ancestor scan
+        cache_fs[e].reset();
+        cache.erase(it);
+      }
+      lv[static_cast<size_t>(j)]++;
+    }
+  }
+
   void remember(const std::shared_ptr<FreqSet>& f) {
     std::string key = node_key(f->levels.data(), r);
-    if (cache.count(key) || f->n_classes > cache_budget / 4) return;
+    if (cache.count(key)) return;
+    retire_predecessors(f->levels);
+    if (f->n_classes > cache_budget / 4) return;
+    f->pending = 0;
+    for (int64_t j = 0; j < r; ++j) f->pending += f->levels[static_cast<size_t>(j)] < qi[static_cast<size_t>(j)].h;
+    if (f->pending == 0) return;  // the top: no successor
+    f->slot = cache_base + static_cast<int64_t>(cache_fs.size());
     cache_classes += f->n_classes;
     cache.emplace(std::move(key), f);
     cache_fs.push_back(f);
@@ -512,10 +574,13 @@ struct Engine::Impl {
     size_t drop = 0;
     while (cache_classes > cache_budget && drop < cache_fs.size()) {
       const auto& old = cache_fs[drop];
-      cache_classes -= old->n_classes;
-      cache.erase(node_key(old->levels.data(), r));
+      if (old) {  // (retired entries are already out)
+        cache_classes -= old->n_classes;
+        cache.erase(node_key(old->levels.data(), r));
+      }
       ++drop;
     }
+    cache_base += static_cast<int64_t>(drop);
     cache_fs.erase(cache_fs.begin(), cache_fs.begin() + static_cast<std::ptrdiff_t>(drop));
     cache_nc.erase(cache_nc.begin(), cache_nc.begin() + static_cast<std::ptrdiff_t>(drop));
     cache_lv.erase(cache_lv.begin(), cache_lv.begin() + static_cast<std::ptrdiff_t>(drop) * r);
@@ -523,22 +588,21 @@ struct Engine::Impl {
 
   // ------------------------------------------------------------------ criteria
   /// Returns (violates any criterion, violates the monotone part).
-  void check_class(const FreqSet& f, int64_t c, Scratch& s, uint8_t& viol, uint8_t& viol_m) const {
-    const int64_t nE = f.count[static_cast<size_t>(c)];
+  /// The class of size nE whose sensitive-value histogram is (hv[x], hc[x]) for x in [0, nnz).
+  void check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s, uint8_t& viol,
+                   uint8_t& viol_m) const {
     if (nE < min_size) {
       viol = viol_m = 1;
       return;
     }
     viol = viol_m = 0;
     if (crit.empty() || (!needs_hist)) return;
-    const int64_t b0 = f.hoff[static_cast<size_t>(c)], b1 = f.hoff[static_cast<size_t>(c + 1)];
+    const int64_t b0 = 0, b1 = nnz;
     const int64_t distinct = b1 - b0;
     if (distinct < distinct_l) {
       viol = viol_m = 1;
       return;
     }
-    const int32_t* hv = f.hval.data();
-    const int64_t* hc = f.hcnt.data();
     const int64_t P = n;
     for (const Criterion& cr : crit) {
       bool ok = true;
@@ -822,6 +886,71 @@ struct Engine::Impl {
     return 0.0;
   }
 
+  /// Loss of f when exactly the classes with viol[c] != 0 (S rows, S > 0) are suppressed.
+  /// Σ_classes n_E · leaf_count(code) = a_level (all rows), so only the smaller side (suppressed or kept
+  /// classes) is summed and the other one is the exact integer difference.
+  double loss_flagged(const FreqSet& f, const uint8_t* viol, int64_t S) const {
+    const int64_t C = f.n_classes;
+    const int32_t* lv = f.levels.data();
+    std::vector<int64_t> kept(static_cast<size_t>(r), 0), supp(static_cast<size_t>(r), 0);
+    int64_t n_viol = 0;
+    for (int64_t c = 0; c < C; ++c) n_viol += viol[c] != 0;
+    const uint8_t side = n_viol * 2 <= C ? 1 : 0;
+    auto& acc = side ? supp : kept;
+    auto& other = side ? kept : supp;
+    std::vector<const int64_t*> lcp(static_cast<size_t>(r));
+    for (int64_t j = 0; j < r; ++j) {
+      const Qi& q = qi[static_cast<size_t>(j)];
+      lcp[static_cast<size_t>(j)] = q.leaf_count.data() + q.lc_off[static_cast<size_t>(lv[j])];
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      if ((viol[c] != 0 ? 1 : 0) != side) continue;
+      const int64_t cnt = f.count[static_cast<size_t>(c)];
+      for (int64_t j = 0; j < r; ++j) acc[static_cast<size_t>(j)] += cnt * lcp[static_cast<size_t>(j)][code(f, c, j)];
+    }
+    for (int64_t j = 0; j < r; ++j)
+      other[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].a_level[static_cast<size_t>(lv[j])] - acc[static_cast<size_t>(j)];
+    return loss_value(lv, &kept, &supp, S);
+  }
+
+  // ---- suppression-aware cut (Loss with record suppression) ------------------------------------------
+  // Claim: if every class of a node flagged here is also suppressed in the node's true output, then
+  // Loss(flagged suppression) <= Loss(true suppression). Proof: per QI j, ARX's A_j charges a kept class
+  // gF·s_E and a suppressed one n_E (sF = 1) or s_E + sF·(n_E − s_E) (otherwise), with 0 <= s_E <= n_E and
+  // gF <= 1, sF >= 0 (gs-factor in [0, 1]); so moving a class from kept to suppressed never lowers A_j, and
+  // x_j = round10(max(0, (A_j − min_j)/(N − min_j))) and every aggregate (geometric / arithmetic mean, sum,
+  // max) are non-decreasing in each A_j. Classes below the minimal class size (k, ceil(l)) are suppressed
+  // in every output, so the Loss with only those suppressed bounds the node's Loss from below, and it needs
+  // neither the sensitive-value histograms nor the other criteria. Floating point: the kept/suppressed sums
+  // are exact integers, but A_j's few roundings (and round10's floor) may move the value by about 1e-10,
+  // so a node is cut only when the bound exceeds the incumbent by more than kCutEps (relative): it is then
+  // strictly worse than the incumbent and can neither be the optimum nor win its tie-break.
+  // The cut never tags anything: it is used only when feasibility is not upward closed (then tagging uses
+  // only the exact class-size part, which the cut keeps exact). tests/test_lattice.py checks the bound
+  // against the true Loss on random nodes and the optimal search against exhaustive search.
+  static constexpr double kCutEps = 1e-9;
+  bool cut_on = false;     // set by the search (serial code only; parallel regions only read it)
+  double cut_value = 0.0;  // the incumbent's objective
+
+  bool beats_cut(double bound) const {
+    return cut_on && bound - kCutEps * std::max(1.0, std::fabs(cut_value)) > cut_value;
+  }
+
+  /// Loss with only the classes below the minimal size suppressed (a lower bound of the node's Loss, see
+  /// above); small = rows in those classes. Uses s.viol as scratch.
+  double size_loss(const FreqSet& f, Scratch& s, int64_t& small) const {
+    const int64_t C = f.n_classes;
+    s.viol.assign(static_cast<size_t>(C), 0);
+    small = 0;
+    const int64_t* cnt = f.count.data();
+    for (int64_t c = 0; c < C; ++c)
+      if (cnt[c] < min_size) {
+        s.viol[static_cast<size_t>(c)] = 1;
+        small += cnt[c];
+      }
+    return small == 0 ? loss_lb(f.levels.data()) : loss_flagged(f, s.viol.data(), small);
+  }
+
   /// Evaluate the classes of f: violation flags into s.viol, the node result.
   double lower_bound_of(const FreqSet& f) const {
     switch (metric.kind) {
@@ -848,11 +977,17 @@ struct Engine::Impl {
     int64_t S = 0, SM = 0;
     const int64_t* cnt = f.count.data();
     const bool full = needs_hist && !crit.empty();
-    if (m > 0 && needs_hist && distinct_l > 0) ensure_hist(f, s);
+    // A deferred set judged early checks distinct-l with the other criteria, class by class on the fly (pass
+    // 2), so `suppressed_size` is exact only when the judge is not cut; a cut node has S > limit and its
+    // partial suppressed_size is a lower bound, which the search only uses in ways that stay valid (a
+    // partial value above the limit proves the monotone part infeasible; one below it only tags less).
+    const bool deferred = early && m > 0 && f.hsrc != nullptr;
+    const bool distinct_now = distinct_l > 0 && !deferred;
+    if (m > 0 && needs_hist && distinct_now) ensure_hist(f, s);
     // pass 1: the monotone part (class size, distinct values), exact for every class
     for (int64_t c = 0; c < C; ++c) {
       const bool v = cnt[c] < min_size ||
-                     (distinct_l > 0 && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
+                     (distinct_now && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
       if (v) {
         s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
         SM += cnt[c];
@@ -860,16 +995,71 @@ struct Engine::Impl {
     }
     S = SM;
     bool cut = early && S > limit;
-    // pass 2: the other criteria on the remaining classes
+    bool loss_cut = false;
+    if (!cut && early && full && cut_on && metric.kind == MetricKind::kLoss) {
+      // the classes flagged so far are suppressed in the node's output: their Loss bounds the node's
+      loss_cut = beats_cut(SM == 0 ? loss_lb(f.levels.data()) : loss_flagged(f, s.viol.data(), SM));
+      cut = loss_cut;
+    }
+    // pass 2: the other criteria on the remaining classes. A set whose histograms are deferred (its roll-up
+    // kept the source and the class map) is judged with each checked class's histogram merged on the fly
+    // from the source classes that map to it, in the same order as merge_histograms (ascending source class,
+    // then its entries), so the histogram is identical. An early judge usually stops after a few classes
+    // (suppressed rows above the limit: measured 0.2-3 % of the classes of such nodes on Adult and
+    // census-income), so most merges are never done; the set is merged in full only if it later becomes the
+    // source of a roll-up (ensure_hist).
+    const bool lazy = full && !cut && deferred;
+    if (lazy) {
+      const FreqSet& src = *f.hsrc;
+      const int64_t Cs = src.n_classes;
+      const int32_t* ids = f.hids.data();
+      auto& start = s.lz_start;
+      start.assign(static_cast<size_t>(C + 1), 0);
+      for (int64_t i = 0; i < Cs; ++i) start[static_cast<size_t>(ids[i]) + 1]++;
+      for (int64_t g = 0; g < C; ++g) start[static_cast<size_t>(g + 1)] += start[static_cast<size_t>(g)];
+      s.lz_items.resize(static_cast<size_t>(Cs));
+      auto& pos = s.lz_pos;
+      pos.assign(start.begin(), start.end() - 1);
+      for (int64_t i = 0; i < Cs; ++i) s.lz_items[static_cast<size_t>(pos[static_cast<size_t>(ids[i])]++)] = static_cast<int32_t>(i);
+      if (static_cast<int64_t>(s.lz_acc.size()) < m) s.lz_acc.assign(static_cast<size_t>(m), 0);
+    }
     if (full && !cut) {
-      if (m > 0) ensure_hist(f, s);
+      if (m > 0 && !lazy) ensure_hist(f, s);
       for (int64_t c = 0; c < C; ++c) {
         if (s.viol[static_cast<size_t>(c)]) continue;
         uint8_t v = 0, vm = 0;
-        check_class(f, c, s, v, vm);
+        if (lazy) {
+          const FreqSet& src = *f.hsrc;
+          auto& val = s.lz_val;
+          auto& num = s.lz_cnt;
+          val.clear();
+          num.clear();
+          int64_t* acc = s.lz_acc.data();
+          for (int64_t x = s.lz_start[static_cast<size_t>(c)]; x < s.lz_start[static_cast<size_t>(c + 1)]; ++x) {
+            const auto i = static_cast<size_t>(s.lz_items[static_cast<size_t>(x)]);
+            for (int64_t e = src.hoff[i]; e < src.hoff[i + 1]; ++e) {
+              const int32_t hv = src.hval[static_cast<size_t>(e)];
+              if (acc[hv] == 0) val.push_back(hv);
+              acc[hv] += src.hcnt[static_cast<size_t>(e)];
+            }
+          }
+          for (int32_t hv : val) {
+            num.push_back(acc[hv]);
+            acc[hv] = 0;
+          }
+          check_class(cnt[c], val.data(), num.data(), static_cast<int64_t>(val.size()), s, v, vm);
+        } else {
+          const int64_t b0 = f.hoff[static_cast<size_t>(c)];
+          check_class(cnt[c], f.hval.data() + b0, f.hcnt.data() + b0, f.hoff[static_cast<size_t>(c + 1)] - b0, s, v,
+                      vm);
+        }
         if (v) {
           s.viol[static_cast<size_t>(c)] = 1;
           S += cnt[c];
+          if (vm) {  // (deferred set: distinct-l checked here)
+            s.viol_m[static_cast<size_t>(c)] = 1;
+            SM += cnt[c];
+          }
           if (early && S > limit) {
             cut = true;
             break;
@@ -879,7 +1069,7 @@ struct Engine::Impl {
     }
     res.suppressed = S;
     res.suppressed_size = SM;
-    res.feasible = S <= limit;
+    res.feasible = S <= limit && !loss_cut;  // a cut node is worse than the incumbent: never chosen
     if (cut) {
       res.lower_bound = lower_bound_of(f);
       res.metric = res.lower_bound;
@@ -888,30 +1078,8 @@ struct Engine::Impl {
     const int32_t* lv = f.levels.data();
     switch (metric.kind) {
       case MetricKind::kLoss: {
-        std::vector<int64_t> kept(static_cast<size_t>(r), 0), supp(static_cast<size_t>(r), 0);
-        if (S > 0) {
-          // Σ_classes n_E · leaf_count(code) = a_level (all rows), so only the smaller side (suppressed or
-          // kept classes) is summed and the other one is the exact integer difference.
-          int64_t n_viol = 0;
-          for (int64_t c = 0; c < C; ++c) n_viol += s.viol[static_cast<size_t>(c)];
-          const uint8_t side = n_viol * 2 <= C ? 1 : 0;
-          auto& acc = side ? supp : kept;
-          auto& other = side ? kept : supp;
-          std::vector<const int64_t*> lcp(static_cast<size_t>(r));
-          for (int64_t j = 0; j < r; ++j) {
-            const Qi& q = qi[static_cast<size_t>(j)];
-            lcp[static_cast<size_t>(j)] = q.leaf_count.data() + q.lc_off[static_cast<size_t>(lv[j])];
-          }
-          for (int64_t c = 0; c < C; ++c) {
-            if (s.viol[static_cast<size_t>(c)] != side) continue;
-            const int64_t cnt = f.count[static_cast<size_t>(c)];
-            for (int64_t j = 0; j < r; ++j) acc[static_cast<size_t>(j)] += cnt * lcp[static_cast<size_t>(j)][code(f, c, j)];
-          }
-          for (int64_t j = 0; j < r; ++j)
-            other[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].a_level[static_cast<size_t>(lv[j])] - acc[static_cast<size_t>(j)];
-        }
         res.lower_bound = loss_lb(lv);
-        res.metric = S == 0 ? res.lower_bound : loss_value(lv, &kept, &supp, S);
+        res.metric = S == 0 ? res.lower_bound : loss_flagged(f, s.viol.data(), S);
         break;
       }
       case MetricKind::kDM:
@@ -963,8 +1131,7 @@ struct Engine::Impl {
     return res;
   }
 
-  /// early: the caller judges with early = true, so a set failing on class size alone may defer its
-  /// histograms (not with distinct-l, whose check needs them).
+  /// early: the caller judges with early = true, so the set may defer its histograms (see judge).
   std::shared_ptr<FreqSet> freq(const int32_t* lv, Scratch& s, bool early = false) const {
     auto src = source_for(lv);
     bool same = true;
@@ -972,7 +1139,7 @@ struct Engine::Impl {
     if (same) return src;
     auto dst = std::make_shared<FreqSet>();
     const_cast<Impl*>(this)->work.fetch_add(src->n_classes, std::memory_order_relaxed);
-    const bool defer = early && distinct_l == 0 && !crit.empty();
+    const bool defer = defers(early);
     rollup(*src, lv, *dst, s, defer ? src : nullptr);
     return dst;
   }
@@ -1170,6 +1337,14 @@ std::vector<int32_t> Engine::heights() const {
 }
 double Engine::cheap_lower_bound(const int32_t* levels) const { return impl_->cheap_lb(levels); }
 
+double Engine::suppression_loss_bound(Span<int32_t> levels) {
+  Impl& I = *impl_;
+  auto f = I.freq(levels.data, I.scratch[0], false);
+  if (f != I.bottom) I.remember(f);
+  int64_t small = 0;
+  return I.size_loss(*f, I.scratch[0], small);
+}
+
 NodeResult Engine::evaluate(Span<int32_t> levels) { return impl_->evaluate(levels.data); }
 
 std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
@@ -1249,6 +1424,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   const int64_t eval0 = I.n_eval;
   const bool grouped_bound = I.metric.kind == MetricKind::kDM || I.metric.kind == MetricKind::kDMStar;
   const bool early = trace == nullptr;  // a trace records exact suppressed counts of every evaluated node
+  I.cut_on = false;
+  struct CutReset {  // also on the interrupted return
+    Impl& impl;
+    ~CutReset() { impl.cut_on = false; }
+  } cut_reset{I};
 
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
     for (const auto& f : feasible_tags)
@@ -1284,6 +1464,10 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       out.best = x;
       out.best_result = res;
       have_best = true;
+      // suppression-aware cut (Impl::beats_cut): only when feasibility is not upward closed, so that a cut
+      // node (reported infeasible) is never used to tag its specializations
+      I.cut_on = early && !I.p_monotone && I.metric.kind == MetricKind::kLoss;
+      I.cut_value = best;
     }
   };
   std::unordered_map<std::string, NodeResult> pre;  // evaluated in parallel, not yet processed
@@ -1411,9 +1595,16 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
         int64_t work_est = 0;
         for (size_t b : todo) work_est += I.source_for(batch[b].lv.data())->n_classes;
         if (work_est < (int64_t{1} << 18)) todo.clear();
-        // deferred histograms of the shared sources are merged here, serially (the region only reads them)
+        // deferred histograms of the shared sources are merged here, serially (the region only reads them),
+        // unless the roll-up composes the class maps (reads only) or the node is the cached set itself
+        // judged on the fly (reads only)
         if (I.m > 0 && I.needs_hist)
-          for (size_t b : todo) I.ensure_hist(*I.source_for(batch[b].lv.data()), I.scratch[0]);
+          for (size_t b : todo) {
+            const auto& src = I.source_for(batch[b].lv.data());
+            const bool self = src->levels == batch[b].lv;
+            const bool reads_only = I.defers(early) && (self ? src->hsrc != nullptr : I.composes(*src));
+            if (!reads_only) I.ensure_hist(*src, I.scratch[0]);
+          }
         std::vector<NodeResult> res(todo.size());
         std::vector<std::shared_ptr<FreqSet>> fs(todo.size());
         const auto nt = static_cast<int64_t>(todo.size());
@@ -1496,6 +1687,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j)});
     }
   }
+  I.cut_on = false;
   out.evaluated = I.n_eval - eval0;
   if (!have_best) out.status = Status::Infeasible;
   return out;

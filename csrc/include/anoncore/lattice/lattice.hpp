@@ -135,6 +135,10 @@ class Engine {
   std::vector<NodeResult> evaluate_many(Matrix<int32_t> levels);
   /// Monotone lower bound of the objective computable without grouping (0 for DM/DM*).
   double cheap_lower_bound(const int32_t* levels) const;
+  /// ARX Loss (this engine's gs-factor and aggregate) of the node with only the classes below the minimal
+  /// class size suppressed: a lower bound of the node's Loss under any suppression that includes them (the
+  /// optimal search's suppression-aware cut; tested against the true Loss).
+  double suppression_loss_bound(Span<int32_t> levels);
   /// Per-row suppression flags and class labels (dense, first appearance) of a node.
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
