@@ -44,27 +44,32 @@ ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, siz
   }
 }
 
-/// acc[i] += row_j[codes_j[i]] for each categorical dimension j in order (codes dimension-major with row stride
-/// `stride`); the AVX2 clone may use gathers, the additions per point are the same and in the same order.
-ANONCORE_CLONES void add_cat_rows(double* acc, size_t n, size_t stride, size_t dc, const int32_t* codes,
-                                  const double* const* rows) {
-  for (size_t j = 0; j < dc; ++j) {
-    const int32_t* col = codes + j * stride;
-    const double* row = rows[j];
-    for (size_t i = 0; i < n; ++i) acc[i] += row[col[i]];
-  }
-}
-
-/// acc[i] = sum_j |col_j[i] - v_j| * w_j over the numeric dimensions j, in order (dimension-major columns with
-/// row stride `stride`); the split^k point distances and block lower bounds (same operations as the baseline).
-ANONCORE_CLONES void numeric_abs_dist(double* acc, size_t n, size_t stride, size_t dn, const double* cols,
-                                      const double* v, const double* w) {
-  for (size_t i = 0; i < n; ++i) acc[i] = 0.0;
+/// split^k: the distances IL({x, y}) of the points of one block (numeric terms in dimension order, then the
+/// categorical terms in order, then the 1/d factor: the operations of il_of_bounds for a two-point box), left in
+/// `acc`, and the in-block offsets of the alive points whose distance is not above `thr`, compacted into `out`
+/// (branch-free). Columns are dimension-major with row stride `stride`.
+ANONCORE_CLONES size_t block_candidates(double* acc, uint32_t* out, size_t nq, size_t stride, size_t dn, size_t dc,
+                                        const double* cols, const int32_t* codes, const uint8_t* alive,
+                                        const double* v, const double* w, const double* const* rows, double inv_d,
+                                        double thr) {
+  for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
   for (size_t j = 0; j < dn; ++j) {
     const double* col = cols + j * stride;
     const double vj = v[j], wj = w[j];
-    for (size_t i = 0; i < n; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+    for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
   }
+  for (size_t j = 0; j < dc; ++j) {
+    const int32_t* col = codes + j * stride;
+    const double* row = rows[j];
+    for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
+  }
+  for (size_t i = 0; i < nq; ++i) acc[i] *= inv_d;
+  size_t c = 0;
+  for (size_t i = 0; i < nq; ++i) {
+    out[c] = static_cast<uint32_t>(i);
+    c += static_cast<size_t>(!(acc[i] > thr) & (alive[i] != 0));
+  }
+  return c;
 }
 
 }  // namespace
@@ -796,6 +801,8 @@ struct SingletonKnn {
   std::vector<int32_t> YT;        // (dc, m) categorical codes in index order
   std::vector<double> blo, bhi;   // (dn, n_blocks) numeric boxes
   std::vector<int32_t> bclo, bchi;  // (dc, n_blocks) categorical code ranges
+  std::vector<uint8_t> aliveP;      // alive flag by index position
+  std::vector<uint32_t> pos_of;     // local index -> index position (valid for indexed points)
 
   bool built = false;
 
@@ -806,17 +813,24 @@ struct SingletonKnn {
       bool packed = dc <= 6;
       for (size_t j = 0; j < dc; ++j) packed = packed && L[j] <= 1024;
       if (packed) {  // categorical vector packed in 60 bits, then the first numeric value, then the index
-        std::vector<uint64_t> key(n);
+        // sorted by value (no indirection in the comparisons): the same order as comparing key[u], X[u*dn], u
+        struct Item {
+          uint64_t key;
+          double x0;
+          uint32_t idx;
+        };
+        std::vector<Item> items(n);
         for (size_t i = 0; i < n; ++i) {
           uint64_t kk = 0;
           for (size_t j = 0; j < dc; ++j) kk = (kk << 10) | static_cast<uint64_t>(Y[i * dc + j]);
-          key[i] = kk;
+          items[i] = Item{kk, dn ? X[i * dn] : 0.0, static_cast<uint32_t>(i)};
         }
-        std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
-          if (key[u] != key[v]) return key[u] < key[v];
-          if (dn && X[u * dn] != X[v * dn]) return X[u * dn] < X[v * dn];
-          return u < v;
+        std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+          if (a.key != b.key) return a.key < b.key;
+          if (a.x0 != b.x0) return a.x0 < b.x0;
+          return a.idx < b.idx;
         });
+        for (size_t i = 0; i < n; ++i) P[i] = items[i].idx;
       } else {
         std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
           for (size_t j = 0; j < dc; ++j)
@@ -831,6 +845,9 @@ struct SingletonKnn {
     const size_t m = P.size();
     XT.resize(dn * m);
     YT.resize(dc * m);
+    aliveP.assign(m, 1);
+    pos_of.resize(n);
+    for (size_t q = 0; q < m; ++q) pos_of[P[q]] = static_cast<uint32_t>(q);
     for (size_t q = 0; q < m; ++q) {
       for (size_t j = 0; j < dn; ++j) XT[j * m + q] = X[P[q] * dn + j];
       for (size_t j = 0; j < dc; ++j) YT[j * m + q] = Y[P[q] * dc + j];
@@ -878,6 +895,7 @@ struct SingletonKnn {
     if (n % 64) bits.back() = (uint64_t{1} << (n % 64)) - 1;
     auto kill = [&](size_t l) {
       alive[l] = 0;
+      aliveP[pos_of[l]] = 0;
       bits[l / 64] &= ~(uint64_t{1} << (l % 64));
     };
     build(alive);
@@ -950,6 +968,7 @@ struct SingletonKnn {
         thr = heap[want - 1].d;
       };
       double acc[kBlock];
+      uint32_t hit[kBlock];
       for (size_t oi = 0; oi < nb; ++oi) {
         const auto& ob = order[oi];
         if (heap.size() >= want && ob.first > thr) {
@@ -961,30 +980,21 @@ struct SingletonKnn {
             continue;
           }
         }
+        // thr is fixed during a block: it only ever decreases towards the final (k-1)-th distance, so accepting
+        // against a larger one adds candidates, never loses one
         const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-        numeric_abs_dist(acc, nq, m, dn, XT.data() + q0, xv, inv);
-        bool uniform = true;  // every point of the block has the same categorical vector
-        for (size_t j = 0; j < dc && uniform; ++j) uniform = bclo[j * nb + bk] == bchi[j * nb + bk];
-        if (uniform) {  // the same additions in the same order, with the row entries hoisted (vectorisable)
-          for (size_t j = 0; j < dc; ++j) {
-            const double r = rows[j][static_cast<size_t>(bclo[j * nb + bk])];
-            for (size_t i = 0; i < nq; ++i) acc[i] += r;
-          }
-        } else {
-          add_cat_rows(acc, nq, m, dc, YT.data() + q0, row_ptr.data());
-        }
-        for (size_t i = 0; i < nq; ++i) {
-          const double d = acc[i] * inv_d;
-          if (d > thr) continue;
-          const uint32_t l = P[q0 + i];
-          if (!alive[l]) continue;
-          heap.push_back(Node{d, l});
+        const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0,
+                                           aliveP.data() + q0, xv, inv, row_ptr.data(), inv_d, thr);
+        for (size_t h = 0; h < nh; ++h) heap.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
+        if (heap.size() >= want && thr == std::numeric_limits<double>::infinity()) {
           if (heap.size() == want) {
             thr = heap[0].d;
             for (const Node& nd : heap) thr = std::max(thr, nd.d);
-          } else if (heap.size() >= 4 * want + kBlock) {
+          } else {
             prune();
           }
+        } else if (heap.size() >= 4 * want + kBlock) {
+          prune();
         }
       }
       if (heap.size() > want) prune();
