@@ -724,8 +724,23 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
   int64_t gen = next_gen_id_++;
   std::vector<int32_t> order(tuples);
   rng.shuffle(order.begin(), order.end());  // A21: no arrival order inside a released cluster
-  for (int32_t t : order) {
-    emit_tuple(t, mode, at, gen, nlo.data(), nhi.data(), node.data());
+  // the rows of emit_tuple for the whole group: one resize per column, then direct writes
+  const size_t cnt = order.size(), e0 = ev_.position.size(), dn = sz(dn_), dc = sz(dc_);
+  ev_.position.resize(e0 + cnt);
+  ev_.pid.resize(e0 + cnt);
+  ev_.emitted_at.resize(e0 + cnt, at);
+  ev_.gen_id.resize(e0 + cnt, gen);
+  ev_.mode.resize(e0 + cnt, static_cast<int8_t>(mode));
+  ev_.num_lo.resize((e0 + cnt) * dn);
+  ev_.num_hi.resize((e0 + cnt) * dn);
+  ev_.cat_node.resize((e0 + cnt) * dc);
+  for (size_t i = 0; i < cnt; ++i) {
+    const int32_t t = order[i];
+    ev_.position[e0 + i] = t_pos_[sz(t)];
+    ev_.pid[e0 + i] = t_pid_[sz(t)];
+    std::copy_n(nlo.data(), dn, ev_.num_lo.data() + (e0 + i) * dn);
+    std::copy_n(nhi.data(), dn, ev_.num_hi.data() + (e0 + i) * dn);
+    std::copy_n(node.data(), dc, ev_.cat_node.data() + (e0 + i) * dc);
     release_tuple(t);
   }
   // tau = mean IL of the last min(mu, #released) clusters, including this one (§2.7 step 7)
