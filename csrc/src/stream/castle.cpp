@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "anoncore/core/parallel.hpp"
 #include "anoncore/core/status.hpp"
 
 namespace anoncore::stream {
@@ -286,11 +287,11 @@ void Castle::add_to_cluster(int32_t c, int32_t t) {
   t_cluster_[sz(t)] = c;
   t_member_[sz(t)] = static_cast<int32_t>(C.members.size());
   C.members.push_back(t);
-  ++C.pids[t_pid_[sz(t)]];
-  ++gamma_pids_[t_pid_[sz(t)]];
+  C.pids.inc(t_pid_[sz(t)]);
+  gamma_pids_.inc(t_pid_[sz(t)]);
   if (p_.l > 0) {
-    ++C.sas[t_sa_[sz(t)]];
-    ++gamma_sas_[t_sa_[sz(t)]];
+    C.sas.inc(t_sa_[sz(t)]);
+    gamma_sas_.inc(t_sa_[sz(t)]);
   }
   double* nlo = &c_nlo_[sz(c) * sz(dn_)];
   double* nhi = &c_nhi_[sz(c) * sz(dn_)];
@@ -359,11 +360,8 @@ void Castle::gamma_erase(int32_t c) {
   c_gpos_[sz(c)] = -1;
 }
 
-template <class Map, class Key>
-static void dec_count(Map& m, const Key& key) {
-  auto it = m.find(key);
-  if (it == m.end()) throw InternalError("CASTLE: count map out of sync");
-  if (--it->second == 0) m.erase(it);
+static void dec_count(CountMap& m, int64_t key) {
+  if (!m.dec(key)) throw InternalError("CASTLE: count map out of sync");
 }
 
 /// Remove a pending tuple from its open cluster (reuse or suppression, A9/A11); drops the cluster if empty.
@@ -803,10 +801,12 @@ struct SingletonKnn {
   const std::vector<const double*>& tab;  // (L x L) IL tables per categorical dimension
   const std::vector<size_t>& L;
   double inv_d;
+  int threads;
   static constexpr size_t kBlock = 32;
+  static constexpr size_t kParMinBlocks = 64;  // rounds over fewer blocks run on one thread
   SingletonKnn(size_t n_, size_t dn_, size_t dc_, size_t k_, const double* X_, const int32_t* Y_, const double* inv_,
-               const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_)
-      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_) {}
+               const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_, int threads_)
+      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_), threads(threads_) {}
 
   // Index over the alive points: sorted by categorical vector (then first numeric value) and cut into blocks of
   // kBlock consecutive points, each with its bounding box (numeric ranges, categorical code ranges).
@@ -922,6 +922,10 @@ struct SingletonKnn {
     std::vector<double> lb;
     std::vector<std::pair<double, uint32_t>> order;
     std::vector<Node> heap;
+    // one candidate buffer per thread, reserved so that nothing allocates inside the parallel region
+    std::vector<std::vector<Node>> bufs(threads > 1 ? sz(threads) : 0);
+    for (auto& b : bufs) b.reserve(4 * k + 2 * kBlock);
+    heap.reserve(4 * k + 2 * kBlock);
     while (n_alive >= k) {
       // steps 4-6: a uniformly random bucket of phi (phi = alive buckets in rank order), then a random tuple of it
       uint64_t r = rng.below(n_alive);
@@ -974,45 +978,69 @@ struct SingletonKnn {
       std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head));
       // The k-1 nearest under (distance, index): candidates at or below the threshold are buffered, and the
       // buffer is cut to its k-1 smallest (nth_element) only when a block's bound must be tested against the exact
-      // (k-1)-th distance or when it grows large, so a block is skipped exactly when the heap scan skipped it.
-      heap.clear();
-      double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once heap.size() >= want
-      auto prune = [&]() {
-        std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);
-        heap.resize(want);
-        thr = heap[want - 1].d;
-      };
-      double acc[kBlock];
-      uint32_t hit[kBlock];
-      for (size_t oi = 0; oi < nb; ++oi) {
-        const auto& ob = order[oi];
-        if (heap.size() >= want && ob.first > thr) {
-          if (heap.size() > want) prune();
-          if (ob.first > thr) {
-            if (oi < head) {
-              oi = head - 1;  // the sorted head is done; the rest is unsorted
+      // (k-1)-th distance or when it grows large. With T threads, thread t scans the blocks order[t], order[t + T],
+      // ... with its own buffer and threshold (each thread's threshold is never below the final (k-1)-th distance,
+      // so no block or point of the k-1 nearest is skipped), and the buffers are merged under the same total order
+      // (distance, index): the result does not depend on T.
+      const int T = threads > 1 && nb >= kParMinBlocks ? threads : 1;
+      auto scan = [&](size_t t, size_t TT, std::vector<Node>& buf) {
+        buf.clear();
+        double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once buf.size() >= want
+        auto prune = [&]() {
+          std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
+          buf.resize(want);
+          thr = buf[want - 1].d;
+        };
+        double acc[kBlock];
+        uint32_t hit[kBlock];
+        size_t oi = t;
+        while (oi < nb) {
+          const auto& ob = order[oi];
+          if (buf.size() >= want && ob.first > thr) {
+            if (buf.size() > want) prune();
+            if (ob.first > thr) {
+              // in the sorted head every later block is bounded as high: go on after the head
+              oi = oi < head ? head + (t + TT - head % TT) % TT : oi + TT;
+              continue;
             }
-            continue;
           }
-        }
-        // thr is fixed during a block: it only ever decreases towards the final (k-1)-th distance, so accepting
-        // against a larger one adds candidates, never loses one
-        const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-        const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0,
-                                           aliveP.data() + q0, xv, inv, row_ptr.data(), inv_d, thr);
-        for (size_t h = 0; h < nh; ++h) heap.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
-        if (heap.size() >= want && thr == std::numeric_limits<double>::infinity()) {
-          if (heap.size() == want) {
-            thr = heap[0].d;
-            for (const Node& nd : heap) thr = std::max(thr, nd.d);
-          } else {
+          // thr is fixed during a block: it only ever decreases towards the final (k-1)-th distance, so
+          // accepting against a larger one adds candidates, never loses one
+          const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+          const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0,
+                                             aliveP.data() + q0, xv, inv, row_ptr.data(), inv_d, thr);
+          for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
+          if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
+            if (buf.size() == want) {
+              thr = buf[0].d;
+              for (const Node& nd : buf) thr = std::max(thr, nd.d);
+            } else {
+              prune();
+            }
+          } else if (buf.size() >= 4 * want + kBlock) {
             prune();
           }
-        } else if (heap.size() >= 4 * want + kBlock) {
-          prune();
+          oi += TT;
         }
+      };
+      if (T > 1) {
+#ifdef ANONCORE_HAVE_OPENMP
+#pragma omp parallel num_threads(T)
+        {
+          const auto t = static_cast<size_t>(omp_get_thread_num());
+          const auto TT = static_cast<size_t>(omp_get_num_threads());
+          if (t < bufs.size()) scan(t, std::min(TT, bufs.size()), bufs[t]);
+        }
+#endif
+        heap.clear();
+        for (int t = 0; t < T; ++t) heap.insert(heap.end(), bufs[sz(t)].begin(), bufs[sz(t)].end());
+      } else {
+        scan(0, 1, heap);
       }
-      if (heap.size() > want) prune();
+      if (heap.size() > want) {
+        std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);
+        heap.resize(want);
+      }
       std::sort(heap.begin(), heap.end(), cmp);
       std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
       for (const Node& nd : heap) {
@@ -1057,7 +1085,7 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
   if (nb == n && all_tables) {  // one tuple per person: indexed k-NN rounds (bit-identical, see SingletonKnn)
     SingletonKnn knn(n, dn, dc, static_cast<size_t>(p_.k), X.data(), Y.data(), inv_range_.data(), cat_tab_,
-                     cat_L_, inv_d_);
+                     cat_L_, inv_d_, resolve_threads(n_threads_));
     std::vector<uint8_t> left;
     auto subs = knn.run(rng, left);
     for (auto& sv : subs)
