@@ -49,26 +49,35 @@ ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, siz
 /// categorical terms in order, then the 1/d factor: the operations of il_of_bounds for a two-point box), left in
 /// `acc`, and the in-block offsets of the alive points whose distance is not above `thr`, compacted into `out`
 /// (branch-free). Columns are dimension-major with row stride `stride`.
-ANONCORE_CLONES size_t block_candidates(double* acc, uint32_t* out, size_t nq, size_t stride, size_t dn, size_t dc,
-                                        const double* cols, const int32_t* codes, const uint8_t* alive,
+ANONCORE_CLONES size_t block_candidates(double* __restrict acc, uint32_t* __restrict out, size_t nq, size_t stride,
+                                        size_t dn, size_t dc, const double* __restrict cols,
+                                        const int32_t* __restrict codes, const uint8_t* __restrict alive,
                                         const double* v, const double* w, const double* const* rows, double inv_d,
                                         double thr) {
-  for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
+  // numeric terms; the first one is stored directly (0.0 + t == t for the non-negative t)
+  if (dn == 0) {
+    for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
+  }
   for (size_t j = 0; j < dn; ++j) {
-    const double* col = cols + j * stride;
+    const double* __restrict col = cols + j * stride;
     const double vj = v[j], wj = w[j];
-    for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+    if (j == 0) {
+      for (size_t i = 0; i < nq; ++i) acc[i] = std::fabs(col[i] - vj) * wj;
+    } else {
+      for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+    }
   }
   for (size_t j = 0; j < dc; ++j) {
-    const int32_t* col = codes + j * stride;
-    const double* row = rows[j];
+    const int32_t* __restrict col = codes + j * stride;
+    const double* __restrict row = rows[j];
     for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
   }
-  for (size_t i = 0; i < nq; ++i) acc[i] *= inv_d;
   size_t c = 0;
   for (size_t i = 0; i < nq; ++i) {
+    const double d = acc[i] * inv_d;
+    acc[i] = d;
     out[c] = static_cast<uint32_t>(i);
-    c += static_cast<size_t>(!(acc[i] > thr) & (alive[i] != 0));
+    c += static_cast<size_t>(!(d > thr) & (alive[i] != 0));
   }
   return c;
 }
@@ -827,25 +836,37 @@ struct SingletonKnn {
       for (size_t i = 0; i < n; ++i) P.push_back(static_cast<uint32_t>(i));
       bool packed = dc <= 6;
       for (size_t j = 0; j < dc; ++j) packed = packed && L[j] <= 1024;
-      if (packed) {  // categorical vector packed in 60 bits, then the first numeric value, then the index
-        // sorted by value (no indirection in the comparisons): the same order as comparing key[u], X[u*dn], u
-        struct Item {
-          uint64_t key;
-          double x0;
-          uint32_t idx;
-        };
-        std::vector<Item> items(n);
+      if (packed) {
+        // by categorical vector, then index: the codes packed into one key of B <= 60 bits (dimension 0 most
+        // significant), sorted by a stable LSD radix sort on 8-bit digits. Any order gives the same k-1 nearest
+        // (see above); this one only makes blocks share categorical values, so their bounds are tighter.
+        std::vector<int> bits_of(dc);
+        int B = 0;
+        for (size_t j = 0; j < dc; ++j) {
+          int bj = 1;
+          while ((size_t{1} << bj) < L[j]) ++bj;
+          bits_of[j] = bj;
+          B += bj;
+        }
+        std::vector<uint64_t> key(n), key2(n);
+        std::vector<uint32_t> P2(n);
         for (size_t i = 0; i < n; ++i) {
           uint64_t kk = 0;
-          for (size_t j = 0; j < dc; ++j) kk = (kk << 10) | static_cast<uint64_t>(Y[i * dc + j]);
-          items[i] = Item{kk, dn ? X[i * dn] : 0.0, static_cast<uint32_t>(i)};
+          for (size_t j = 0; j < dc; ++j) kk = (kk << bits_of[j]) | static_cast<uint64_t>(Y[i * dc + j]);
+          key[i] = kk;
         }
-        std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-          if (a.key != b.key) return a.key < b.key;
-          if (a.x0 != b.x0) return a.x0 < b.x0;
-          return a.idx < b.idx;
-        });
-        for (size_t i = 0; i < n; ++i) P[i] = items[i].idx;
+        for (int shift = 0; shift < B; shift += 8) {
+          size_t cnt[257] = {0};
+          for (size_t i = 0; i < n; ++i) ++cnt[((key[i] >> shift) & 0xFF) + 1];
+          for (size_t d = 0; d < 256; ++d) cnt[d + 1] += cnt[d];
+          for (size_t i = 0; i < n; ++i) {
+            const size_t at = cnt[(key[i] >> shift) & 0xFF]++;
+            P2[at] = P[i];
+            key2[at] = key[i];
+          }
+          P.swap(P2);
+          key.swap(key2);
+        }
       } else {
         std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
           for (size_t j = 0; j < dc; ++j)
