@@ -35,14 +35,20 @@ size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
 /// acc[g] += sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
 /// (dimension-major bounds with row stride `cap`).
-ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, size_t dn, const double* nlo,
-                                          const double* nhi, const double* v, const double* w) {
+ANONCORE_CLONES void add_numeric_enlarged(double* __restrict acc, size_t G, size_t cap, size_t dn,
+                                          const double* __restrict nlo, const double* __restrict nhi, const double* v,
+                                          const double* w) {
   for (size_t j = 0; j < dn; ++j) {
-    const double* lo = nlo + j * cap;
-    const double* hi = nhi + j * cap;
+    const double* __restrict lo = nlo + j * cap;
+    const double* __restrict hi = nhi + j * cap;
     const double vj = v[j], wj = w[j];
     for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
   }
+}
+
+/// acc[g] += row[g] (bestSelection's categorical terms read from the per-code rows).
+ANONCORE_CLONES void add_row(double* __restrict acc, const double* __restrict row, size_t G) {
+  for (size_t g = 0; g < G; ++g) acc[g] += row[g];
 }
 
 /// split^k: the distances IL({x, y}) of the points of one block (numeric terms in dimension order, then the
@@ -72,13 +78,15 @@ ANONCORE_CLONES size_t block_candidates(double* __restrict acc, uint32_t* __rest
     const double* __restrict row = rows[j];
     for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
   }
-  size_t c = 0;
+  // the hits as a bit mask (nq <= 32), then its set bits in order
+  uint32_t mask = 0;
   for (size_t i = 0; i < nq; ++i) {
     const double d = acc[i] * inv_d;
     acc[i] = d;
-    out[c] = static_cast<uint32_t>(i);
-    c += static_cast<size_t>(!(d > thr) & (alive[i] != 0));
+    mask |= static_cast<uint32_t>(!(d > thr) & (alive[i] != 0)) << i;
   }
+  size_t c = 0;
+  for (; mask != 0; mask &= mask - 1) out[c++] = static_cast<uint32_t>(__builtin_ctz(mask));
   return c;
 }
 
@@ -464,8 +472,7 @@ int32_t Castle::best_selection(int32_t t) {
     const int32_t* hi = &g_chi_[j * gcap_];
     const int32_t cj = cv[j];
     if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
-      const double* row = &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_];
-      for (size_t g = 0; g < G; ++g) acc[g] += row[g];
+      add_row(acc, &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_], G);
     } else if (const double* tab = cat_tab_[j]) {
       const size_t L = cat_L_[j];
       for (size_t g = 0; g < G; ++g)
@@ -475,17 +482,21 @@ int32_t Castle::best_selection(int32_t t) {
         acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
     }
   }
+  // the argmin set in Gamma's order; approx_eq(e, em) is |e - em| <= tol with tol fixed by em (and
+  // fl(e - em) = -fl(em - e)), so the same comparisons run without recomputing the tolerance
+  double tol = 0.0;
   for (size_t g = 0; g < G; ++g) {
     const int32_t c = gamma_[g];
     double nil = acc[g] * inv_d_;
     double e = nil - g_il_[g];
-    if (scratch_em_.empty() || (e < em && !approx_eq(e, em))) {
+    if (scratch_em_.empty() || (e < em && em - e > tol)) {
       em = e;
+      tol = 1e-12 * std::max(1.0, std::fabs(em));
       scratch_em_.clear();
       em_il.clear();
       scratch_em_.push_back(c);
       em_il.push_back(nil);
-    } else if (approx_eq(e, em)) {
+    } else if (std::fabs(e - em) <= tol) {
       scratch_em_.push_back(c);
       em_il.push_back(nil);
     }
