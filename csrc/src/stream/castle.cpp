@@ -33,16 +33,23 @@ size_t sz(int64_t v) { return static_cast<size_t>(v); }
 #define ANONCORE_CLONES
 #endif
 
-/// acc[g] += sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
+/// acc[g] = 0 + sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
 /// (dimension-major bounds with row stride `cap`).
 ANONCORE_CLONES void add_numeric_enlarged(double* __restrict acc, size_t G, size_t cap, size_t dn,
                                           const double* __restrict nlo, const double* __restrict nhi, const double* v,
                                           const double* w) {
+  if (dn == 0) {
+    for (size_t g = 0; g < G; ++g) acc[g] = 0.0;
+  }
   for (size_t j = 0; j < dn; ++j) {
     const double* __restrict lo = nlo + j * cap;
     const double* __restrict hi = nhi + j * cap;
     const double vj = v[j], wj = w[j];
-    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+    if (j == 0) {  // 0.0 + t == t for the non-negative t: stored directly
+      for (size_t g = 0; g < G; ++g) acc[g] = (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+    } else {
+      for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+    }
   }
 }
 
@@ -462,8 +469,8 @@ int32_t Castle::best_selection(int32_t t) {
   // IL(C ∪ {x}) for every open cluster, one dimension at a time (same per-cluster order of operations as
   // il_of_bounds: numeric dimensions, then categorical ones, then the 1/d factor)
   const size_t G = gamma_.size();
-  g_acc_.assign(G, 0.0);
-  double* acc = g_acc_.data();
+  if (g_acc_.size() < G) g_acc_.resize(G);
+  double* acc = g_acc_.data();  // written by add_numeric_enlarged first
   const double* v = &t_num_[sz(t) * sz(dn_)];
   const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
   add_numeric_enlarged(acc, G, gcap_, sz(dn_), g_nlo_.data(), g_nhi_.data(), v, inv_range_.data());
@@ -484,11 +491,19 @@ int32_t Castle::best_selection(int32_t t) {
   }
   // the argmin set in Gamma's order; approx_eq(e, em) is |e - em| <= tol with tol fixed by em (and
   // fl(e - em) = -fl(em - e)), so the same comparisons run without recomputing the tolerance
+  if (g_e_.size() < G) g_e_.resize(G);
+  double* __restrict ev = g_e_.data();
+  const double* __restrict gil = g_il_.data();
+  for (size_t g = 0; g < G; ++g) {  // IL(C ∪ {x}) (kept in acc) and the enlargement, vectorisable
+    acc[g] *= inv_d_;
+    ev[g] = acc[g] - gil[g];
+  }
   double tol = 0.0;
   for (size_t g = 0; g < G; ++g) {
+    const double e = ev[g];
+    if (e > em && e - em > tol) continue;  // neither a new minimum nor a tie (the common case)
     const int32_t c = gamma_[g];
-    double nil = acc[g] * inv_d_;
-    double e = nil - g_il_[g];
+    const double nil = acc[g];
     if (scratch_em_.empty() || (e < em && em - e > tol)) {
       em = e;
       tol = 1e-12 * std::max(1.0, std::fabs(em));

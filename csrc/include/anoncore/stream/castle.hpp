@@ -261,7 +261,7 @@ class Castle {
   std::vector<double> g_nlo_, g_nhi_, g_il_;
   std::vector<int32_t> g_clo_, g_chi_;
   std::vector<int32_t> c_gpos_;  // slot -> position in gamma_, -1 when not open
-  std::vector<double> g_acc_;
+  std::vector<double> g_acc_, g_e_;
   // Per categorical QI with a table and at most 64 leaves: for every code y, the IL term of (cluster ∪ {y}) for
   // each open cluster, g_row_[(row_off_[j] + y) * gcap_ + g], so bestSelection reads contiguous rows.
   std::vector<size_t> row_off_;
