@@ -820,8 +820,8 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
 // ------------------------------------------------------------------------------------------------ split^k (§2.8)
 namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
-/// index: the points are sorted by categorical vector (then first numeric value) and cut into blocks of kBlock
-/// points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
+/// index: the points are sorted by categorical vector (then index, or first numeric value when the codes do not
+/// pack) and cut into blocks of kBlock points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
 /// same sum of per-dimension terms, each term no larger than any member's, and floating-point rounding is
 /// monotone, so the bound never exceeds a member's computed distance), evaluates the blocks of smallest bounds
 /// first, then every other block whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest
@@ -843,7 +843,7 @@ struct SingletonKnn {
                const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_, int threads_)
       : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_), threads(threads_) {}
 
-  // Index over the alive points: sorted by categorical vector (then first numeric value) and cut into blocks of
+  // Index over the alive points: sorted by categorical vector (see build) and cut into blocks of
   // kBlock consecutive points, each with its bounding box (numeric ranges, categorical code ranges).
   std::vector<uint32_t> P;        // P[pos] = local index
   std::vector<double> XT;         // (dn, m) numeric values in index order
