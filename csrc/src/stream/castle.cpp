@@ -148,6 +148,28 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
     cat_tab_.push_back(cat_il_table_[sz(j)].empty() ? nullptr : cat_il_table_[sz(j)].data());
     cat_L_.push_back(static_cast<size_t>(cats_[sz(j)].n_leaves));
   }
+  // per categorical QI: the rank of each leaf's top group (its ancestor just below the root, ranked in leaf
+  // order), so split^k's index can keep points of the same groups together (bounds only; no effect on results)
+  cat_top_.resize(sz(dc_));
+  for (int64_t j = 0; j < dc_; ++j) {
+    const CatHierarchy& h = cats_[sz(j)];
+    auto& top = cat_top_[sz(j)];
+    top.assign(sz(h.n_leaves), 0);
+    int32_t rank = -1, last = -1;
+    for (int32_t c = 0; c < h.n_leaves; ++c) {
+      int32_t node = c;
+      for (int guard = 0; guard < 1 << 20; ++guard) {
+        const int32_t par = h.parent[sz(node)];
+        if (par < 0 || h.parent[sz(par)] < 0) break;
+        node = par;
+      }
+      if (node != last) {
+        ++rank;
+        last = node;
+      }
+      top[sz(c)] = rank;
+    }
+  }
   row_off_.assign(1, 0);
   for (int64_t j = 0; j < dc_; ++j)
     row_off_.push_back(row_off_.back() + (cat_tab_[sz(j)] && cat_L_[sz(j)] <= kRowMaxLeaves ? cat_L_[sz(j)] : 0));
@@ -820,8 +842,8 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
 // ------------------------------------------------------------------------------------------------ split^k (§2.8)
 namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
-/// index: the points are sorted by categorical vector (then index, or first numeric value when the codes do not
-/// pack) and cut into blocks of kBlock points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
+/// index: the points are sorted by top-group vector and categorical vector (then index; or by categorical vector
+/// and first numeric value when the codes do not pack) and cut into blocks of kBlock points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
 /// same sum of per-dimension terms, each term no larger than any member's, and floating-point rounding is
 /// monotone, so the bound never exceeds a member's computed distance), evaluates the blocks of smallest bounds
 /// first, then every other block whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest
@@ -835,13 +857,16 @@ struct SingletonKnn {
   const double* inv;                 // 1 / (U - L) per numeric dimension
   const std::vector<const double*>& tab;  // (L x L) IL tables per categorical dimension
   const std::vector<size_t>& L;
+  const std::vector<std::vector<int32_t>>& top;  // per categorical dimension: leaf -> top-group rank
   double inv_d;
   int threads;
   static constexpr size_t kBlock = 32;
   static constexpr size_t kParMinBlocks = 64;  // rounds over fewer blocks run on one thread
   SingletonKnn(size_t n_, size_t dn_, size_t dc_, size_t k_, const double* X_, const int32_t* Y_, const double* inv_,
-               const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_, int threads_)
-      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_), threads(threads_) {}
+               const std::vector<const double*>& tab_, const std::vector<size_t>& L_,
+               const std::vector<std::vector<int32_t>>& top_, double inv_d_, int threads_)
+      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), top(top_), inv_d(inv_d_),
+        threads(threads_) {}
 
   // Index over the alive points: sorted by categorical vector (see build) and cut into blocks of
   // kBlock consecutive points, each with its bounding box (numeric ranges, categorical code ranges).
@@ -866,18 +891,29 @@ struct SingletonKnn {
         // by categorical vector, then index: the codes packed into one key of B <= 60 bits (dimension 0 most
         // significant), sorted by a stable LSD radix sort on 8-bit digits. Any order gives the same k-1 nearest
         // (see above); this one only makes blocks share categorical values, so their bounds are tighter.
-        std::vector<int> bits_of(dc);
-        int B = 0;
+        // When they fit, the top-group ranks of all dimensions come first (blocks then mostly share every
+        // dimension's group, which tightens the bounds of IL terms that jump between groups).
+        std::vector<int> bits_of(dc), gbits_of(dc);
+        int B = 0, GB = 0;
         for (size_t j = 0; j < dc; ++j) {
           int bj = 1;
           while ((size_t{1} << bj) < L[j]) ++bj;
           bits_of[j] = bj;
           B += bj;
+          int gj = 1;
+          while ((int32_t{1} << gj) <= top[j].back()) ++gj;
+          gbits_of[j] = gj;
+          GB += gj;
         }
+        const bool groups = B + GB <= 64;
+        if (groups) B += GB;
         std::vector<uint64_t> key(n), key2(n);
         std::vector<uint32_t> P2(n);
         for (size_t i = 0; i < n; ++i) {
           uint64_t kk = 0;
+          if (groups)
+            for (size_t j = 0; j < dc; ++j)
+              kk = (kk << gbits_of[j]) | static_cast<uint64_t>(top[j][static_cast<size_t>(Y[i * dc + j])]);
           for (size_t j = 0; j < dc; ++j) kk = (kk << bits_of[j]) | static_cast<uint64_t>(Y[i * dc + j]);
           key[i] = kk;
         }
@@ -1132,7 +1168,7 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
   if (nb == n && all_tables) {  // one tuple per person: indexed k-NN rounds (bit-identical, see SingletonKnn)
     SingletonKnn knn(n, dn, dc, static_cast<size_t>(p_.k), X.data(), Y.data(), inv_range_.data(), cat_tab_,
-                     cat_L_, inv_d_, resolve_threads(n_threads_));
+                     cat_L_, cat_top_, inv_d_, resolve_threads(n_threads_));
     std::vector<uint8_t> left;
     auto subs = knn.run(rng, left);
     for (auto& sv : subs)

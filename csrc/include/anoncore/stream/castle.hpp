@@ -232,6 +232,7 @@ class Castle {
   std::vector<std::vector<int32_t>> cat_lca_table_;  // per categorical QI: (L x L) or empty
   std::vector<const double*> cat_tab_;               // cat_il_table_[j].data() or nullptr
   std::vector<size_t> cat_L_;                         // leaves per categorical QI
+  std::vector<std::vector<int32_t>> cat_top_;         // per categorical QI: leaf -> rank of its top group
   /// IL term of a categorical range (lo <= hi); table lookup when the hierarchy is small.
   double cat_fast(int64_t j, int32_t lo, int32_t hi) const {
     const double* tab = cat_tab_[static_cast<size_t>(j)];
