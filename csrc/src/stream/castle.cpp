@@ -58,6 +58,48 @@ ANONCORE_CLONES void add_row(double* __restrict acc, const double* __restrict ro
   for (size_t g = 0; g < G; ++g) acc[g] += row[g];
 }
 
+/// bestSelection, when every categorical term comes from a per-code row (nr <= 4 rows): acc[g] += row_0[g], ...,
+/// += row_{nr-1}[g] in order, then acc[g] *= inv_d (IL of C ∪ {x}) and ev[g] = acc[g] - il[g] (the enlargement).
+ANONCORE_CLONES void finish_enlarged(double* __restrict acc, double* __restrict ev, const double* __restrict il,
+                                     const double* const* rp, size_t nr, size_t G, double inv_d) {
+  const double* __restrict r0 = rp[0];
+  const double* __restrict r1 = rp[1];
+  const double* __restrict r2 = rp[2];
+  const double* __restrict r3 = rp[3];
+  switch (nr) {
+    case 0:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] *= inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    case 1:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = (acc[g] + r0[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    case 2:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = ((acc[g] + r0[g]) + r1[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    case 3:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = (((acc[g] + r0[g]) + r1[g]) + r2[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    default:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = ((((acc[g] + r0[g]) + r1[g]) + r2[g]) + r3[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+  }
+}
+
 /// split^k: the distances IL({x, y}) of the points of one block (numeric terms in dimension order, then the
 /// categorical terms in order, then the 1/d factor: the operations of il_of_bounds for a two-point box), left in
 /// `acc`, and the in-block offsets of the alive points whose distance is not above `thr`, compacted into `out`
@@ -496,30 +538,40 @@ int32_t Castle::best_selection(int32_t t) {
   const double* v = &t_num_[sz(t) * sz(dn_)];
   const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
   add_numeric_enlarged(acc, G, gcap_, sz(dn_), g_nlo_.data(), g_nhi_.data(), v, inv_range_.data());
-  for (size_t j = 0; j < sz(dc_); ++j) {
-    const int32_t* lo = &g_clo_[j * gcap_];
-    const int32_t* hi = &g_chi_[j * gcap_];
-    const int32_t cj = cv[j];
-    if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
-      add_row(acc, &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_], G);
-    } else if (const double* tab = cat_tab_[j]) {
-      const size_t L = cat_L_[j];
-      for (size_t g = 0; g < G; ++g)
-        acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
-    } else {
-      for (size_t g = 0; g < G; ++g)
-        acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+  if (g_e_.size() < G) g_e_.resize(G);
+  double* __restrict ev = g_e_.data();
+  const double* __restrict gil = g_il_.data();
+  bool all_rows = true;
+  for (size_t j = 0; j < sz(dc_); ++j) all_rows = all_rows && row_off_[j + 1] > row_off_[j];
+  if (all_rows && dc_ <= 4) {
+    // every categorical term from a per-code row: one fused pass adds them in dimension order, applies 1/d and
+    // takes the enlargement (the same operations per cluster as below)
+    const double* rp[4] = {nullptr, nullptr, nullptr, nullptr};
+    for (size_t j = 0; j < sz(dc_); ++j) rp[j] = &g_row_[(row_off_[j] + static_cast<size_t>(cv[j])) * gcap_];
+    finish_enlarged(acc, ev, gil, rp, sz(dc_), G, inv_d_);
+  } else {
+    for (size_t j = 0; j < sz(dc_); ++j) {
+      const int32_t* lo = &g_clo_[j * gcap_];
+      const int32_t* hi = &g_chi_[j * gcap_];
+      const int32_t cj = cv[j];
+      if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
+        add_row(acc, &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_], G);
+      } else if (const double* tab = cat_tab_[j]) {
+        const size_t L = cat_L_[j];
+        for (size_t g = 0; g < G; ++g)
+          acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
+      } else {
+        for (size_t g = 0; g < G; ++g)
+          acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+      }
+    }
+    for (size_t g = 0; g < G; ++g) {  // IL(C ∪ {x}) (kept in acc) and the enlargement, vectorisable
+      acc[g] *= inv_d_;
+      ev[g] = acc[g] - gil[g];
     }
   }
   // the argmin set in Gamma's order; approx_eq(e, em) is |e - em| <= tol with tol fixed by em (and
   // fl(e - em) = -fl(em - e)), so the same comparisons run without recomputing the tolerance
-  if (g_e_.size() < G) g_e_.resize(G);
-  double* __restrict ev = g_e_.data();
-  const double* __restrict gil = g_il_.data();
-  for (size_t g = 0; g < G; ++g) {  // IL(C ∪ {x}) (kept in acc) and the enlargement, vectorisable
-    acc[g] *= inv_d_;
-    ev[g] = acc[g] - gil[g];
-  }
   double tol = 0.0;
   for (size_t g = 0; g < G; ++g) {
     const double e = ev[g];
