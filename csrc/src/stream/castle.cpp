@@ -33,11 +33,42 @@ size_t sz(int64_t v) { return static_cast<size_t>(v); }
 #define ANONCORE_CLONES
 #endif
 
+/// acc[g] = 0 + sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over DN numeric dimensions j, in order, with
+/// the per-cluster sum kept in a register (the same operations as the dimension-at-a-time loop below).
+template <size_t DN>
+inline __attribute__((always_inline)) void numeric_enlarged_fixed(double* __restrict acc, size_t G, size_t cap,
+                                                                  const double* __restrict nlo,
+                                                                  const double* __restrict nhi, const double* v,
+                                                                  const double* w) {
+  double vj[DN], wj[DN];
+  for (size_t j = 0; j < DN; ++j) {
+    vj[j] = v[j];
+    wj[j] = w[j];
+  }
+  for (size_t g = 0; g < G; ++g) {
+    double a = (std::max(nhi[g], vj[0]) - std::min(nlo[g], vj[0])) * wj[0];  // 0.0 + t == t (t >= 0)
+    for (size_t j = 1; j < DN; ++j)
+      a += (std::max(nhi[j * cap + g], vj[j]) - std::min(nlo[j * cap + g], vj[j])) * wj[j];
+    acc[g] = a;
+  }
+}
+
 /// acc[g] = 0 + sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
 /// (dimension-major bounds with row stride `cap`).
 ANONCORE_CLONES void add_numeric_enlarged(double* __restrict acc, size_t G, size_t cap, size_t dn,
                                           const double* __restrict nlo, const double* __restrict nhi, const double* v,
                                           const double* w) {
+  switch (dn) {
+    case 1: return numeric_enlarged_fixed<1>(acc, G, cap, nlo, nhi, v, w);
+    case 2: return numeric_enlarged_fixed<2>(acc, G, cap, nlo, nhi, v, w);
+    case 3: return numeric_enlarged_fixed<3>(acc, G, cap, nlo, nhi, v, w);
+    case 4: return numeric_enlarged_fixed<4>(acc, G, cap, nlo, nhi, v, w);
+    case 5: return numeric_enlarged_fixed<5>(acc, G, cap, nlo, nhi, v, w);
+    case 6: return numeric_enlarged_fixed<6>(acc, G, cap, nlo, nhi, v, w);
+    case 7: return numeric_enlarged_fixed<7>(acc, G, cap, nlo, nhi, v, w);
+    case 8: return numeric_enlarged_fixed<8>(acc, G, cap, nlo, nhi, v, w);
+    default: break;
+  }
   if (dn == 0) {
     for (size_t g = 0; g < G; ++g) acc[g] = 0.0;
   }
