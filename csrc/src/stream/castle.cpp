@@ -926,13 +926,14 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
 namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
 /// index: the points are sorted by top-group vector and categorical vector (then index; or by categorical vector
-/// and first numeric value when the codes do not pack) and cut into blocks of kBlock points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
-/// same sum of per-dimension terms, each term no larger than any member's, and floating-point rounding is
-/// monotone, so the bound never exceeds a member's computed distance), evaluates the blocks of smallest bounds
-/// first, then every other block whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest
-/// by (distance, bucket rank), a total order, so the result is independent of the visiting order and equal to
-/// the brute-force heap scan over phi: bit-identical distances (same operations in the same order) and the same
-/// random draws. Cost per round O(n_blocks * d + evaluated points * d).
+/// and first numeric value when the codes do not pack) and cut into blocks of kBlock points with their bounding
+/// boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the same sum of per-dimension
+/// terms, each term no larger than any member's, and floating-point rounding is monotone, so the bound never
+/// exceeds a member's computed distance), evaluates the blocks of smallest bounds first, then every other block
+/// whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest by (distance, bucket rank), a
+/// total order, so the result is independent of the visiting order (and of the index order and the thread count)
+/// and equal to the brute-force heap scan over phi: bit-identical distances (same operations in the same order)
+/// and the same random draws. Cost per round O(n_blocks * d + evaluated points * d).
 struct SingletonKnn {
   size_t n, dn, dc, k;
   const double* X;   // (n, dn) row-major, local index = bucket rank
