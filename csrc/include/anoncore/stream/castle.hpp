@@ -8,11 +8,10 @@
 //  - categorical: int32 pre-order leaf codes of a hierarchy (docs/contracts.md), cluster range = leaf range
 //    [lo, hi], generalization = LCA(lo, hi), IL = 0 for one leaf, else |Leaves(LCA)| / |Leaves(root)|.
 #pragma once
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "anoncore/core/rng.hpp"
