@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -1065,12 +1069,118 @@ struct SingletonKnn {
   }
 
   /// Runs the rounds; returns the sub-clusters (local indices) and leaves `alive` marking the leftovers.
-  std::vector<std::vector<int32_t>> run(Rng& rng, std::vector<uint8_t>& alive) {
-    struct Node {
-      double d;
-      uint32_t l;
+  // --- multi-threaded block scans: helper threads claim chunks of a round's blocks (see run)
+  struct Node {
+    double d;
+    uint32_t l;
+  };
+  static bool cmp(const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.l < b.l; }
+  static constexpr size_t kChunk = 4;  // blocks per claim
+  struct Round {
+    const std::pair<double, uint32_t>* order = nullptr;
+    size_t nb = 0, m = 0;
+    const double* xv = nullptr;
+    std::atomic<size_t> nchunks{0};
+  };
+  Round round_;
+  std::vector<const double*> row_ptr_;
+  std::vector<std::vector<Node>> bufs;  // one candidate buffer per helper
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t epoch_ = 0;  // round counter (written under mu_ by the scanning thread only)
+  bool stop_ = false;
+  std::atomic<uint64_t> claim_{0};  // (epoch << 32) | next chunk; low word 0xFFFFFFFF = closed
+  std::atomic<int> inflight_{0};    // helpers between a claim attempt and the end of its chunk
+  std::vector<std::thread> helpers_;
+
+  /// Scan the blocks order[chunk * kChunk, ...) of the current round into `buf` with the threshold `thr` of
+  /// its owner (each owner's threshold is never below the final (k-1)-th distance, see run).
+  void scan_chunk(size_t chunk, std::vector<Node>& buf, double& thr) {
+    const size_t want = k - 1;
+    const std::pair<double, uint32_t>* order = round_.order;
+    const size_t nb = round_.nb, m = round_.m;
+    const double* xv = round_.xv;
+    auto prune = [&]() {
+      std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
+      buf.resize(want);
+      thr = buf[want - 1].d;
     };
-    auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.l < b.l; };
+    double acc[kBlock];
+    uint32_t hit[kBlock];
+    const size_t b1 = std::min(nb, (chunk + 1) * kChunk);
+    for (size_t oi = chunk * kChunk; oi < b1; ++oi) {
+      const auto& ob = order[oi];
+      if (buf.size() >= want && ob.first > thr) {
+        if (buf.size() > want) prune();
+        if (ob.first > thr) continue;
+      }
+      const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+      const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0, aliveP.data() + q0,
+                                         xv, inv, row_ptr_.data(), inv_d, thr);
+      for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
+      if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
+        if (buf.size() == want) {
+          thr = buf[0].d;
+          for (const Node& nd : buf) thr = std::max(thr, nd.d);
+        } else {
+          prune();
+        }
+      } else if (buf.size() >= 4 * want + kBlock) {
+        prune();
+      }
+    }
+  }
+
+  void helper_loop(size_t h) {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || epoch_ != seen; });
+        if (stop_) return;
+        seen = epoch_;
+      }
+      double thr = std::numeric_limits<double>::infinity();
+      for (;;) {
+        inflight_.fetch_add(1);  // before the claim, so a closing round waits for a claim that succeeds
+        uint64_t c = claim_.load();
+        bool got = false;
+        while ((c >> 32) == seen && (c & 0xFFFFFFFFu) < round_.nchunks.load()) {
+          if (claim_.compare_exchange_weak(c, c + 1)) {
+            got = true;
+            break;
+          }
+        }
+        if (got) scan_chunk(static_cast<size_t>(c & 0xFFFFFFFFu), bufs[h], thr);
+        inflight_.fetch_sub(1);
+        if (!got) break;
+      }
+    }
+  }
+
+  /// Starts T - 1 helpers for the rounds of run() and stops them when it returns (or throws).
+  struct Helpers {
+    SingletonKnn& s;
+    Helpers(SingletonKnn& s_, int T) : s(s_) {
+      if (T <= 1) return;
+      s.bufs.resize(static_cast<size_t>(T - 1));
+      for (auto& b : s.bufs) b.reserve(4 * s.k + 2 * kBlock);  // nothing allocates in a helper
+      for (size_t h = 0; h + 1 < static_cast<size_t>(T); ++h) s.helpers_.emplace_back([this, h] { s.helper_loop(h); });
+    }
+    ~Helpers() {
+      {
+        std::lock_guard<std::mutex> lk(s.mu_);
+        s.stop_ = true;
+      }
+      s.cv_.notify_all();
+      for (auto& t : s.helpers_) t.join();
+      s.helpers_.clear();
+    }
+    Helpers(const Helpers&) = delete;
+    Helpers& operator=(const Helpers&) = delete;
+  };
+
+  std::vector<std::vector<int32_t>> run(Rng& rng, std::vector<uint8_t>& alive) {
     std::vector<std::vector<int32_t>> subs;
     alive.assign(n, 1);
     size_t n_alive = n;
@@ -1090,10 +1200,9 @@ struct SingletonKnn {
     std::vector<double> lb;
     std::vector<std::pair<double, uint32_t>> order;
     std::vector<Node> heap;
-    // one candidate buffer per thread, reserved so that nothing allocates inside the parallel region
-    std::vector<std::vector<Node>> bufs(threads > 1 ? sz(threads) : 0);
-    for (auto& b : bufs) b.reserve(4 * k + 2 * kBlock);
     heap.reserve(4 * k + 2 * kBlock);
+    row_ptr_ = row_ptr;
+    Helpers helpers(*this, threads > 1 && n >= kParMinBlocks * kBlock ? threads : 1);
     while (n_alive >= k) {
       // steps 4-6: a uniformly random bucket of phi (phi = alive buckets in rank order), then a random tuple of it
       uint64_t r = rng.below(n_alive);
@@ -1150,7 +1259,7 @@ struct SingletonKnn {
       // ... with its own buffer and threshold (each thread's threshold is never below the final (k-1)-th distance,
       // so no block or point of the k-1 nearest is skipped), and the buffers are merged under the same total order
       // (distance, index): the result does not depend on T.
-      const int T = threads > 1 && nb >= kParMinBlocks ? threads : 1;
+      const int T = threads > 1 && nb >= kParMinBlocks && !helpers_.empty() ? threads : 1;
       auto scan = [&](size_t t, size_t TT, std::vector<Node>& buf) {
         buf.clear();
         double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once buf.size() >= want
@@ -1192,16 +1301,33 @@ struct SingletonKnn {
         }
       };
       if (T > 1) {
-#ifdef ANONCORE_HAVE_OPENMP
-#pragma omp parallel num_threads(T)
+        // chunks of kChunk blocks (in `order`) are claimed by this thread and the helpers through one atomic
+        // word (round << 32 | next chunk); the round is then closed and only chunks already claimed are waited
+        // for, so a helper that is not running costs nothing (this thread simply scans every chunk itself)
+        round_.order = order.data();
+        round_.nb = nb;
+        round_.m = m;
+        round_.xv = xv;
+        round_.nchunks.store((nb + kChunk - 1) / kChunk);
         {
-          const auto t = static_cast<size_t>(omp_get_thread_num());
-          const auto TT = static_cast<size_t>(omp_get_num_threads());
-          if (t < bufs.size()) scan(t, std::min(TT, bufs.size()), bufs[t]);
+          std::lock_guard<std::mutex> lk(mu_);
+          ++epoch_;
+          claim_.store(epoch_ << 32);
         }
-#endif
+        cv_.notify_all();
+        double thr0 = std::numeric_limits<double>::infinity();
         heap.clear();
-        for (int t = 0; t < T; ++t) heap.insert(heap.end(), bufs[sz(t)].begin(), bufs[sz(t)].end());
+        for (;;) {
+          uint64_t c = claim_.load();
+          if ((c & 0xFFFFFFFFu) >= round_.nchunks.load()) break;
+          if (claim_.compare_exchange_weak(c, c + 1)) scan_chunk(static_cast<size_t>(c & 0xFFFFFFFFu), heap, thr0);
+        }
+        claim_.store((epoch_ << 32) | 0xFFFFFFFFu);  // closed: no further claims in this round
+        while (inflight_.load() > 0) std::this_thread::yield();
+        for (auto& hb : bufs) {
+          heap.insert(heap.end(), hb.begin(), hb.end());
+          hb.clear();
+        }
       } else {
         scan(0, 1, heap);
       }
