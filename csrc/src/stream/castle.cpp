@@ -678,6 +678,28 @@ void Castle::delay_constraint(int32_t t, int64_t at) {
   }
 }
 
+void Castle::omega_push(OmegaEntry&& e) {
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    om_num_.push_back(e.lo[j]);
+    om_num_.push_back(e.hi[j]);
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    om_cat_.push_back(e.clo[j]);
+    om_cat_.push_back(e.chi[j]);
+  }
+  omega_.push_back(std::move(e));
+}
+
+void Castle::omega_pop_front() {
+  omega_.pop_front();
+  ++om_start_;
+  if (om_start_ >= 1024 && om_start_ >= omega_.size()) {  // drop the evicted prefix of the mirror
+    om_num_.erase(om_num_.begin(), om_num_.begin() + static_cast<std::ptrdiff_t>(om_start_ * 2 * sz(dn_)));
+    om_cat_.erase(om_cat_.begin(), om_cat_.begin() + static_cast<std::ptrdiff_t>(om_start_ * 2 * sz(dc_)));
+    om_start_ = 0;
+  }
+}
+
 /// Reuse (delayConstraint steps 5-9): publish x with a uniformly random Omega entry containing it (Thm 5.2).
 bool Castle::try_reuse(int32_t t, int64_t at) {
   if (!omega_.empty()) {
@@ -687,11 +709,14 @@ bool Castle::try_reuse(int32_t t, int64_t at) {
     size_t chosen = 0;
     std::vector<size_t>& found = scratch_found_;
     found.clear();
-    for (size_t i = 0; i < omega_.size(); ++i) {
-      const OmegaEntry& e = omega_[i];
+    // the same containment tests over the flat mirror of Omega (entry i at om_start_ + i)
+    const size_t dn = sz(dn_), dc = sz(dc_);
+    const double* nb = om_num_.data() + om_start_ * 2 * dn;
+    const int32_t* cb = om_cat_.data() + om_start_ * 2 * dc;
+    for (size_t i = 0; i < omega_.size(); ++i, nb += 2 * dn, cb += 2 * dc) {
       bool in = true;
-      for (int64_t j = 0; j < dn_ && in; ++j) in = e.lo[sz(j)] <= v[j] && v[j] <= e.hi[sz(j)];
-      for (int64_t j = 0; j < dc_ && in; ++j) in = e.clo[sz(j)] <= cv[j] && cv[j] <= e.chi[sz(j)];
+      for (size_t j = 0; j < dn && in; ++j) in = nb[2 * j] <= v[j] && v[j] <= nb[2 * j + 1];
+      for (size_t j = 0; j < dc && in; ++j) in = cb[2 * j] <= cv[j] && cv[j] <= cb[2 * j + 1];
       if (in) found.push_back(i);
     }
     count = static_cast<int64_t>(found.size());
@@ -915,8 +940,8 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
         e.chi[sz(j)] = h.leaf_start[sz(node[sz(j)])] + h.leaf_count[sz(node[sz(j)])] - 1;
       }
     }
-    omega_.push_back(std::move(e));
-    if (p_.max_reuse > 0 && static_cast<int64_t>(omega_.size()) > p_.max_reuse) omega_.pop_front();  // FIFO
+    omega_push(std::move(e));
+    if (p_.max_reuse > 0 && static_cast<int64_t>(omega_.size()) > p_.max_reuse) omega_pop_front();  // FIFO
   }
   ev_.g_id.push_back(gen);
   ev_.g_pids.push_back(npids);
@@ -1958,7 +1983,10 @@ Castle Castle::restore(const std::string& bytes) {
     e.clo = r.vec<int32_t>();
     e.chi = r.vec<int32_t>();
     e.node = r.vec<int32_t>();
-    c.omega_.push_back(std::move(e));
+    if (e.lo.size() != sz(c.dn_) || e.hi.size() != sz(c.dn_) || e.clo.size() != sz(c.dc_) ||
+        e.chi.size() != sz(c.dc_) || e.node.size() != sz(c.dc_))
+      throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+    c.omega_push(std::move(e));
   }
   auto nt = r.get<uint64_t>();
   if (nt > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");

@@ -273,6 +273,13 @@ class Castle {
 
   // Omega and tau
   std::deque<OmegaEntry> omega_;
+  // flat mirror of Omega's containment boxes for the reuse scan: entry i of omega_ is mirror entry om_start_ + i,
+  // with (lo, hi) per numeric QI in om_num_ and (lo, hi) leaf codes per categorical QI in om_cat_
+  std::vector<double> om_num_;
+  std::vector<int32_t> om_cat_;
+  size_t om_start_ = 0;
+  void omega_push(OmegaEntry&& e);
+  void omega_pop_front();
   std::vector<double> recent_il_;  // ring of the last mu released cluster ILs
   int64_t recent_head_ = 0;
   double tau_ = 0.0;
