@@ -47,13 +47,17 @@ class CastleSynthetic:
 
         self.schema, self.df = power_law_stream(n_rows, rng=0)
 
-    def _castle(self, k: int, delta: int, eta: int):  # type: ignore[no-untyped-def]
+    def _castle(self, k: int, delta: int, eta: int, n_threads: int = 1):  # type: ignore[no-untyped-def]
         from anoncore.stream import Castle
 
-        return Castle(self.schema, k=k, delta=delta, eta=eta, mu=100, rng=0)
+        return Castle(self.schema, k=k, delta=delta, eta=eta, mu=100, rng=0, n_threads=n_threads)
 
     def time_castle(self, n_rows: int, k: int, delta: int, eta: int) -> None:
         _run(self._castle(k, delta, eta), self.df, 50_000)
+
+    def time_castle_2threads(self, n_rows: int, k: int, delta: int, eta: int) -> None:
+        """The same run with split^k's block scans on two threads (same output)."""
+        _run(self._castle(k, delta, eta, n_threads=2), self.df, 50_000)
 
     def peakmem_castle(self, n_rows: int, k: int, delta: int, eta: int) -> None:
         _run(self._castle(k, delta, eta), self.df, 50_000)

@@ -125,6 +125,8 @@ void bind_stream(py::module_ m) {
       .def_static(
           "restore", [](const py::bytes& b) { return Castle::restore(std::string(b)); }, py::arg("state"),
           "Rebuild a Castle from checkpoint bytes.")
+      .def_property("n_threads", &Castle::n_threads, &Castle::set_n_threads,
+                    "Threads for split^k's block scans (<= 0: all cores); not part of the state.")
       .def_property_readonly("tau", &Castle::tau)
       .def_property_readonly("n_open", &Castle::n_open)
       .def_property_readonly("n_pending", &Castle::n_pending)

@@ -3,11 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <unordered_map>
 #include <utility>
 
+#include "anoncore/core/parallel.hpp"
 #include "anoncore/core/status.hpp"
 
 namespace anoncore::stream {
@@ -32,39 +38,141 @@ size_t sz(int64_t v) { return static_cast<size_t>(v); }
 #define ANONCORE_CLONES
 #endif
 
-/// acc[g] += sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
+/// acc[g] = 0 + sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over DN numeric dimensions j, in order, with
+/// the per-cluster sum kept in a register (the same operations as the dimension-at-a-time loop below).
+template <size_t DN>
+inline __attribute__((always_inline)) void numeric_enlarged_fixed(double* __restrict acc, size_t G, size_t cap,
+                                                                  const double* __restrict nlo,
+                                                                  const double* __restrict nhi, const double* v,
+                                                                  const double* w) {
+  double vj[DN], wj[DN];
+  for (size_t j = 0; j < DN; ++j) {
+    vj[j] = v[j];
+    wj[j] = w[j];
+  }
+  for (size_t g = 0; g < G; ++g) {
+    double a = (std::max(nhi[g], vj[0]) - std::min(nlo[g], vj[0])) * wj[0];  // 0.0 + t == t (t >= 0)
+    for (size_t j = 1; j < DN; ++j)
+      a += (std::max(nhi[j * cap + g], vj[j]) - std::min(nlo[j * cap + g], vj[j])) * wj[j];
+    acc[g] = a;
+  }
+}
+
+/// acc[g] = 0 + sum_j (max(hi_j[g], v_j) - min(lo_j[g], v_j)) * w_j over the numeric dimensions j, in order
 /// (dimension-major bounds with row stride `cap`).
-ANONCORE_CLONES void add_numeric_enlarged(double* acc, size_t G, size_t cap, size_t dn, const double* nlo,
-                                          const double* nhi, const double* v, const double* w) {
+ANONCORE_CLONES void add_numeric_enlarged(double* __restrict acc, size_t G, size_t cap, size_t dn,
+                                          const double* __restrict nlo, const double* __restrict nhi, const double* v,
+                                          const double* w) {
+  switch (dn) {
+    case 1: return numeric_enlarged_fixed<1>(acc, G, cap, nlo, nhi, v, w);
+    case 2: return numeric_enlarged_fixed<2>(acc, G, cap, nlo, nhi, v, w);
+    case 3: return numeric_enlarged_fixed<3>(acc, G, cap, nlo, nhi, v, w);
+    case 4: return numeric_enlarged_fixed<4>(acc, G, cap, nlo, nhi, v, w);
+    case 5: return numeric_enlarged_fixed<5>(acc, G, cap, nlo, nhi, v, w);
+    case 6: return numeric_enlarged_fixed<6>(acc, G, cap, nlo, nhi, v, w);
+    case 7: return numeric_enlarged_fixed<7>(acc, G, cap, nlo, nhi, v, w);
+    case 8: return numeric_enlarged_fixed<8>(acc, G, cap, nlo, nhi, v, w);
+    default: break;
+  }
+  if (dn == 0) {
+    for (size_t g = 0; g < G; ++g) acc[g] = 0.0;
+  }
   for (size_t j = 0; j < dn; ++j) {
-    const double* lo = nlo + j * cap;
-    const double* hi = nhi + j * cap;
+    const double* __restrict lo = nlo + j * cap;
+    const double* __restrict hi = nhi + j * cap;
     const double vj = v[j], wj = w[j];
-    for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+    if (j == 0) {  // 0.0 + t == t for the non-negative t: stored directly
+      for (size_t g = 0; g < G; ++g) acc[g] = (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+    } else {
+      for (size_t g = 0; g < G; ++g) acc[g] += (std::max(hi[g], vj) - std::min(lo[g], vj)) * wj;
+    }
   }
 }
 
-/// acc[i] += row_j[codes_j[i]] for each categorical dimension j in order (codes dimension-major with row stride
-/// `stride`); the AVX2 clone may use gathers, the additions per point are the same and in the same order.
-ANONCORE_CLONES void add_cat_rows(double* acc, size_t n, size_t stride, size_t dc, const int32_t* codes,
-                                  const double* const* rows) {
+/// acc[g] += row[g] (bestSelection's categorical terms read from the per-code rows).
+ANONCORE_CLONES void add_row(double* __restrict acc, const double* __restrict row, size_t G) {
+  for (size_t g = 0; g < G; ++g) acc[g] += row[g];
+}
+
+/// bestSelection, when every categorical term comes from a per-code row (nr <= 4 rows): acc[g] += row_0[g], ...,
+/// += row_{nr-1}[g] in order, then acc[g] *= inv_d (IL of C ∪ {x}) and ev[g] = acc[g] - il[g] (the enlargement).
+ANONCORE_CLONES void finish_enlarged(double* __restrict acc, double* __restrict ev, const double* __restrict il,
+                                     const double* const* rp, size_t nr, size_t G, double inv_d) {
+  const double* __restrict r0 = rp[0];
+  const double* __restrict r1 = rp[1];
+  const double* __restrict r2 = rp[2];
+  const double* __restrict r3 = rp[3];
+  switch (nr) {
+    case 0:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] *= inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    case 1:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = (acc[g] + r0[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    case 2:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = ((acc[g] + r0[g]) + r1[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    case 3:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = (((acc[g] + r0[g]) + r1[g]) + r2[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+    default:
+      for (size_t g = 0; g < G; ++g) {
+        acc[g] = ((((acc[g] + r0[g]) + r1[g]) + r2[g]) + r3[g]) * inv_d;
+        ev[g] = acc[g] - il[g];
+      }
+      break;
+  }
+}
+
+/// split^k: the distances IL({x, y}) of the points of one block (numeric terms in dimension order, then the
+/// categorical terms in order, then the 1/d factor: the operations of il_of_bounds for a two-point box), left in
+/// `acc`, and the in-block offsets of the alive points whose distance is not above `thr`, compacted into `out`
+/// (branch-free). Columns are dimension-major with row stride `stride`.
+ANONCORE_CLONES size_t block_candidates(double* __restrict acc, uint32_t* __restrict out, size_t nq, size_t stride,
+                                        size_t dn, size_t dc, const double* __restrict cols,
+                                        const int32_t* __restrict codes, const uint8_t* __restrict alive,
+                                        const double* v, const double* w, const double* const* rows, double inv_d,
+                                        double thr) {
+  // numeric terms; the first one is stored directly (0.0 + t == t for the non-negative t)
+  if (dn == 0) {
+    for (size_t i = 0; i < nq; ++i) acc[i] = 0.0;
+  }
+  for (size_t j = 0; j < dn; ++j) {
+    const double* __restrict col = cols + j * stride;
+    const double vj = v[j], wj = w[j];
+    if (j == 0) {
+      for (size_t i = 0; i < nq; ++i) acc[i] = std::fabs(col[i] - vj) * wj;
+    } else {
+      for (size_t i = 0; i < nq; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+    }
+  }
   for (size_t j = 0; j < dc; ++j) {
-    const int32_t* col = codes + j * stride;
-    const double* row = rows[j];
-    for (size_t i = 0; i < n; ++i) acc[i] += row[col[i]];
+    const int32_t* __restrict col = codes + j * stride;
+    const double* __restrict row = rows[j];
+    for (size_t i = 0; i < nq; ++i) acc[i] += row[col[i]];
   }
-}
-
-/// acc[i] = sum_j |col_j[i] - v_j| * w_j over the numeric dimensions j, in order (dimension-major columns with
-/// row stride `stride`); the split^k point distances and block lower bounds (same operations as the baseline).
-ANONCORE_CLONES void numeric_abs_dist(double* acc, size_t n, size_t stride, size_t dn, const double* cols,
-                                      const double* v, const double* w) {
-  for (size_t i = 0; i < n; ++i) acc[i] = 0.0;
-  for (size_t j = 0; j < dn; ++j) {
-    const double* col = cols + j * stride;
-    const double vj = v[j], wj = w[j];
-    for (size_t i = 0; i < n; ++i) acc[i] += std::fabs(col[i] - vj) * wj;
+  // the hits as a bit mask (nq <= 32), then its set bits in order
+  uint32_t mask = 0;
+  for (size_t i = 0; i < nq; ++i) {
+    const double d = acc[i] * inv_d;
+    acc[i] = d;
+    mask |= static_cast<uint32_t>(!(d > thr) & (alive[i] != 0)) << i;
   }
+  size_t c = 0;
+  for (; mask != 0; mask &= mask - 1) out[c++] = static_cast<uint32_t>(__builtin_ctz(mask));
+  return c;
 }
 
 }  // namespace
@@ -117,6 +225,28 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
   for (int64_t j = 0; j < dc_; ++j) {
     cat_tab_.push_back(cat_il_table_[sz(j)].empty() ? nullptr : cat_il_table_[sz(j)].data());
     cat_L_.push_back(static_cast<size_t>(cats_[sz(j)].n_leaves));
+  }
+  // per categorical QI: the rank of each leaf's top group (its ancestor just below the root, ranked in leaf
+  // order), so split^k's index can keep points of the same groups together (bounds only; no effect on results)
+  cat_top_.resize(sz(dc_));
+  for (int64_t j = 0; j < dc_; ++j) {
+    const CatHierarchy& h = cats_[sz(j)];
+    auto& top = cat_top_[sz(j)];
+    top.assign(sz(h.n_leaves), 0);
+    int32_t rank = -1, last = -1;
+    for (int32_t c = 0; c < h.n_leaves; ++c) {
+      int32_t node = c;
+      for (int guard = 0; guard < 1 << 20; ++guard) {
+        const int32_t par = h.parent[sz(node)];
+        if (par < 0 || h.parent[sz(par)] < 0) break;
+        node = par;
+      }
+      if (node != last) {
+        ++rank;
+        last = node;
+      }
+      top[sz(c)] = rank;
+    }
   }
   row_off_.assign(1, 0);
   for (int64_t j = 0; j < dc_; ++j)
@@ -281,11 +411,11 @@ void Castle::add_to_cluster(int32_t c, int32_t t) {
   t_cluster_[sz(t)] = c;
   t_member_[sz(t)] = static_cast<int32_t>(C.members.size());
   C.members.push_back(t);
-  ++C.pids[t_pid_[sz(t)]];
-  ++gamma_pids_[t_pid_[sz(t)]];
+  C.pids.inc(t_pid_[sz(t)]);
+  gamma_pids_.inc(t_pid_[sz(t)]);
   if (p_.l > 0) {
-    ++C.sas[t_sa_[sz(t)]];
-    ++gamma_sas_[t_sa_[sz(t)]];
+    C.sas.inc(t_sa_[sz(t)]);
+    gamma_sas_.inc(t_sa_[sz(t)]);
   }
   double* nlo = &c_nlo_[sz(c) * sz(dn_)];
   double* nhi = &c_nhi_[sz(c) * sz(dn_)];
@@ -354,11 +484,8 @@ void Castle::gamma_erase(int32_t c) {
   c_gpos_[sz(c)] = -1;
 }
 
-template <class Map, class Key>
-static void dec_count(Map& m, const Key& key) {
-  auto it = m.find(key);
-  if (it == m.end()) throw InternalError("CASTLE: count map out of sync");
-  if (--it->second == 0) m.erase(it);
+static void dec_count(CountMap& m, int64_t key) {
+  if (!m.dec(key)) throw InternalError("CASTLE: count map out of sync");
 }
 
 /// Remove a pending tuple from its open cluster (reuse or suppression, A9/A11); drops the cluster if empty.
@@ -442,38 +569,59 @@ int32_t Castle::best_selection(int32_t t) {
   // IL(C ∪ {x}) for every open cluster, one dimension at a time (same per-cluster order of operations as
   // il_of_bounds: numeric dimensions, then categorical ones, then the 1/d factor)
   const size_t G = gamma_.size();
-  g_acc_.assign(G, 0.0);
-  double* acc = g_acc_.data();
+  if (g_acc_.size() < G) g_acc_.resize(G);
+  double* acc = g_acc_.data();  // written by add_numeric_enlarged first
   const double* v = &t_num_[sz(t) * sz(dn_)];
   const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
   add_numeric_enlarged(acc, G, gcap_, sz(dn_), g_nlo_.data(), g_nhi_.data(), v, inv_range_.data());
-  for (size_t j = 0; j < sz(dc_); ++j) {
-    const int32_t* lo = &g_clo_[j * gcap_];
-    const int32_t* hi = &g_chi_[j * gcap_];
-    const int32_t cj = cv[j];
-    if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
-      const double* row = &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_];
-      for (size_t g = 0; g < G; ++g) acc[g] += row[g];
-    } else if (const double* tab = cat_tab_[j]) {
-      const size_t L = cat_L_[j];
-      for (size_t g = 0; g < G; ++g)
-        acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
-    } else {
-      for (size_t g = 0; g < G; ++g)
-        acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+  if (g_e_.size() < G) g_e_.resize(G);
+  double* __restrict ev = g_e_.data();
+  const double* __restrict gil = g_il_.data();
+  bool all_rows = true;
+  for (size_t j = 0; j < sz(dc_); ++j) all_rows = all_rows && row_off_[j + 1] > row_off_[j];
+  if (all_rows && dc_ <= 4) {
+    // every categorical term from a per-code row: one fused pass adds them in dimension order, applies 1/d and
+    // takes the enlargement (the same operations per cluster as below)
+    const double* rp[4] = {nullptr, nullptr, nullptr, nullptr};
+    for (size_t j = 0; j < sz(dc_); ++j) rp[j] = &g_row_[(row_off_[j] + static_cast<size_t>(cv[j])) * gcap_];
+    finish_enlarged(acc, ev, gil, rp, sz(dc_), G, inv_d_);
+  } else {
+    for (size_t j = 0; j < sz(dc_); ++j) {
+      const int32_t* lo = &g_clo_[j * gcap_];
+      const int32_t* hi = &g_chi_[j * gcap_];
+      const int32_t cj = cv[j];
+      if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
+        add_row(acc, &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_], G);
+      } else if (const double* tab = cat_tab_[j]) {
+        const size_t L = cat_L_[j];
+        for (size_t g = 0; g < G; ++g)
+          acc[g] += tab[static_cast<size_t>(std::min(lo[g], cj)) * L + static_cast<size_t>(std::max(hi[g], cj))];
+      } else {
+        for (size_t g = 0; g < G; ++g)
+          acc[g] += cat_term(static_cast<int64_t>(j), std::min(lo[g], cj), std::max(hi[g], cj));
+      }
+    }
+    for (size_t g = 0; g < G; ++g) {  // IL(C ∪ {x}) (kept in acc) and the enlargement, vectorisable
+      acc[g] *= inv_d_;
+      ev[g] = acc[g] - gil[g];
     }
   }
+  // the argmin set in Gamma's order; approx_eq(e, em) is |e - em| <= tol with tol fixed by em (and
+  // fl(e - em) = -fl(em - e)), so the same comparisons run without recomputing the tolerance
+  double tol = 0.0;
   for (size_t g = 0; g < G; ++g) {
+    const double e = ev[g];
+    if (e > em && e - em > tol) continue;  // neither a new minimum nor a tie (the common case)
     const int32_t c = gamma_[g];
-    double nil = acc[g] * inv_d_;
-    double e = nil - g_il_[g];
-    if (scratch_em_.empty() || (e < em && !approx_eq(e, em))) {
+    const double nil = acc[g];
+    if (scratch_em_.empty() || (e < em && em - e > tol)) {
       em = e;
+      tol = 1e-12 * std::max(1.0, std::fabs(em));
       scratch_em_.clear();
       em_il.clear();
       scratch_em_.push_back(c);
       em_il.push_back(nil);
-    } else if (approx_eq(e, em)) {
+    } else if (std::fabs(e - em) <= tol) {
       scratch_em_.push_back(c);
       em_il.push_back(nil);
     }
@@ -530,6 +678,28 @@ void Castle::delay_constraint(int32_t t, int64_t at) {
   }
 }
 
+void Castle::omega_push(OmegaEntry&& e) {
+  for (size_t j = 0; j < sz(dn_); ++j) {
+    om_num_.push_back(e.lo[j]);
+    om_num_.push_back(e.hi[j]);
+  }
+  for (size_t j = 0; j < sz(dc_); ++j) {
+    om_cat_.push_back(e.clo[j]);
+    om_cat_.push_back(e.chi[j]);
+  }
+  omega_.push_back(std::move(e));
+}
+
+void Castle::omega_pop_front() {
+  omega_.pop_front();
+  ++om_start_;
+  if (om_start_ >= 1024 && om_start_ >= omega_.size()) {  // drop the evicted prefix of the mirror
+    om_num_.erase(om_num_.begin(), om_num_.begin() + static_cast<std::ptrdiff_t>(om_start_ * 2 * sz(dn_)));
+    om_cat_.erase(om_cat_.begin(), om_cat_.begin() + static_cast<std::ptrdiff_t>(om_start_ * 2 * sz(dc_)));
+    om_start_ = 0;
+  }
+}
+
 /// Reuse (delayConstraint steps 5-9): publish x with a uniformly random Omega entry containing it (Thm 5.2).
 bool Castle::try_reuse(int32_t t, int64_t at) {
   if (!omega_.empty()) {
@@ -539,11 +709,14 @@ bool Castle::try_reuse(int32_t t, int64_t at) {
     size_t chosen = 0;
     std::vector<size_t>& found = scratch_found_;
     found.clear();
-    for (size_t i = 0; i < omega_.size(); ++i) {
-      const OmegaEntry& e = omega_[i];
+    // the same containment tests over the flat mirror of Omega (entry i at om_start_ + i)
+    const size_t dn = sz(dn_), dc = sz(dc_);
+    const double* nb = om_num_.data() + om_start_ * 2 * dn;
+    const int32_t* cb = om_cat_.data() + om_start_ * 2 * dc;
+    for (size_t i = 0; i < omega_.size(); ++i, nb += 2 * dn, cb += 2 * dc) {
       bool in = true;
-      for (int64_t j = 0; j < dn_ && in; ++j) in = e.lo[sz(j)] <= v[j] && v[j] <= e.hi[sz(j)];
-      for (int64_t j = 0; j < dc_ && in; ++j) in = e.clo[sz(j)] <= cv[j] && cv[j] <= e.chi[sz(j)];
+      for (size_t j = 0; j < dn && in; ++j) in = nb[2 * j] <= v[j] && v[j] <= nb[2 * j + 1];
+      for (size_t j = 0; j < dc && in; ++j) in = cb[2 * j] <= cv[j] && cv[j] <= cb[2 * j + 1];
       if (in) found.push_back(i);
     }
     count = static_cast<int64_t>(found.size());
@@ -719,8 +892,23 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
   int64_t gen = next_gen_id_++;
   std::vector<int32_t> order(tuples);
   rng.shuffle(order.begin(), order.end());  // A21: no arrival order inside a released cluster
-  for (int32_t t : order) {
-    emit_tuple(t, mode, at, gen, nlo.data(), nhi.data(), node.data());
+  // the rows of emit_tuple for the whole group: one resize per column, then direct writes
+  const size_t cnt = order.size(), e0 = ev_.position.size(), dn = sz(dn_), dc = sz(dc_);
+  ev_.position.resize(e0 + cnt);
+  ev_.pid.resize(e0 + cnt);
+  ev_.emitted_at.resize(e0 + cnt, at);
+  ev_.gen_id.resize(e0 + cnt, gen);
+  ev_.mode.resize(e0 + cnt, static_cast<int8_t>(mode));
+  ev_.num_lo.resize((e0 + cnt) * dn);
+  ev_.num_hi.resize((e0 + cnt) * dn);
+  ev_.cat_node.resize((e0 + cnt) * dc);
+  for (size_t i = 0; i < cnt; ++i) {
+    const int32_t t = order[i];
+    ev_.position[e0 + i] = t_pos_[sz(t)];
+    ev_.pid[e0 + i] = t_pid_[sz(t)];
+    std::copy_n(nlo.data(), dn, ev_.num_lo.data() + (e0 + i) * dn);
+    std::copy_n(nhi.data(), dn, ev_.num_hi.data() + (e0 + i) * dn);
+    std::copy_n(node.data(), dc, ev_.cat_node.data() + (e0 + i) * dc);
     release_tuple(t);
   }
   // tau = mean IL of the last min(mu, #released) clusters, including this one (§2.7 step 7)
@@ -752,8 +940,8 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
         e.chi[sz(j)] = h.leaf_start[sz(node[sz(j)])] + h.leaf_count[sz(node[sz(j)])] - 1;
       }
     }
-    omega_.push_back(std::move(e));
-    if (p_.max_reuse > 0 && static_cast<int64_t>(omega_.size()) > p_.max_reuse) omega_.pop_front();  // FIFO
+    omega_push(std::move(e));
+    if (p_.max_reuse > 0 && static_cast<int64_t>(omega_.size()) > p_.max_reuse) omega_pop_front();  // FIFO
   }
   ev_.g_id.push_back(gen);
   ev_.g_pids.push_back(npids);
@@ -767,14 +955,15 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
 // ------------------------------------------------------------------------------------------------ split^k (§2.8)
 namespace {
 /// split^k rounds (spec §2.8 steps 3-20) when every bucket holds one tuple (one tuple per person), over a flat
-/// index: the points are sorted by categorical vector (then first numeric value) and cut into blocks of kBlock
-/// points with their bounding boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the
-/// same sum of per-dimension terms, each term no larger than any member's, and floating-point rounding is
-/// monotone, so the bound never exceeds a member's computed distance), evaluates the blocks of smallest bounds
-/// first, then every other block whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest
-/// by (distance, bucket rank), a total order, so the result is independent of the visiting order and equal to
-/// the brute-force heap scan over phi: bit-identical distances (same operations in the same order) and the same
-/// random draws. Cost per round O(n_blocks * d + evaluated points * d).
+/// index: the points are sorted by top-group vector and categorical vector (then index; or by categorical vector
+/// and first numeric value when the codes do not pack) and cut into blocks of kBlock points with their bounding
+/// boxes. A round computes, per block, a lower bound of IL({x, y}) over the box (the same sum of per-dimension
+/// terms, each term no larger than any member's, and floating-point rounding is monotone, so the bound never
+/// exceeds a member's computed distance), evaluates the blocks of smallest bounds first, then every other block
+/// whose bound does not exceed the (k-1)-th best. The k-1 nearest are the smallest by (distance, bucket rank), a
+/// total order, so the result is independent of the visiting order (and of the index order and the thread count)
+/// and equal to the brute-force heap scan over phi: bit-identical distances (same operations in the same order)
+/// and the same random draws. Cost per round O(n_blocks * d + evaluated points * d).
 struct SingletonKnn {
   size_t n, dn, dc, k;
   const double* X;   // (n, dn) row-major, local index = bucket rank
@@ -782,13 +971,18 @@ struct SingletonKnn {
   const double* inv;                 // 1 / (U - L) per numeric dimension
   const std::vector<const double*>& tab;  // (L x L) IL tables per categorical dimension
   const std::vector<size_t>& L;
+  const std::vector<std::vector<int32_t>>& top;  // per categorical dimension: leaf -> top-group rank
   double inv_d;
+  int threads;
   static constexpr size_t kBlock = 32;
+  static constexpr size_t kParMinBlocks = 64;  // rounds over fewer blocks run on one thread
   SingletonKnn(size_t n_, size_t dn_, size_t dc_, size_t k_, const double* X_, const int32_t* Y_, const double* inv_,
-               const std::vector<const double*>& tab_, const std::vector<size_t>& L_, double inv_d_)
-      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), inv_d(inv_d_) {}
+               const std::vector<const double*>& tab_, const std::vector<size_t>& L_,
+               const std::vector<std::vector<int32_t>>& top_, double inv_d_, int threads_)
+      : n(n_), dn(dn_), dc(dc_), k(k_), X(X_), Y(Y_), inv(inv_), tab(tab_), L(L_), top(top_), inv_d(inv_d_),
+        threads(threads_) {}
 
-  // Index over the alive points: sorted by categorical vector (then first numeric value) and cut into blocks of
+  // Index over the alive points: sorted by categorical vector (see build) and cut into blocks of
   // kBlock consecutive points, each with its bounding box (numeric ranges, categorical code ranges).
   std::vector<uint32_t> P;        // P[pos] = local index
   std::vector<double> XT;         // (dn, m) numeric values in index order
@@ -796,6 +990,8 @@ struct SingletonKnn {
   std::vector<int32_t> YT;        // (dc, m) categorical codes in index order
   std::vector<double> blo, bhi;   // (dn, n_blocks) numeric boxes
   std::vector<int32_t> bclo, bchi;  // (dc, n_blocks) categorical code ranges
+  std::vector<uint8_t> aliveP;      // alive flag by index position
+  std::vector<uint32_t> pos_of;     // local index -> index position (valid for indexed points)
 
   bool built = false;
 
@@ -805,18 +1001,48 @@ struct SingletonKnn {
       for (size_t i = 0; i < n; ++i) P.push_back(static_cast<uint32_t>(i));
       bool packed = dc <= 6;
       for (size_t j = 0; j < dc; ++j) packed = packed && L[j] <= 1024;
-      if (packed) {  // categorical vector packed in 60 bits, then the first numeric value, then the index
-        std::vector<uint64_t> key(n);
+      if (packed) {
+        // by categorical vector, then index: the codes packed into one key of B <= 60 bits (dimension 0 most
+        // significant), sorted by a stable LSD radix sort on 8-bit digits. Any order gives the same k-1 nearest
+        // (see above); this one only makes blocks share categorical values, so their bounds are tighter.
+        // When they fit, the top-group ranks of all dimensions come first (blocks then mostly share every
+        // dimension's group, which tightens the bounds of IL terms that jump between groups).
+        std::vector<int> bits_of(dc), gbits_of(dc);
+        int B = 0, GB = 0;
+        for (size_t j = 0; j < dc; ++j) {
+          int bj = 1;
+          while ((size_t{1} << bj) < L[j]) ++bj;
+          bits_of[j] = bj;
+          B += bj;
+          int gj = 1;
+          while ((int32_t{1} << gj) <= top[j].back()) ++gj;
+          gbits_of[j] = gj;
+          GB += gj;
+        }
+        const bool groups = B + GB <= 64;
+        if (groups) B += GB;
+        std::vector<uint64_t> key(n), key2(n);
+        std::vector<uint32_t> P2(n);
         for (size_t i = 0; i < n; ++i) {
           uint64_t kk = 0;
-          for (size_t j = 0; j < dc; ++j) kk = (kk << 10) | static_cast<uint64_t>(Y[i * dc + j]);
+          if (groups)
+            for (size_t j = 0; j < dc; ++j)
+              kk = (kk << gbits_of[j]) | static_cast<uint64_t>(top[j][static_cast<size_t>(Y[i * dc + j])]);
+          for (size_t j = 0; j < dc; ++j) kk = (kk << bits_of[j]) | static_cast<uint64_t>(Y[i * dc + j]);
           key[i] = kk;
         }
-        std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
-          if (key[u] != key[v]) return key[u] < key[v];
-          if (dn && X[u * dn] != X[v * dn]) return X[u * dn] < X[v * dn];
-          return u < v;
-        });
+        for (int shift = 0; shift < B; shift += 8) {
+          size_t cnt[257] = {0};
+          for (size_t i = 0; i < n; ++i) ++cnt[((key[i] >> shift) & 0xFF) + 1];
+          for (size_t d = 0; d < 256; ++d) cnt[d + 1] += cnt[d];
+          for (size_t i = 0; i < n; ++i) {
+            const size_t at = cnt[(key[i] >> shift) & 0xFF]++;
+            P2[at] = P[i];
+            key2[at] = key[i];
+          }
+          P.swap(P2);
+          key.swap(key2);
+        }
       } else {
         std::sort(P.begin(), P.end(), [&](uint32_t u, uint32_t v) {
           for (size_t j = 0; j < dc; ++j)
@@ -831,6 +1057,9 @@ struct SingletonKnn {
     const size_t m = P.size();
     XT.resize(dn * m);
     YT.resize(dc * m);
+    aliveP.assign(m, 1);
+    pos_of.resize(n);
+    for (size_t q = 0; q < m; ++q) pos_of[P[q]] = static_cast<uint32_t>(q);
     for (size_t q = 0; q < m; ++q) {
       for (size_t j = 0; j < dn; ++j) XT[j * m + q] = X[P[q] * dn + j];
       for (size_t j = 0; j < dc; ++j) YT[j * m + q] = Y[P[q] * dc + j];
@@ -865,12 +1094,118 @@ struct SingletonKnn {
   }
 
   /// Runs the rounds; returns the sub-clusters (local indices) and leaves `alive` marking the leftovers.
-  std::vector<std::vector<int32_t>> run(Rng& rng, std::vector<uint8_t>& alive) {
-    struct Node {
-      double d;
-      uint32_t l;
+  // --- multi-threaded block scans: helper threads claim chunks of a round's blocks (see run)
+  struct Node {
+    double d;
+    uint32_t l;
+  };
+  static bool cmp(const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.l < b.l; }
+  static constexpr size_t kChunk = 4;  // blocks per claim
+  struct Round {
+    const std::pair<double, uint32_t>* order = nullptr;
+    size_t nb = 0, m = 0;
+    const double* xv = nullptr;
+    std::atomic<size_t> nchunks{0};
+  };
+  Round round_;
+  std::vector<const double*> row_ptr_;
+  std::vector<std::vector<Node>> bufs;  // one candidate buffer per helper
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t epoch_ = 0;  // round counter (written under mu_ by the scanning thread only)
+  bool stop_ = false;
+  std::atomic<uint64_t> claim_{0};  // (epoch << 32) | next chunk; low word 0xFFFFFFFF = closed
+  std::atomic<int> inflight_{0};    // helpers between a claim attempt and the end of its chunk
+  std::vector<std::thread> helpers_;
+
+  /// Scan the blocks order[chunk * kChunk, ...) of the current round into `buf` with the threshold `thr` of
+  /// its owner (each owner's threshold is never below the final (k-1)-th distance, see run).
+  void scan_chunk(size_t chunk, std::vector<Node>& buf, double& thr) {
+    const size_t want = k - 1;
+    const std::pair<double, uint32_t>* order = round_.order;
+    const size_t nb = round_.nb, m = round_.m;
+    const double* xv = round_.xv;
+    auto prune = [&]() {
+      std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
+      buf.resize(want);
+      thr = buf[want - 1].d;
     };
-    auto cmp = [](const Node& a, const Node& b) { return a.d != b.d ? a.d < b.d : a.l < b.l; };
+    double acc[kBlock];
+    uint32_t hit[kBlock];
+    const size_t b1 = std::min(nb, (chunk + 1) * kChunk);
+    for (size_t oi = chunk * kChunk; oi < b1; ++oi) {
+      const auto& ob = order[oi];
+      if (buf.size() >= want && ob.first > thr) {
+        if (buf.size() > want) prune();
+        if (ob.first > thr) continue;
+      }
+      const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+      const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0, aliveP.data() + q0,
+                                         xv, inv, row_ptr_.data(), inv_d, thr);
+      for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
+      if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
+        if (buf.size() == want) {
+          thr = buf[0].d;
+          for (const Node& nd : buf) thr = std::max(thr, nd.d);
+        } else {
+          prune();
+        }
+      } else if (buf.size() >= 4 * want + kBlock) {
+        prune();
+      }
+    }
+  }
+
+  void helper_loop(size_t h) {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || epoch_ != seen; });
+        if (stop_) return;
+        seen = epoch_;
+      }
+      double thr = std::numeric_limits<double>::infinity();
+      for (;;) {
+        inflight_.fetch_add(1);  // before the claim, so a closing round waits for a claim that succeeds
+        uint64_t c = claim_.load();
+        bool got = false;
+        while ((c >> 32) == seen && (c & 0xFFFFFFFFu) < round_.nchunks.load()) {
+          if (claim_.compare_exchange_weak(c, c + 1)) {
+            got = true;
+            break;
+          }
+        }
+        if (got) scan_chunk(static_cast<size_t>(c & 0xFFFFFFFFu), bufs[h], thr);
+        inflight_.fetch_sub(1);
+        if (!got) break;
+      }
+    }
+  }
+
+  /// Starts T - 1 helpers for the rounds of run() and stops them when it returns (or throws).
+  struct Helpers {
+    SingletonKnn& s;
+    Helpers(SingletonKnn& s_, int T) : s(s_) {
+      if (T <= 1) return;
+      s.bufs.resize(static_cast<size_t>(T - 1));
+      for (auto& b : s.bufs) b.reserve(4 * s.k + 2 * kBlock);  // nothing allocates in a helper
+      for (size_t h = 0; h + 1 < static_cast<size_t>(T); ++h) s.helpers_.emplace_back([this, h] { s.helper_loop(h); });
+    }
+    ~Helpers() {
+      {
+        std::lock_guard<std::mutex> lk(s.mu_);
+        s.stop_ = true;
+      }
+      s.cv_.notify_all();
+      for (auto& t : s.helpers_) t.join();
+      s.helpers_.clear();
+    }
+    Helpers(const Helpers&) = delete;
+    Helpers& operator=(const Helpers&) = delete;
+  };
+
+  std::vector<std::vector<int32_t>> run(Rng& rng, std::vector<uint8_t>& alive) {
     std::vector<std::vector<int32_t>> subs;
     alive.assign(n, 1);
     size_t n_alive = n;
@@ -878,6 +1213,7 @@ struct SingletonKnn {
     if (n % 64) bits.back() = (uint64_t{1} << (n % 64)) - 1;
     auto kill = [&](size_t l) {
       alive[l] = 0;
+      aliveP[pos_of[l]] = 0;
       bits[l / 64] &= ~(uint64_t{1} << (l % 64));
     };
     build(alive);
@@ -889,6 +1225,9 @@ struct SingletonKnn {
     std::vector<double> lb;
     std::vector<std::pair<double, uint32_t>> order;
     std::vector<Node> heap;
+    heap.reserve(4 * k + 2 * kBlock);
+    row_ptr_ = row_ptr;
+    Helpers helpers(*this, threads > 1 && n >= kParMinBlocks * kBlock ? threads : 1);
     while (n_alive >= k) {
       // steps 4-6: a uniformly random bucket of phi (phi = alive buckets in rank order), then a random tuple of it
       uint64_t r = rng.below(n_alive);
@@ -941,53 +1280,86 @@ struct SingletonKnn {
       std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(head));
       // The k-1 nearest under (distance, index): candidates at or below the threshold are buffered, and the
       // buffer is cut to its k-1 smallest (nth_element) only when a block's bound must be tested against the exact
-      // (k-1)-th distance or when it grows large, so a block is skipped exactly when the heap scan skipped it.
-      heap.clear();
-      double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once heap.size() >= want
-      auto prune = [&]() {
-        std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);
-        heap.resize(want);
-        thr = heap[want - 1].d;
-      };
-      double acc[kBlock];
-      for (size_t oi = 0; oi < nb; ++oi) {
-        const auto& ob = order[oi];
-        if (heap.size() >= want && ob.first > thr) {
-          if (heap.size() > want) prune();
-          if (ob.first > thr) {
-            if (oi < head) {
-              oi = head - 1;  // the sorted head is done; the rest is unsorted
+      // (k-1)-th distance or when it grows large. With T threads, thread t scans the blocks order[t], order[t + T],
+      // ... with its own buffer and threshold (each thread's threshold is never below the final (k-1)-th distance,
+      // so no block or point of the k-1 nearest is skipped), and the buffers are merged under the same total order
+      // (distance, index): the result does not depend on T.
+      const int T = threads > 1 && nb >= kParMinBlocks && !helpers_.empty() ? threads : 1;
+      auto scan = [&](size_t t, size_t TT, std::vector<Node>& buf) {
+        buf.clear();
+        double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once buf.size() >= want
+        auto prune = [&]() {
+          std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
+          buf.resize(want);
+          thr = buf[want - 1].d;
+        };
+        double acc[kBlock];
+        uint32_t hit[kBlock];
+        size_t oi = t;
+        while (oi < nb) {
+          const auto& ob = order[oi];
+          if (buf.size() >= want && ob.first > thr) {
+            if (buf.size() > want) prune();
+            if (ob.first > thr) {
+              // in the sorted head every later block is bounded as high: go on after the head
+              oi = oi < head ? head + (t + TT - head % TT) % TT : oi + TT;
+              continue;
             }
-            continue;
           }
-        }
-        const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-        numeric_abs_dist(acc, nq, m, dn, XT.data() + q0, xv, inv);
-        bool uniform = true;  // every point of the block has the same categorical vector
-        for (size_t j = 0; j < dc && uniform; ++j) uniform = bclo[j * nb + bk] == bchi[j * nb + bk];
-        if (uniform) {  // the same additions in the same order, with the row entries hoisted (vectorisable)
-          for (size_t j = 0; j < dc; ++j) {
-            const double r = rows[j][static_cast<size_t>(bclo[j * nb + bk])];
-            for (size_t i = 0; i < nq; ++i) acc[i] += r;
-          }
-        } else {
-          add_cat_rows(acc, nq, m, dc, YT.data() + q0, row_ptr.data());
-        }
-        for (size_t i = 0; i < nq; ++i) {
-          const double d = acc[i] * inv_d;
-          if (d > thr) continue;
-          const uint32_t l = P[q0 + i];
-          if (!alive[l]) continue;
-          heap.push_back(Node{d, l});
-          if (heap.size() == want) {
-            thr = heap[0].d;
-            for (const Node& nd : heap) thr = std::max(thr, nd.d);
-          } else if (heap.size() >= 4 * want + kBlock) {
+          // thr is fixed during a block: it only ever decreases towards the final (k-1)-th distance, so
+          // accepting against a larger one adds candidates, never loses one
+          const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+          const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0,
+                                             aliveP.data() + q0, xv, inv, row_ptr.data(), inv_d, thr);
+          for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
+          if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
+            if (buf.size() == want) {
+              thr = buf[0].d;
+              for (const Node& nd : buf) thr = std::max(thr, nd.d);
+            } else {
+              prune();
+            }
+          } else if (buf.size() >= 4 * want + kBlock) {
             prune();
           }
+          oi += TT;
         }
+      };
+      if (T > 1) {
+        // chunks of kChunk blocks (in `order`) are claimed by this thread and the helpers through one atomic
+        // word (round << 32 | next chunk); the round is then closed and only chunks already claimed are waited
+        // for, so a helper that is not running costs nothing (this thread simply scans every chunk itself)
+        round_.order = order.data();
+        round_.nb = nb;
+        round_.m = m;
+        round_.xv = xv;
+        round_.nchunks.store((nb + kChunk - 1) / kChunk);
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          ++epoch_;
+          claim_.store(epoch_ << 32);
+        }
+        cv_.notify_all();
+        double thr0 = std::numeric_limits<double>::infinity();
+        heap.clear();
+        for (;;) {
+          uint64_t c = claim_.load();
+          if ((c & 0xFFFFFFFFu) >= round_.nchunks.load()) break;
+          if (claim_.compare_exchange_weak(c, c + 1)) scan_chunk(static_cast<size_t>(c & 0xFFFFFFFFu), heap, thr0);
+        }
+        claim_.store((epoch_ << 32) | 0xFFFFFFFFu);  // closed: no further claims in this round
+        while (inflight_.load() > 0) std::this_thread::yield();
+        for (auto& hb : bufs) {
+          heap.insert(heap.end(), hb.begin(), hb.end());
+          hb.clear();
+        }
+      } else {
+        scan(0, 1, heap);
       }
-      if (heap.size() > want) prune();
+      if (heap.size() > want) {
+        std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);
+        heap.resize(want);
+      }
       std::sort(heap.begin(), heap.end(), cmp);
       std::vector<int32_t> cnew{static_cast<int32_t>(xl)};
       for (const Node& nd : heap) {
@@ -1032,7 +1404,7 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   for (size_t j = 0; j < dc; ++j) all_tables = all_tables && cat_tab_[j] != nullptr;
   if (nb == n && all_tables) {  // one tuple per person: indexed k-NN rounds (bit-identical, see SingletonKnn)
     SingletonKnn knn(n, dn, dc, static_cast<size_t>(p_.k), X.data(), Y.data(), inv_range_.data(), cat_tab_,
-                     cat_L_, inv_d_);
+                     cat_L_, cat_top_, inv_d_, resolve_threads(n_threads_));
     std::vector<uint8_t> left;
     auto subs = knn.run(rng, left);
     for (auto& sv : subs)
@@ -1611,7 +1983,10 @@ Castle Castle::restore(const std::string& bytes) {
     e.clo = r.vec<int32_t>();
     e.chi = r.vec<int32_t>();
     e.node = r.vec<int32_t>();
-    c.omega_.push_back(std::move(e));
+    if (e.lo.size() != sz(c.dn_) || e.hi.size() != sz(c.dn_) || e.clo.size() != sz(c.dc_) ||
+        e.chi.size() != sz(c.dc_) || e.node.size() != sz(c.dc_))
+      throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
+    c.omega_push(std::move(e));
   }
   auto nt = r.get<uint64_t>();
   if (nt > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");

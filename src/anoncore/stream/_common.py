@@ -64,8 +64,34 @@ def encode_numeric(df: pd.DataFrame, names: Sequence[str], lo: NDArray[np.float6
     return num
 
 
+def _map_arrow_strings(col: pd.Series, lookup: Mapping[str, int]) -> NDArray[np.int32] | None:
+    """Fast path of :func:`map_labels` for Arrow-backed string columns whose every value is a label as it is:
+    one hash lookup per row in Arrow. None when the column is not such a column or some value is not a label
+    as it is (missing, unknown, or only after stripping): the general path then decides (and names the row)."""
+    arr = getattr(col.array, "_pa_array", None)
+    if arr is None or not len(lookup):
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
+            return None
+        idx = pc.index_in(arr, value_set=pa.array(list(lookup.keys()), type=arr.type))
+    except Exception:  # noqa: BLE001 - any Arrow difference: the general path
+        return None
+    if idx.null_count:
+        return None
+    codes = np.fromiter(lookup.values(), dtype=np.int32, count=len(lookup))
+    out: NDArray[np.int32] = codes[idx.to_numpy()]
+    return out
+
+
 def map_labels(col: pd.Series, lookup: Mapping[str, int], name: str, where: str) -> NDArray[np.int32]:
     """Codes of a categorical batch column; an unknown value or a missing one is refused, naming the row."""
+    fast = _map_arrow_strings(col, lookup)
+    if fast is not None:
+        return fast
     codes, uniq = pd.factorize(col, use_na_sentinel=True)
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])

@@ -141,6 +141,19 @@ def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
     return int(value)
 
 
+def _check_threads(value: Any) -> int:
+    """``n_threads``: a positive int, or None for all cores (0 in the kernel)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"The 'n_threads' parameter of Castle must be an int in the range [1, inf) or None. "
+                        f"Got {value!r} instead.")
+    if int(value) < 1:
+        raise ValueError(f"The 'n_threads' parameter of Castle must be an int in the range [1, inf) or None. "
+                         f"Got {value!r} instead.")
+    return int(value)
+
+
 class Castle:
     """CASTLE stream anonymizer (Cao, Carminati, Ferrari, Tan; Cao PhD thesis, NUS 2010, chapter 5).
 
@@ -190,6 +203,9 @@ class Castle:
         released cluster is suppressed when more than half of the open clusters are larger than its own.
     rng : int, numpy.random.Generator or None, default=None
         Seed of every random choice (reuse selection, split^k, order inside a released cluster).
+    n_threads : int or None, default=1
+        Threads for the block scans of split^k (None: all cores). The output does not depend on it. A scan
+        round is short (tens of microseconds), so a second thread only pays on an otherwise idle core.
 
     Attributes
     ----------
@@ -258,8 +274,10 @@ class Castle:
         reorder: bool = False,
         outlier_suppression: bool = False,
         rng: int | np.random.Generator | None = None,
+        n_threads: int | None = 1,
     ) -> None:
         k = _check_int(k, "k", 1)
+        threads = _check_threads(n_threads)
         delta = _check_int(delta, "delta", 1)
         eta = _check_int(eta, "eta", 1)
         if beta is not None:
@@ -299,6 +317,7 @@ class Castle:
             k, delta, eta, mu, 0 if l is None else l, -1 if max_reuse is None else max_reuse, float(initial_tau),
             containment == "range", outlier_suppression, seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
         )
+        self._core.n_threads = threads
         self._py = _PyState(spec.passthrough)
         self._py.reorder = reorder
         self.closed_ = False
@@ -423,8 +442,10 @@ class Castle:
         return _MAGIC + struct.pack("<IQ", _VERSION, len(core)) + core + py
 
     @classmethod
-    def restore(cls, state: bytes) -> Castle:
+    def restore(cls, state: bytes, n_threads: int | None = 1) -> Castle:
         """Rebuild a :class:`Castle` from :meth:`checkpoint` bytes (only from a source you trust).
+
+        ``n_threads`` is as in :class:`Castle` (not part of the state: the output does not depend on it).
 
         Examples
         --------
@@ -439,6 +460,7 @@ class Castle:
         """
         if not isinstance(state, (bytes, bytearray, memoryview)):
             raise TypeError(f"Castle.restore expects bytes. Got {type(state).__name__} instead.")
+        threads = _check_threads(n_threads)
         state = bytes(state)
         head = len(_MAGIC) + 12
         if len(state) < head or not state.startswith(_MAGIC):
@@ -453,6 +475,7 @@ class Castle:
         obj = cls.__new__(cls)
         obj._spec = py["spec"]
         obj._core = core
+        obj._core.n_threads = threads
         obj._py = py["py"]
         obj.closed_ = bool(py["closed"])
         return obj

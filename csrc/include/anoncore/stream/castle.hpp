@@ -8,10 +8,10 @@
 //  - categorical: int32 pre-order leaf codes of a hierarchy (docs/contracts.md), cluster range = leaf range
 //    [lo, hi], generalization = LCA(lo, hi), IL = 0 for one leaf, else |Leaves(LCA)| / |Leaves(root)|.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "anoncore/core/rng.hpp"
@@ -25,6 +25,84 @@ struct CatHierarchy {
   std::vector<int32_t> leaf_start;
   std::vector<int32_t> leaf_count;
   int32_t n_leaves = 1;
+};
+
+/// Multiset counter of int64 keys (pid -> tuples, sa -> tuples): open addressing with linear probing and
+/// backward-shift deletion, so inserting and removing allocate nothing once the table has grown. Only
+/// size() (distinct keys) and the per-key counts are observable; nothing iterates it.
+class CountMap {
+ public:
+  /// Add one occurrence of `key`.
+  void inc(int64_t key) {
+    if (2 * (n_ + 1) > slots_.size()) grow();
+    size_t i = home(key);
+    while (slots_[i].cnt != 0) {
+      if (slots_[i].key == key) {
+        ++slots_[i].cnt;
+        return;
+      }
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = Slot{key, 1};
+    ++n_;
+  }
+  /// Remove one occurrence of `key`; false if it is absent.
+  bool dec(int64_t key) {
+    if (n_ == 0) return false;
+    size_t i = home(key);
+    while (slots_[i].key != key || slots_[i].cnt == 0) {
+      if (slots_[i].cnt == 0) return false;
+      i = (i + 1) & mask_;
+    }
+    if (--slots_[i].cnt > 0) return true;
+    for (size_t j = (i + 1) & mask_; slots_[j].cnt != 0; j = (j + 1) & mask_) {  // backward shift
+      const size_t h = home(slots_[j].key);
+      const bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+      if (!stays) {
+        slots_[i] = slots_[j];
+        slots_[j].cnt = 0;
+        i = j;
+      }
+    }
+    slots_[i].cnt = 0;
+    --n_;
+    return true;
+  }
+  size_t size() const { return n_; }
+  void clear() {
+    if (n_ == 0) return;
+    if (slots_.size() > 64) {
+      slots_.clear();  // a large cluster's table is given back
+      slots_.shrink_to_fit();
+      mask_ = 0;
+    } else {
+      for (auto& x : slots_) x.cnt = 0;
+    }
+    n_ = 0;
+  }
+
+ private:
+  struct Slot {
+    int64_t key = 0;
+    int32_t cnt = 0;  // 0 = empty
+  };
+  size_t home(int64_t key) const {
+    return static_cast<size_t>((static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ULL) >> 32) & mask_;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const size_t cap = std::max<size_t>(16, 2 * old.size());
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    for (const Slot& x : old) {
+      if (x.cnt == 0) continue;
+      size_t i = home(x.key);
+      while (slots_[i].cnt != 0) i = (i + 1) & mask_;
+      slots_[i] = x;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, n_ = 0;
 };
 
 /// Parameters (spec §2.1 and A4-A12). `l = 0` switches l-diversity off; `max_reuse < 0` keeps every
@@ -87,14 +165,17 @@ class Castle {
   int64_t last_position() const { return last_pos_; }
   const CastleParams& params() const { return p_; }
   int64_t d_num() const { return dn_; }
+  /// Threads for split^k's block scans (<= 0: all cores). Not part of the state: the output does not depend on it.
+  void set_n_threads(int n) { n_threads_ = n; }
+  int n_threads() const { return n_threads_; }
   int64_t d_cat() const { return dc_; }
 
  private:
   struct Cluster {
     int64_t id = 0;
     std::vector<int32_t> members;                  // tuple slots
-    std::unordered_map<int64_t, int32_t> pids;     // pid -> tuples
-    std::unordered_map<int32_t, int32_t> sas;      // sa -> tuples (l-mode)
+    CountMap pids;  // pid -> tuples
+    CountMap sas;   // sa -> tuples (l-mode)
     double il = 0.0;
     bool used = false;
   };
@@ -141,6 +222,7 @@ class Castle {
   Rng next_rng() { return Rng::for_chunk(p_.seed, rng_counter_++); }
 
   CastleParams p_;
+  int n_threads_ = 1;
   int64_t dn_, dc_;
   double inv_d_;
   std::vector<double> dom_lo_, dom_hi_, inv_range_;
@@ -149,6 +231,7 @@ class Castle {
   std::vector<std::vector<int32_t>> cat_lca_table_;  // per categorical QI: (L x L) or empty
   std::vector<const double*> cat_tab_;               // cat_il_table_[j].data() or nullptr
   std::vector<size_t> cat_L_;                         // leaves per categorical QI
+  std::vector<std::vector<int32_t>> cat_top_;         // per categorical QI: leaf -> rank of its top group
   /// IL term of a categorical range (lo <= hi); table lookup when the hierarchy is small.
   double cat_fast(int64_t j, int32_t lo, int32_t hi) const {
     const double* tab = cat_tab_[static_cast<size_t>(j)];
@@ -178,18 +261,25 @@ class Castle {
   std::vector<double> g_nlo_, g_nhi_, g_il_;
   std::vector<int32_t> g_clo_, g_chi_;
   std::vector<int32_t> c_gpos_;  // slot -> position in gamma_, -1 when not open
-  std::vector<double> g_acc_;
+  std::vector<double> g_acc_, g_e_;
   // Per categorical QI with a table and at most 64 leaves: for every code y, the IL term of (cluster ∪ {y}) for
   // each open cluster, g_row_[(row_off_[j] + y) * gcap_ + g], so bestSelection reads contiguous rows.
   std::vector<size_t> row_off_;
   std::vector<double> g_row_;
   void gamma_sync(int32_t c, bool fresh = false);
   void gamma_push(int32_t c);
-  std::unordered_map<int64_t, int32_t> gamma_pids_;  // pid -> tuples over Gamma (A10)
-  std::unordered_map<int32_t, int32_t> gamma_sas_;   // sa -> tuples over Gamma (A18)
+  CountMap gamma_pids_;  // pid -> tuples over Gamma (A10)
+  CountMap gamma_sas_;   // sa -> tuples over Gamma (A18)
 
   // Omega and tau
   std::deque<OmegaEntry> omega_;
+  // flat mirror of Omega's containment boxes for the reuse scan: entry i of omega_ is mirror entry om_start_ + i,
+  // with (lo, hi) per numeric QI in om_num_ and (lo, hi) leaf codes per categorical QI in om_cat_
+  std::vector<double> om_num_;
+  std::vector<int32_t> om_cat_;
+  size_t om_start_ = 0;
+  void omega_push(OmegaEntry&& e);
+  void omega_pop_front();
   std::vector<double> recent_il_;  // ring of the last mu released cluster ILs
   int64_t recent_head_ = 0;
   double tau_ = 0.0;
