@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import numbers
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._threads import check_n_threads
 from anoncore.data.table import Table
 from anoncore.models import (
     MODELS,
@@ -179,19 +178,6 @@ def _check_models(models: Any) -> tuple[PrivacyModel, ...]:
     return out
 
 
-def _check_threads(n_threads: Any) -> int:
-    msg = "The 'n_threads' parameter of audit must be an int in the range [1, inf) or None. Got {!r} instead."
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
-        raise TypeError(msg.format(n_threads))
-    if int(n_threads) < 1:
-        raise ValueError(msg.format(n_threads))
-    if int(n_threads) > 1 and not _core.has_openmp:
-        warnings.warn("anoncore was built without OpenMP; the audit runs serially.", RuntimeWarning, stacklevel=3)
-    return int(n_threads)
-
-
 def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[PrivacyModel],
           reference: str = "table", n_threads: int | None = None) -> AuditReport:
     """Check privacy models on a partition of a table, from the original values alone.
@@ -255,7 +241,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     if reference not in REFERENCES:
         raise ValueError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
                          f"Got {reference!r} instead.")
-    nt = _check_threads(n_threads)
+    nt = check_n_threads(n_threads, "audit")
 
     # Resolve sensitive attributes before any kernel runs.
     plan: list[tuple[PrivacyModel, str | None]] = []

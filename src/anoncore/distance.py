@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._threads import check_n_threads
 from anoncore.data.hierarchy import Hierarchy
 
 __all__ = [
@@ -337,7 +338,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
     if cnt.shape[1] != nb:
         raise ValueError(f"The 'counts' parameter of {caller} must have {nb} columns (one per bucket). "
                          f"Got {cnt.shape[1]}.")
-    nt = _threads(n_threads, caller)
+    nt = check_n_threads(n_threads, caller)
     present = ref > 0
     if np.any(present & (b < 0)):
         raise ValueError(f"Every value present in the reference must be in a bucket ({caller}).")
@@ -394,17 +395,3 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
         cnt, totals, np.ascontiguousarray(ground, dtype=np.float64), nt)
 
 
-def _threads(n_threads: Any, caller: str) -> int:
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
-        raise TypeError(f"The 'n_threads' parameter of {caller} must be an int in the range [1, inf) or None. "
-                        f"Got {n_threads!r} instead.")
-    if int(n_threads) < 1:
-        raise ValueError(f"The 'n_threads' parameter of {caller} must be an int in the range [1, inf) or None. "
-                         f"Got {n_threads!r} instead.")
-    if int(n_threads) > 1 and not _core.has_openmp:
-        import warnings
-
-        warnings.warn("anoncore was built without OpenMP; running serially.", RuntimeWarning, stacklevel=3)
-    return int(n_threads)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from anoncore import _core
 from anoncore.sequence._taxonomy import Tax
 
 __all__ = [
@@ -19,7 +17,6 @@ __all__ = [
     "encode_patterns",
     "encode_sequence",
     "encode_sequences",
-    "resolve_threads",
 ]
 
 
@@ -158,15 +155,3 @@ def encode_patterns(
     return np.ascontiguousarray(np.array(rows, dtype=np.int32).reshape(len(rows), m))
 
 
-def resolve_threads(n_threads: Any, caller: str) -> int:
-    """None -> 0 (all cores); warns when threads are requested without OpenMP (STYLE.md §2.5)."""
-    if n_threads is None:
-        return 0
-    nt = check_int(n_threads, "n_threads", caller, 1)
-    if nt > 1 and not getattr(_core, "has_openmp", True):
-        warnings.warn(
-            f"{caller}: n_threads={nt} requested but anoncore was built without OpenMP; running serially.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return nt

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anoncore import _core
+from anoncore._threads import check_n_threads
 from anoncore.exceptions import InfeasibleError
 from anoncore.sequence._algorithms import TraceEvent, bottom_up, brute_force, top_down
 from anoncore.sequence._problem import UserProblem
@@ -27,7 +28,6 @@ from anoncore.sequence._validation import (
     encode_patterns,
     encode_sequence,
     encode_sequences,
-    resolve_threads,
 )
 from anoncore.sequence.costs import resolve_cost
 from anoncore.sequence.counting import check_generalization
@@ -748,7 +748,7 @@ def sanitize(
         )
     epsilon = check_real(epsilon, "epsilon", caller, 0.0)
     w, base = _check_common(w, log_base, caller)
-    nt = resolve_threads(n_threads, caller)
+    nt = check_n_threads(n_threads, caller)
     if counting not in ("table", "scan"):
         raise ValueError(
             f"The 'counting' parameter of {caller} must be a str among {{'scan', 'table'}}. Got {counting!r} instead."

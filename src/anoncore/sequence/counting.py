@@ -12,12 +12,12 @@ import numpy as np
 import numpy.typing as npt
 
 from anoncore import _core
+from anoncore._threads import check_n_threads
 from anoncore.sequence._taxonomy import as_tax
 from anoncore.sequence._validation import (
     check_int,
     encode_patterns,
     encode_sequences,
-    resolve_threads,
 )
 
 __all__ = ["count_patterns", "pair_table", "total_embeddings"]
@@ -121,7 +121,7 @@ def count_patterns(
         gmap = np.arange(tax.n_leaves, dtype=np.int32)
     else:
         gmap = check_generalization(generalization, tax, caller)
-    nt = resolve_threads(n_threads, caller)
+    nt = check_n_threads(n_threads, caller)
     return np.asarray(_core.sequence.count_patterns(offsets, flat, gmap, pats, tax.n_nodes, w, nt))
 
 
@@ -174,5 +174,5 @@ def pair_table(
     tax = as_tax(taxonomy, caller)
     w = check_int(w, "w", caller, 0)
     offsets, flat = encode_sequences(sequences, tax, caller)
-    nt = resolve_threads(n_threads, caller)
+    nt = check_n_threads(n_threads, caller)
     return np.asarray(_core.sequence.pair_table(offsets, flat, tax.n_leaves, w, nt))

@@ -8,7 +8,6 @@ BUREL), exact kNN (SABRE-KNN) and Mondrian's widest-dimension choice.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -16,7 +15,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore import _core
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
@@ -28,7 +26,6 @@ __all__ = [
     "check_option",
     "check_t",
     "check_table",
-    "check_threads",
     "mondrian_hierarchies",
     "qi_space",
     "seed_from",
@@ -106,21 +103,6 @@ def check_option(value: Any, name: str, options: tuple[str, ...], caller: str) -
         raise ValueError(f"The {name!r} parameter of {caller} must be one of {set(options)}. Got {value!r} "
                          f"instead.")
     return value
-
-
-def check_threads(n_threads: Any, caller: str) -> int:
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, Integral):
-        raise TypeError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
-                        f"instead.")
-    if int(n_threads) < 1:
-        raise ValueError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. Got {n_threads!r} "
-                         f"instead.")
-    if int(n_threads) > 1 and not _core.has_openmp:
-        warnings.warn(f"{caller}: n_threads={n_threads} requested but anoncore was built without OpenMP; "
-                      f"running serially.", RuntimeWarning, stacklevel=3)
-    return int(n_threads)
 
 
 def seed_from(rng: Any, caller: str) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._threads import check_n_threads
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
@@ -265,7 +266,7 @@ def burel(
     if not isinstance(strict, bool):
         raise TypeError(f"The 'strict' parameter of {caller} must be a bool. Got {strict!r} instead.")
     split = _space.check_option(split, "split", ("halve", "balanced"), caller)
-    threads = _space.check_threads(n_threads, caller)
+    threads = check_n_threads(n_threads, caller)
     seed = _space.seed_from(rng, caller)
     space = _space.qi_space(table)
     t1 = time.perf_counter()

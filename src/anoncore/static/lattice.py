@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._threads import check_n_threads
 from anoncore.audit import audit
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
@@ -116,20 +116,6 @@ def _check_option(x: Any, options: Sequence[str], name: str, caller: str) -> str
     return x
 
 
-def _check_threads(n_threads: Any, caller: str) -> int:
-    if n_threads is None:
-        return 0
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
-        raise TypeError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. "
-                        f"Got {n_threads!r} instead.")
-    if n_threads < 1:
-        raise ValueError(f"The 'n_threads' parameter of {caller} must be an int >= 1 or None. "
-                         f"Got {n_threads} instead.")
-    if n_threads > 1 and not getattr(_core, "has_openmp", False):
-        warnings.warn("anoncore was built without OpenMP: running serially.", RuntimeWarning, stacklevel=3)
-    return int(n_threads)
-
-
 def _as_models(models: Any, caller: str) -> list[Any]:
     if models is None:
         raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
@@ -171,7 +157,7 @@ class LatticeProblem:
         metric = _check_option(metric, list(METRICS), "metric", caller)
         gs = _check_fraction(gs_factor, "gs_factor", caller)
         agg = _check_option(aggregate, list(_AGGREGATES), "aggregate", caller)
-        nt = _check_threads(n_threads, caller)
+        nt = check_n_threads(n_threads, caller)
         kinds, a_par, b_par = [], [], []
         sa_name: str | None = None
         for m in mlist:

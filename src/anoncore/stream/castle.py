@@ -21,6 +21,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from anoncore import _core  # type: ignore[attr-defined]
+from anoncore._threads import check_n_threads
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
@@ -137,19 +138,6 @@ def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
     if not low <= int(value) <= high:
         hi = "inf" if high == math.inf else str(int(high))
         raise ValueError(f"The {name!r} parameter of Castle must be an int in the range [{low}, {hi}]. "
-                         f"Got {value!r} instead.")
-    return int(value)
-
-
-def _check_threads(value: Any) -> int:
-    """``n_threads``: a positive int, or None for all cores (0 in the kernel)."""
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The 'n_threads' parameter of Castle must be an int in the range [1, inf) or None. "
-                        f"Got {value!r} instead.")
-    if int(value) < 1:
-        raise ValueError(f"The 'n_threads' parameter of Castle must be an int in the range [1, inf) or None. "
                          f"Got {value!r} instead.")
     return int(value)
 
@@ -277,7 +265,7 @@ class Castle:
         n_threads: int | None = 1,
     ) -> None:
         k = _check_int(k, "k", 1)
-        threads = _check_threads(n_threads)
+        threads = check_n_threads(n_threads, "Castle", openmp=False)
         delta = _check_int(delta, "delta", 1)
         eta = _check_int(eta, "eta", 1)
         if beta is not None:
@@ -460,7 +448,7 @@ class Castle:
         """
         if not isinstance(state, (bytes, bytearray, memoryview)):
             raise TypeError(f"Castle.restore expects bytes. Got {type(state).__name__} instead.")
-        threads = _check_threads(n_threads)
+        threads = check_n_threads(n_threads, "Castle", openmp=False)
         state = bytes(state)
         head = len(_MAGIC) + 12
         if len(state) < head or not state.startswith(_MAGIC):
