@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,78 @@ def numeric_domain(a: Any, table: Any = None) -> tuple[float, float]:
         return (float(d[0]), float(d[1]))
     raise ValueError(f"Numeric quasi-identifier {a.name!r} needs a declared domain (L, U) for a stream: "
                      f"Attribute(..., domain=(L, U)), or pass a Table template.")
+
+
+@dataclass(frozen=True)
+class StreamQIs:
+    """The stream-independent part of a schema, resolved once: the template table (if given), the QIs split by
+    kind with their hierarchies and numeric domains, the person id and time columns, the passthrough columns."""
+
+    table: Any
+    schema: Any
+    numeric: tuple[str, ...]
+    categorical: tuple[str, ...]
+    hierarchies: tuple[Hierarchy, ...]
+    numeric_hierarchies: tuple[Hierarchy | None, ...]
+    dom_lo: NDArray[np.float64]
+    dom_hi: NDArray[np.float64]
+    pid: str
+    time: str | None
+    passthrough: tuple[str, ...]
+
+
+def resolve_stream_schema(schema: Any, caller: str) -> StreamQIs:
+    """Check a stream's Schema (or Table template) and resolve its QIs; errors name `caller` and the column."""
+    from anoncore.data.schema import Schema
+    from anoncore.data.table import Table
+
+    table = None
+    if isinstance(schema, Table):
+        table, schema = schema, schema.schema
+    if not isinstance(schema, Schema):
+        raise TypeError(f"The 'schema' parameter of {caller} must be a Schema or a Table. "
+                        f"Got {type(schema).__name__} instead.")
+    pids = schema.with_role("pid")
+    if not pids:
+        raise ValueError(f"{caller} needs a person id: declare one attribute with role='pid' (k_s-anonymity "
+                         f"counts distinct persons, not tuples).")
+    times = schema.with_role("time")
+    qis = schema.quasi_identifiers
+    if not qis:
+        raise ValueError(f"{caller} needs at least one quasi-identifier in the schema.")
+    numeric, categorical, hs, nh, lo, hi = [], [], [], [], [], []
+    for name in qis:
+        a = schema[name]
+        if a.kind == "numeric":
+            d = numeric_domain(a, table)
+            numeric.append(name)
+            nh.append(a.hierarchy)
+            lo.append(float(d[0]))
+            hi.append(float(d[1]))
+        else:
+            if a.hierarchy is None:
+                raise ValueError(f"Categorical quasi-identifier {name!r} needs a hierarchy for a stream (its "
+                                 f"values are not known in advance); pass one or a Table template.")
+            categorical.append(name)
+            hs.append(a.hierarchy)
+    passthrough = tuple(n for n in schema.names if schema[n].role in ("sensitive", "insensitive"))
+    return StreamQIs(table, schema, tuple(numeric), tuple(categorical), tuple(hs), tuple(nh),
+                     np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64), pids[0],
+                     times[0] if times else None, passthrough)
+
+
+def resolve_sensitive(schema: Any, sensitive: str | None, caller: str) -> str:
+    """The one sensitive attribute a stream algorithm uses: `sensitive`, or the schema's only one."""
+    sas = schema.sensitive
+    if sensitive is not None:
+        if sensitive not in sas:
+            raise ValueError(f"The 'sensitive' parameter of {caller} must name a sensitive attribute among "
+                             f"{list(sas)}. Got {sensitive!r} instead.")
+        return sensitive
+    if len(sas) == 1:
+        return str(sas[0])
+    raise ValueError(f"{caller} needs exactly one sensitive attribute or sensitive=...; the schema has "
+                     f"{list(sas)}.")
 
 
 def encode_numeric(df: pd.DataFrame, names: Sequence[str], lo: NDArray[np.float64],

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import encode_numeric, map_labels, numeric_domain
+from anoncore.stream._common import encode_numeric, map_labels, resolve_sensitive, resolve_stream_schema
 
 #: Case of every emitted tuple (index stored in the release): DIRECT, INDIRECT, end-of-stream DIRECT/INDIRECT,
 #: suppressed.
@@ -123,46 +123,9 @@ class _WSpec:
 
     @classmethod
     def build(cls, schema: Schema | Table, sensitive: str | None, sa_values: Any, caller: str) -> _WSpec:
-        table = None
-        if isinstance(schema, Table):
-            table, schema = schema, schema.schema
-        if not isinstance(schema, Schema):
-            raise TypeError(f"The 'schema' parameter of {caller} must be a Schema or a Table. "
-                            f"Got {type(schema).__name__} instead.")
-        pids = schema.with_role("pid")
-        if not pids:
-            raise ValueError(f"{caller} needs a person id: declare one attribute with role='pid' (k_s-anonymity "
-                             f"counts distinct persons, not tuples).")
-        times = schema.with_role("time")
-        qis = schema.quasi_identifiers
-        if not qis:
-            raise ValueError(f"{caller} needs at least one quasi-identifier in the schema.")
-        numeric, categorical, hs, nh, lo, hi = [], [], [], [], [], []
-        for name in qis:
-            a = schema[name]
-            if a.kind == "numeric":
-                d = numeric_domain(a, table)
-                numeric.append(name)
-                nh.append(a.hierarchy)
-                lo.append(float(d[0]))
-                hi.append(float(d[1]))
-            else:
-                if a.hierarchy is None:
-                    raise ValueError(f"Categorical quasi-identifier {name!r} needs a hierarchy for a stream (its "
-                                     f"values are not known in advance); pass one or a Table template.")
-                categorical.append(name)
-                hs.append(a.hierarchy)
-        sas = schema.sensitive
-        if sensitive is not None:
-            if sensitive not in sas:
-                raise ValueError(f"The 'sensitive' parameter of {caller} must name a sensitive attribute among "
-                                 f"{list(sas)}. Got {sensitive!r} instead.")
-            sa = sensitive
-        elif len(sas) == 1:
-            sa = sas[0]
-        else:
-            raise ValueError(f"{caller} needs exactly one sensitive attribute or sensitive=...; the schema has "
-                             f"{list(sas)}.")
+        q = resolve_stream_schema(schema, caller)
+        table, schema = q.table, q.schema
+        sa = resolve_sensitive(schema, sensitive, caller)
         a = schema[sa]
         sah: Hierarchy | None = None
         values: tuple[Any, ...]
@@ -197,10 +160,9 @@ class _WSpec:
             except (TypeError, ValueError):
                 raise ValueError(f"The domain of the numeric sensitive attribute {sa!r} must be numbers.") from None
             values = tuple(nums)
-        passthrough = tuple(n for n in schema.names if schema[n].role in ("sensitive", "insensitive"))
-        return cls(caller, tuple(numeric), tuple(categorical), tuple(hs), tuple(nh), np.asarray(lo, dtype=np.float64),
-                   np.asarray(hi, dtype=np.float64), pids[0], times[0] if times else None, sa,
-                   "hierarchical" if sah is not None else "ordered", values, sah, sa_numeric, passthrough, schema)
+        return cls(caller, q.numeric, q.categorical, q.hierarchies, q.numeric_hierarchies, q.dom_lo, q.dom_hi, q.pid,
+                   q.time, sa, "hierarchical" if sah is not None else "ordered", values, sah, sa_numeric,
+                   q.passthrough, schema)
 
     def sa_lookup(self) -> dict[Any, int]:
         if self.sa_numeric:

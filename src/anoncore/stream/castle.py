@@ -23,9 +23,15 @@ from numpy.typing import NDArray
 from anoncore import _core  # type: ignore[attr-defined]
 from anoncore._threads import check_n_threads
 from anoncore.data.hierarchy import Hierarchy
-from anoncore.data.schema import Attribute, Schema
+from anoncore.data.schema import Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import encode_numeric, map_labels, numeric_domain, published_frame
+from anoncore.stream._common import (
+    encode_numeric,
+    map_labels,
+    published_frame,
+    resolve_sensitive,
+    resolve_stream_schema,
+)
 from anoncore.stream._common import ro as _ro
 
 __all__ = ["MODES", "Castle", "CastleRelease"]
@@ -548,50 +554,9 @@ class _StreamSpec:
 
     @classmethod
     def build(cls, schema: Schema | Table, need_sa: bool, sensitive: str | None) -> _StreamSpec:
-        table = None
-        if isinstance(schema, Table):
-            table, schema = schema, schema.schema
-        if not isinstance(schema, Schema):
-            raise TypeError(f"The 'schema' parameter of Castle must be a Schema or a Table. "
-                            f"Got {type(schema).__name__} instead.")
-        pids = schema.with_role("pid")
-        if not pids:
-            raise ValueError("Castle needs a person id: declare one attribute with role='pid' "
-                             "(k_s-anonymity counts distinct persons, not tuples).")
-        times = schema.with_role("time")
-        qis = schema.quasi_identifiers
-        if not qis:
-            raise ValueError("Castle needs at least one quasi-identifier in the schema.")
-        numeric, categorical, hs, lo, hi = [], [], [], [], []
-        for name in qis:
-            a: Attribute = schema[name]
-            if a.kind == "numeric":
-                d = numeric_domain(a, table)
-                numeric.append(name)
-                lo.append(float(d[0]))
-                hi.append(float(d[1]))
-            else:
-                if a.hierarchy is None:
-                    raise ValueError(f"Categorical quasi-identifier {name!r} needs a hierarchy for a stream (its "
-                                     f"values are not known in advance); pass one or a Table template.")
-                categorical.append(name)
-                hs.append(a.hierarchy)
-        sa = None
-        if need_sa:
-            sas = schema.sensitive
-            if sensitive is not None:
-                if sensitive not in sas:
-                    raise ValueError(f"The 'sensitive' parameter of Castle must name a sensitive attribute "
-                                     f"among {list(sas)}. Got {sensitive!r} instead.")
-                sa = sensitive
-            elif len(sas) == 1:
-                sa = sas[0]
-            else:
-                raise ValueError(f"Castle with l needs exactly one sensitive attribute or sensitive=...; the schema "
-                                 f"has {list(sas)}.")
-        passthrough = tuple(n for n in schema.names if schema[n].role in ("sensitive", "insensitive"))
-        return cls(tuple(numeric), tuple(categorical), tuple(hs), np.asarray(lo, dtype=np.float64),
-                   np.asarray(hi, dtype=np.float64), pids[0], times[0] if times else None, sa, passthrough)
+        q = resolve_stream_schema(schema, "Castle")
+        sa = resolve_sensitive(q.schema, sensitive, "Castle") if need_sa else None
+        return cls(q.numeric, q.categorical, q.hierarchies, q.dom_lo, q.dom_hi, q.pid, q.time, sa, q.passthrough)
 
     def core_cats(self) -> list[tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], int]]:
         return [(np.ascontiguousarray(h.parent, dtype=np.int32), np.ascontiguousarray(h.leaf_start, dtype=np.int32),
