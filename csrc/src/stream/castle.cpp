@@ -417,6 +417,14 @@ void Castle::add_to_cluster(int32_t c, int32_t t) {
     C.sas.inc(t_sa_[sz(t)]);
     gamma_sas_.inc(t_sa_[sz(t)]);
   }
+  widen_bounds(c, t);
+  C.il = il_of_bounds(&c_nlo_[sz(c) * sz(dn_)], &c_nhi_[sz(c) * sz(dn_)], &c_clo_[sz(c) * sz(dc_)],
+                      &c_chi_[sz(c) * sz(dc_)]);
+  gamma_sync(c);
+}
+
+/// Grows cluster c's minimal box to contain tuple t.
+void Castle::widen_bounds(int32_t c, int32_t t) {
   double* nlo = &c_nlo_[sz(c) * sz(dn_)];
   double* nhi = &c_nhi_[sz(c) * sz(dn_)];
   int32_t* clo = &c_clo_[sz(c) * sz(dc_)];
@@ -431,8 +439,6 @@ void Castle::add_to_cluster(int32_t c, int32_t t) {
     clo[j] = std::min(clo[j], cv[j]);
     chi[j] = std::max(chi[j], cv[j]);
   }
-  C.il = il_of_bounds(nlo, nhi, clo, chi);
-  gamma_sync(c);
 }
 
 /// A9 / invariant 4: after a removal the bounds are the minimal box of the remaining tuples.
@@ -447,18 +453,7 @@ void Castle::recompute_bounds(int32_t c) {
   std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nhi);
   std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, clo);
   std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, chi);
-  for (int32_t t : C.members) {
-    const double* v = &t_num_[sz(t) * sz(dn_)];
-    const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
-    for (int64_t j = 0; j < dn_; ++j) {
-      nlo[j] = std::min(nlo[j], v[j]);
-      nhi[j] = std::max(nhi[j], v[j]);
-    }
-    for (int64_t j = 0; j < dc_; ++j) {
-      clo[j] = std::min(clo[j], cv[j]);
-      chi[j] = std::max(chi[j], cv[j]);
-    }
-  }
+  for (int32_t t : C.members) widen_bounds(c, t);
   C.il = il_of_bounds(nlo, nhi, clo, chi);
   gamma_sync(c);
 }

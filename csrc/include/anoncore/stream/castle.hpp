@@ -198,6 +198,7 @@ class Castle {
   void free_cluster(int32_t c);
   void add_to_cluster(int32_t c, int32_t t);
   void recompute_bounds(int32_t c);
+  void widen_bounds(int32_t c, int32_t t);
   void remove_from_cluster(int32_t t);
   void gamma_erase(int32_t c);
 
