@@ -26,11 +26,12 @@ double wide_to_double(wide x) { return static_cast<double>(x); }
 /// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
 int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
 
-/// Run `f(c)` for every class c in parallel chunks (deterministic: each class independent).
+/// out[c] = f(row of class c, its size Q) for every class with Q > 0, NaN for empty ones; parallel chunks
+/// (deterministic: each class is independent).
 template <class F>
-void for_classes(int64_t n_classes, int64_t work, int n_threads, F&& f) {
-  parallel_chunks(n_classes, kChunk, threads_for(work, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) f(c);
+void per_class(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads, F&& f) {
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) out[c] = sizes[c] <= 0 ? kNaN : f(hist.row(c), sizes[c]);
   });
 }
 
@@ -67,19 +68,13 @@ Acc hier_pass(const HierarchyView& h, std::vector<T>& pos, std::vector<T>& neg, 
 void emd_equal_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                        int n_threads) {
   const int64_t m = hist.cols, P = total_of(reference);
-  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
-    const int64_t Q = sizes[c];
-    if (Q <= 0) {
-      out[c] = kNaN;
-      return;
-    }
-    const int64_t* row = hist.row(c);
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
     wide s = 0;
     for (int64_t v = 0; v < m; ++v) {
       const int64_t d = reference[v] * Q - row[v] * P;
       s += d < 0 ? -d : d;
     }
-    out[c] = wide_to_double(s) / (2.0 * static_cast<double>(P) * static_cast<double>(Q));
+    return wide_to_double(s) / (2.0 * static_cast<double>(P) * static_cast<double>(Q));
   });
 }
 
@@ -88,17 +83,8 @@ void emd_ordered_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t
   const int64_t m = hist.cols, P = total_of(reference);
   int64_t present = 0;
   for (int64_t v = 0; v < m; ++v) present += reference[v] > 0 ? 1 : 0;
-  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
-    const int64_t Q = sizes[c];
-    if (Q <= 0) {
-      out[c] = kNaN;
-      return;
-    }
-    if (present <= 1) {
-      out[c] = 0.0;
-      return;
-    }
-    const int64_t* row = hist.row(c);
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
+    if (present <= 1) return 0.0;
     int64_t r = 0;
     wide s = 0;
     for (int64_t v = 0; v < m; ++v) {
@@ -106,7 +92,7 @@ void emd_ordered_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t
       r += row[v] * P - reference[v] * Q;
       s += r < 0 ? -r : r;
     }
-    out[c] = wide_to_double(s) /
+    return wide_to_double(s) /
              (static_cast<double>(present - 1) * static_cast<double>(P) * static_cast<double>(Q));
   });
 }
@@ -142,20 +128,14 @@ void hellinger_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> 
   const double P = static_cast<double>(total_of(reference));
   std::vector<double> sp(static_cast<size_t>(m));
   for (int64_t v = 0; v < m; ++v) sp[static_cast<size_t>(v)] = std::sqrt(static_cast<double>(reference[v]) / P);
-  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
-    const int64_t Q = sizes[c];
-    if (Q <= 0) {
-      out[c] = kNaN;
-      return;
-    }
-    const int64_t* row = hist.row(c);
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
     const double Qd = static_cast<double>(Q);
     double s = 0.0;
     for (int64_t v = 0; v < m; ++v) {
       const double d = sp[static_cast<size_t>(v)] - std::sqrt(static_cast<double>(row[v]) / Qd);
       s += d * d;
     }
-    out[c] = std::sqrt(0.5 * s);
+    return std::sqrt(0.5 * s);
   });
 }
 
@@ -163,13 +143,7 @@ void kl_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
                 MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
   const double P = static_cast<double>(total_of(reference)), lb = std::log(log_base);
-  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
-    const int64_t Q = sizes[c];
-    if (Q <= 0) {
-      out[c] = kNaN;
-      return;
-    }
-    const int64_t* row = hist.row(c);
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
     const double Qd = static_cast<double>(Q);
     double s = 0.0;
     for (int64_t v = 0; v < m; ++v) {
@@ -181,7 +155,7 @@ void kl_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
       const double q = static_cast<double>(row[v]) / Qd, p = static_cast<double>(reference[v]) / P;
       s += q * std::log(q / p);
     }
-    out[c] = s / lb;
+    return s / lb;
   });
 }
 
@@ -189,13 +163,7 @@ void js_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
                 MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
   const double P = static_cast<double>(total_of(reference)), lb = std::log(log_base);
-  for_classes(hist.rows, hist.rows * hist.cols, n_threads, [&](int64_t c) {
-    const int64_t Q = sizes[c];
-    if (Q <= 0) {
-      out[c] = kNaN;
-      return;
-    }
-    const int64_t* row = hist.row(c);
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
     const double Qd = static_cast<double>(Q);
     double s = 0.0;
     for (int64_t v = 0; v < m; ++v) {
@@ -204,7 +172,7 @@ void js_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
       if (p > 0) s += p * std::log(p / mid);
       if (q > 0) s += q * std::log(q / mid);
     }
-    out[c] = std::max(0.0, 0.5 * s / lb);
+    return std::max(0.0, 0.5 * s / lb);
   });
 }
 
