@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "anoncore/core/parallel.hpp"
+#include "anoncore/core/per_class.hpp"
 
 namespace anoncore::criteria {
 namespace {
@@ -14,15 +15,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kChunk = 256;
-
-int64_t total_of(Span<int64_t> v) {
-  int64_t s = 0;
-  for (int64_t i = 0; i < v.size; ++i) s += v[i];
-  return s;
-}
-
-/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
-int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
 
 }  // namespace
 
@@ -40,24 +32,16 @@ void distinct_values(Matrix<int64_t> hist, MutSpan<int64_t> out, int n_threads) 
 
 void entropy(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
-  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t n = sizes[c];
-      if (n <= 0) {
-        out[c] = kNaN;
-        continue;
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t n) -> double {
+    double s = 0.0;
+    for (int64_t v = 0; v < m; ++v) {
+      if (row[v] > 1) {
+        const double f = static_cast<double>(row[v]);
+        s += f * std::log(f);
       }
-      const int64_t* row = hist.row(c);
-      double s = 0.0;
-      for (int64_t v = 0; v < m; ++v) {
-        if (row[v] > 1) {
-          const double f = static_cast<double>(row[v]);
-          s += f * std::log(f);
-        }
-      }
-      const double nd = static_cast<double>(n);
-      out[c] = std::max(0.0, std::log(nd) - s / nd);
     }
+    const double nd = static_cast<double>(n);
+    return std::max(0.0, std::log(nd) - s / nd);
   });
 }
 
@@ -97,65 +81,49 @@ void beta_likeness(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> refe
   for (int64_t v = 0; v < m; ++v)
     bound[static_cast<size_t>(v)] =
         reference[v] > 0 ? -std::log(static_cast<double>(reference[v]) / static_cast<double>(P)) : 0.0;
-  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t Q = sizes[c];
-      if (Q <= 0) {
-        out[c] = kNaN;
-        continue;
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
+    double best = 0.0;
+    for (int64_t v = 0; v < m; ++v) {
+      if (row[v] == 0) continue;
+      if (reference[v] == 0) {
+        best = kInf;
+        break;
       }
-      const int64_t* row = hist.row(c);
-      double best = 0.0;
-      for (int64_t v = 0; v < m; ++v) {
-        if (row[v] == 0) continue;
-        if (reference[v] == 0) {
-          best = kInf;
-          break;
-        }
-        const int64_t num = row[v] * P - reference[v] * Q;  // (q - p) P Q
-        if (num <= 0) continue;
-        const double gain = static_cast<double>(num) / (static_cast<double>(reference[v]) * static_cast<double>(Q));
-        if (enhanced && gain > bound[static_cast<size_t>(v)]) {
-          best = kInf;
-          break;
-        }
-        best = std::max(best, gain);
+      const int64_t num = row[v] * P - reference[v] * Q;  // (q - p) P Q
+      if (num <= 0) continue;
+      const double gain = static_cast<double>(num) / (static_cast<double>(reference[v]) * static_cast<double>(Q));
+      if (enhanced && gain > bound[static_cast<size_t>(v)]) {
+        best = kInf;
+        break;
       }
-      out[c] = best;
+      best = std::max(best, gain);
     }
+    return best;
   });
 }
 
 void delta_disclosure(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                       int n_threads) {
   const int64_t m = hist.cols, P = total_of(reference);
-  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t Q = sizes[c];
-      if (Q <= 0) {
-        out[c] = kNaN;
-        continue;
-      }
-      const int64_t* row = hist.row(c);
-      double best = 0.0;
-      for (int64_t v = 0; v < m; ++v) {
-        if (reference[v] == 0) {
-          if (row[v] > 0) {
-            best = kInf;
-            break;
-          }
-          continue;
-        }
-        if (row[v] == 0) {
+  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
+    double best = 0.0;
+    for (int64_t v = 0; v < m; ++v) {
+      if (reference[v] == 0) {
+        if (row[v] > 0) {
           best = kInf;
           break;
         }
-        const double ratio = (static_cast<double>(row[v]) * static_cast<double>(P)) /
-                             (static_cast<double>(reference[v]) * static_cast<double>(Q));
-        best = std::max(best, std::fabs(std::log(ratio)));
+        continue;
       }
-      out[c] = best;
+      if (row[v] == 0) {
+        best = kInf;
+        break;
+      }
+      const double ratio = (static_cast<double>(row[v]) * static_cast<double>(P)) /
+                           (static_cast<double>(reference[v]) * static_cast<double>(Q));
+      best = std::max(best, std::fabs(std::log(ratio)));
     }
+    return best;
   });
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "anoncore/core/parallel.hpp"
+#include "anoncore/core/per_class.hpp"
 #include "anoncore/core/status.hpp"
 
 namespace anoncore::distance {
@@ -15,25 +16,7 @@ using wide = __int128;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int64_t kChunk = 256;
 
-int64_t total_of(Span<int64_t> v) {
-  int64_t s = 0;
-  for (int64_t i = 0; i < v.size; ++i) s += v[i];
-  return s;
-}
-
 double wide_to_double(wide x) { return static_cast<double>(x); }
-
-/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
-int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
-
-/// out[c] = f(row of class c, its size Q) for every class with Q > 0, NaN for empty ones; parallel chunks
-/// (deterministic: each class is independent).
-template <class F>
-void per_class(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads, F&& f) {
-  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) out[c] = sizes[c] <= 0 ? kNaN : f(hist.row(c), sizes[c]);
-  });
-}
 
 /// Hierarchical EMD numerator: one post-order pass over node ids. `leaf_extra(v)` gives the extra earth of leaf
 /// v as type T; pos/neg are scratch buffers of length n_nodes. Returns sum_n height(n) * min(pos(n), neg(n)).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "anoncore/core/parallel.hpp"
+#include "anoncore/core/per_class.hpp"
 #include "anoncore/core/status.hpp"
 
 namespace anoncore::distance {
@@ -13,12 +14,6 @@ namespace {
 
 using wide = __int128;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-int64_t total_of(Span<int64_t> v) {
-  int64_t s = 0;
-  for (int64_t i = 0; i < v.size; ++i) s += v[i];
-  return s;
-}
 
 /// Lowest common ancestor of leaves a <= b: the first ancestor of a whose leaf range contains b.
 int64_t lca_of_leaves(const HierarchyView& h, int64_t a, int64_t b) {
@@ -30,9 +25,6 @@ int64_t lca_of_leaves(const HierarchyView& h, int64_t a, int64_t b) {
   }
   throw InternalError("leaves without a common ancestor in lca_of_leaves");
 }
-
-/// Threads are worth their start-up cost only for enough work (small audits run serially; results are the same).
-int threads_for(int64_t work, int n_threads) { return work < (int64_t{1} << 16) ? 1 : n_threads; }
 
 }  // namespace
 
