@@ -1513,7 +1513,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   // Flash-style probe: from an infeasible node, walk a greedy path upward (successor with the smallest cheap
   // lower bound, ties -> lowest index) and binary-search the highest infeasible node on it. With a monotone
   // predicate it tags a whole down-set at the cost of O(log path) evaluations, and finds feasible nodes early.
-  auto probe = [&](const std::vector<int32_t>& start) {
+  // start_known: `start` is known to be infeasible. Otherwise (only with a monotone predicate) its status is
+  // unknown: the binary search then runs over the nodes above it, and when one of them is infeasible `start`
+  // is infeasible too (it lies below), which the search learns without grouping the (large) node itself.
+  // Returns whether an infeasible node was found on the path (always true when start_known).
+  auto probe = [&](const std::vector<int32_t>& start, bool start_known) -> bool {
     std::vector<std::vector<int32_t>> path{start};
     std::vector<int32_t> cur = start;
     while (true) {
@@ -1553,7 +1557,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       if (feas) hi = mid;
       else lo = mid;
     }
+    if (lo == 0 && !start_known) return false;
     add_infeasible(path[lo]);
+    return true;
   };
 
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
@@ -1673,11 +1679,17 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     } else if (kn == known.end() && below_infeasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
+    } else if (kn == known.end() && I.p_monotone && !grouped_bound && probe(it.lv, false)) {
+      // Probe first (monotone predicate, and an objective whose bound an evaluation would not tighten: every
+      // metric but DM / DM*): a popped node that is not yet decided is usually low in the lattice, so its own
+      // grouping is the most expensive of its path; an infeasible node above it decides it for free.
+      ++out.inferred;
+      if (trace) trace->push_back({it.lv, NodeResult{}, 2});
     } else {
       NodeResult res = eval_node(it.lv);
       child_key = std::max(child_key, res.lower_bound);
       if (res.feasible && I.m_monotone) expand = false;
-      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
+      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv, true);
     }
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
