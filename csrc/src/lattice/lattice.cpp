@@ -1395,13 +1395,47 @@ namespace {
 struct QItem {
   double key;
   std::vector<int32_t> lv;
-  int32_t first;  // canonical tree: children raise indices >= first
+  int32_t first;      // canonical tree: children raise indices >= first
+  uint64_t code = 0;  // NodeCodec code of lv (0 when the levels do not fit): same order as lv
 };
 struct QCmp {
   bool operator()(const QItem& a, const QItem& b) const {
     if (a.key != b.key) return a.key > b.key;
+    if (a.code != b.code) return a.code > b.code;  // every node is queued once: equal codes only when unpacked
     return a.lv > b.lv;
   }
+};
+/// Levels vectors packed into one 64-bit word when they fit: QI 0 in the most significant field (so integer
+/// order is the lexicographic order of the vectors), each field one guard bit wider than its height needs,
+/// which makes "a <= b in every field" one subtraction: ((b | G) - a) & G == G (no borrow crosses a field,
+/// and a field's guard bit survives exactly when b_j >= a_j).
+struct NodeCodec {
+  bool on = false;
+  uint64_t guard = 0;
+  std::vector<uint32_t> shift;
+  explicit NodeCodec(const std::vector<int32_t>& H) : shift(H.size(), 0) {
+    uint32_t bits = 0;
+    for (size_t jj = H.size(); jj-- > 0;) {
+      uint32_t b = 0;
+      while ((int64_t{1} << b) <= H[jj]) ++b;  // b bits hold 0..H[jj]
+      if (bits + b + 1 > 64) return;
+      shift[jj] = bits;
+      guard |= uint64_t{1} << (bits + b);
+      bits += b + 1;
+    }
+    on = true;
+  }
+  uint64_t encode(const std::vector<int32_t>& x) const {
+    if (!on) return 0;
+    uint64_t c = 0;
+    for (size_t j = 0; j < x.size(); ++j) c |= static_cast<uint64_t>(x[j]) << shift[j];
+    return c;
+  }
+  bool leq(uint64_t a, uint64_t b) const { return (((b | guard) - a) & guard) == guard; }
+};
+struct Tag {
+  std::vector<int32_t> lv;
+  uint64_t code;
 };
 bool leq(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   for (size_t j = 0; j < a.size(); ++j)
@@ -1417,7 +1451,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   std::vector<int32_t> H(static_cast<size_t>(r));
   for (int64_t j = 0; j < r; ++j) H[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h;
   std::priority_queue<QItem, std::vector<QItem>, QCmp> pq;
-  std::vector<std::vector<int32_t>> feasible_tags, infeasible_tags;
+  std::vector<Tag> feasible_tags, infeasible_tags;
+  const NodeCodec codec(H);
+  auto tag_leq = [&](const Tag& a, const Tag& b) { return codec.on ? codec.leq(a.code, b.code) : leq(a.lv, b.lv); };
   std::unordered_map<std::string, NodeResult> known;  // evaluated nodes (lookups only: order never used)
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
@@ -1430,32 +1466,46 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     ~CutReset() { impl.cut_on = false; }
   } cut_reset{I};
 
+  // antichains of minimal feasible / maximal infeasible nodes
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
+    const Tag t{{}, codec.encode(x)};
+    if (codec.on) {
+      for (const auto& f : feasible_tags)
+        if (codec.leq(f.code, t.code)) return true;
+      return false;
+    }
     for (const auto& f : feasible_tags)
-      if (leq(f, x)) return true;
+      if (leq(f.lv, x)) return true;
     return false;
   };
   auto below_infeasible = [&](const std::vector<int32_t>& x) {
+    const Tag t{{}, codec.encode(x)};
+    if (codec.on) {
+      for (const auto& f : infeasible_tags)
+        if (codec.leq(t.code, f.code)) return true;
+      return false;
+    }
     for (const auto& f : infeasible_tags)
-      if (leq(x, f)) return true;
+      if (leq(x, f.lv)) return true;
     return false;
   };
   auto add_feasible = [&](const std::vector<int32_t>& x) {
-    // keep an antichain of minimal feasible nodes
+    const Tag t{x, codec.encode(x)};
     for (const auto& f : feasible_tags)
-      if (leq(f, x)) return;
+      if (tag_leq(f, t)) return;
     feasible_tags.erase(std::remove_if(feasible_tags.begin(), feasible_tags.end(),
-                                       [&](const std::vector<int32_t>& f) { return leq(x, f); }),
+                                       [&](const Tag& f) { return tag_leq(t, f); }),
                         feasible_tags.end());
-    feasible_tags.push_back(x);
+    feasible_tags.push_back(t);
   };
   auto add_infeasible = [&](const std::vector<int32_t>& x) {
+    const Tag t{x, codec.encode(x)};
     for (const auto& f : infeasible_tags)
-      if (leq(x, f)) return;
+      if (tag_leq(t, f)) return;
     infeasible_tags.erase(std::remove_if(infeasible_tags.begin(), infeasible_tags.end(),
-                                         [&](const std::vector<int32_t>& f) { return leq(f, x); }),
+                                         [&](const Tag& f) { return tag_leq(f, t); }),
                           infeasible_tags.end());
-    infeasible_tags.push_back(x);
+    infeasible_tags.push_back(t);
   };
   auto consider = [&](const std::vector<int32_t>& x, const NodeResult& res) {
     if (!res.feasible) return;
@@ -1563,7 +1613,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   };
 
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
-  pq.push({I.cheap_lb(bottom.data()), bottom, 0});
+  pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
   const int threads = std::max(1, I.n_threads);
   std::vector<QItem> batch;
@@ -1696,7 +1746,8 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       if (it.lv[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
       std::vector<int32_t> c = it.lv;
       c[static_cast<size_t>(j)]++;
-      pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j)});
+      const uint64_t cc = codec.on ? it.code + (uint64_t{1} << codec.shift[static_cast<size_t>(j)]) : 0;
+      pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j), cc});
     }
   }
   I.cut_on = false;
