@@ -1199,10 +1199,13 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     q.a_level.assign(static_cast<size_t>(L), 0);
   }
   // a_level[l] = Σ_rows leaf_count(gen(v, l)), from the per-QI value counts: O(n r + Σ n_leaves h)
+  std::vector<std::vector<int64_t>> cnts(static_cast<size_t>(I.r));
+  for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)].assign(static_cast<size_t>(I.qi[static_cast<size_t>(j)].n_leaves), 0);
+  for (int64_t i = 0; i < I.n; ++i)  // one pass over the (row-major) codes
+    for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)][static_cast<size_t>(qi_codes(i, j))]++;
   for (int64_t j = 0; j < I.r; ++j) {
     Qi& q = I.qi[static_cast<size_t>(j)];
-    std::vector<int64_t> cnt(static_cast<size_t>(q.n_leaves), 0);
-    for (int64_t i = 0; i < I.n; ++i) cnt[static_cast<size_t>(qi_codes(i, j))]++;
+    const std::vector<int64_t>& cnt = cnts[static_cast<size_t>(j)];
     for (int64_t v = 0; v < q.n_leaves; ++v)
       for (int32_t l = 0; l <= q.h; ++l)
         q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
@@ -1284,14 +1287,18 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   f->levels.assign(static_cast<size_t>(I.r), 0);
   int64_t G = 0;
   if (I.packed) {
-    G = Impl::group_packed(s, I.n, [&](int64_t i) {
+    // the rows' keys first (one pass; the grouping reads each key twice when it prefetches)
+    std::vector<uint64_t> rk(static_cast<size_t>(I.n), 0);
+    for (int64_t i = 0; i < I.n; ++i) {
       uint64_t k = 0;
       for (int64_t j = 0; j < I.r; ++j) {
         const Qi& q = I.qi[static_cast<size_t>(j)];
         k |= static_cast<uint64_t>(q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))]) << I.shift[static_cast<size_t>(j)];
       }
-      return k;
-    }, [](int64_t) { return int64_t{1}; }, f->keys, f->count);
+      rk[static_cast<size_t>(i)] = k;
+    }
+    G = Impl::group_packed(s, I.n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
+                           [](int64_t) { return int64_t{1}; }, f->keys, f->count);
     f->n_classes = G;
     I.row_class.assign(s.ids.begin(), s.ids.end());
   } else {
