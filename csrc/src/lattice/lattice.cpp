@@ -339,12 +339,26 @@ struct Engine::Impl {
     // Software prefetch of the slot of the key kPf items ahead: the table outgrows the caches on large
     // roll-ups and the probes are otherwise one cache miss each (a hint only: results do not depend on it).
     constexpr int64_t kPf = 16;
-    [[maybe_unused]] const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
+    // The keys ahead are computed once and kept in a ring of kPf until their turn (a roll-up's key rewrites
+    // several bit fields through lookup tables).
+    const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
+    uint64_t ring[kPf];
+    if (pf)
+      for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
     for (int64_t i = 0; i < n; ++i) {
+      uint64_t k;
+      if (pf) {
+        k = ring[i % kPf];
+        if (i + kPf < n) {
+          const uint64_t ka = key(i + kPf);
+          ring[i % kPf] = ka;
 #if defined(__GNUC__) || defined(__clang__)
-      if (pf && i + kPf < n) __builtin_prefetch(&tab[(key(i + kPf) * 0x9E3779B97F4A7C15ULL) >> sh]);
+          __builtin_prefetch(&tab[(ka * 0x9E3779B97F4A7C15ULL) >> sh]);
 #endif
-      const uint64_t k = key(i);
+        }
+      } else {
+        k = key(i);
+      }
       uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
       while (true) {
         GSlot& sl = tab[p];
