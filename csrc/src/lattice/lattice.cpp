@@ -1750,10 +1750,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     } else if (kn == known.end() && below_infeasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
-    } else if (kn == known.end() && I.p_monotone && !grouped_bound && probe(it.lv, false)) {
+    } else if (kn == known.end() && I.p_monotone && !grouped_bound && !pre.count(key) && probe(it.lv, false)) {
       // Probe first (monotone predicate, and an objective whose bound an evaluation would not tighten: every
       // metric but DM / DM*): a popped node that is not yet decided is usually low in the lattice, so its own
-      // grouping is the most expensive of its path; an infeasible node above it decides it for free.
+      // grouping is the most expensive of its path; an infeasible node above it decides it for free. (Not
+      // when a parallel batch has already judged the node.)
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
     } else {
