@@ -1633,6 +1633,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     return true;
   };
 
+  // Probe before grouping a popped undecided node when infeasibility can propagate down (a monotone
+  // predicate, or a monotone part: a minimal class size from k-anonymity / l-diversity) and an evaluation
+  // would not tighten the node's bound (every metric but DM / DM*, where the grouping's Σ n_E² bounds the
+  // children: probing first was measured worse there).
+  const bool probe_first = !grouped_bound && (I.p_monotone || I.min_size > 1);
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
   pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
@@ -1750,11 +1755,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     } else if (kn == known.end() && below_infeasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
-    } else if (kn == known.end() && I.p_monotone && !grouped_bound && !pre.count(key) && probe(it.lv, false)) {
-      // Probe first (monotone predicate, and an objective whose bound an evaluation would not tighten: every
-      // metric but DM / DM*): a popped node that is not yet decided is usually low in the lattice, so its own
-      // grouping is the most expensive of its path; an infeasible node above it decides it for free. (Not
-      // when a parallel batch has already judged the node.)
+    } else if (kn == known.end() && probe_first && !pre.count(key) && probe(it.lv, false)) {
+      // Probe first (see probe_first): a popped node that is not yet decided is usually low in the lattice,
+      // so its own grouping is the most expensive of its path; an infeasible node above it (with a
+      // non-monotone predicate: one violating the monotone part) decides it for free. (Not when a parallel
+      // batch has already judged the node.)
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
     } else {
