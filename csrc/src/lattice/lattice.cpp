@@ -339,12 +339,26 @@ struct Engine::Impl {
     // Software prefetch of the slot of the key kPf items ahead: the table outgrows the caches on large
     // roll-ups and the probes are otherwise one cache miss each (a hint only: results do not depend on it).
     constexpr int64_t kPf = 16;
-    [[maybe_unused]] const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
+    // The keys ahead are computed once and kept in a ring of kPf until their turn (a roll-up's key rewrites
+    // several bit fields through lookup tables).
+    const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
+    uint64_t ring[kPf];
+    if (pf)
+      for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
     for (int64_t i = 0; i < n; ++i) {
+      uint64_t k;
+      if (pf) {
+        k = ring[i % kPf];
+        if (i + kPf < n) {
+          const uint64_t ka = key(i + kPf);
+          ring[i % kPf] = ka;
 #if defined(__GNUC__) || defined(__clang__)
-      if (pf && i + kPf < n) __builtin_prefetch(&tab[(key(i + kPf) * 0x9E3779B97F4A7C15ULL) >> sh]);
+          __builtin_prefetch(&tab[(ka * 0x9E3779B97F4A7C15ULL) >> sh]);
 #endif
-      const uint64_t k = key(i);
+        }
+      } else {
+        k = key(i);
+      }
       uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
       while (true) {
         GSlot& sl = tab[p];
@@ -1199,10 +1213,13 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     q.a_level.assign(static_cast<size_t>(L), 0);
   }
   // a_level[l] = Σ_rows leaf_count(gen(v, l)), from the per-QI value counts: O(n r + Σ n_leaves h)
+  std::vector<std::vector<int64_t>> cnts(static_cast<size_t>(I.r));
+  for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)].assign(static_cast<size_t>(I.qi[static_cast<size_t>(j)].n_leaves), 0);
+  for (int64_t i = 0; i < I.n; ++i)  // one pass over the (row-major) codes
+    for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)][static_cast<size_t>(qi_codes(i, j))]++;
   for (int64_t j = 0; j < I.r; ++j) {
     Qi& q = I.qi[static_cast<size_t>(j)];
-    std::vector<int64_t> cnt(static_cast<size_t>(q.n_leaves), 0);
-    for (int64_t i = 0; i < I.n; ++i) cnt[static_cast<size_t>(qi_codes(i, j))]++;
+    const std::vector<int64_t>& cnt = cnts[static_cast<size_t>(j)];
     for (int64_t v = 0; v < q.n_leaves; ++v)
       for (int32_t l = 0; l <= q.h; ++l)
         q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
@@ -1284,14 +1301,18 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   f->levels.assign(static_cast<size_t>(I.r), 0);
   int64_t G = 0;
   if (I.packed) {
-    G = Impl::group_packed(s, I.n, [&](int64_t i) {
+    // the rows' keys first (one pass; the grouping reads each key twice when it prefetches)
+    std::vector<uint64_t> rk(static_cast<size_t>(I.n), 0);
+    for (int64_t i = 0; i < I.n; ++i) {
       uint64_t k = 0;
       for (int64_t j = 0; j < I.r; ++j) {
         const Qi& q = I.qi[static_cast<size_t>(j)];
         k |= static_cast<uint64_t>(q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))]) << I.shift[static_cast<size_t>(j)];
       }
-      return k;
-    }, [](int64_t) { return int64_t{1}; }, f->keys, f->count);
+      rk[static_cast<size_t>(i)] = k;
+    }
+    G = Impl::group_packed(s, I.n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
+                           [](int64_t) { return int64_t{1}; }, f->keys, f->count);
     f->n_classes = G;
     I.row_class.assign(s.ids.begin(), s.ids.end());
   } else {
@@ -1395,13 +1416,47 @@ namespace {
 struct QItem {
   double key;
   std::vector<int32_t> lv;
-  int32_t first;  // canonical tree: children raise indices >= first
+  int32_t first;      // canonical tree: children raise indices >= first
+  uint64_t code = 0;  // NodeCodec code of lv (0 when the levels do not fit): same order as lv
 };
 struct QCmp {
   bool operator()(const QItem& a, const QItem& b) const {
     if (a.key != b.key) return a.key > b.key;
+    if (a.code != b.code) return a.code > b.code;  // every node is queued once: equal codes only when unpacked
     return a.lv > b.lv;
   }
+};
+/// Levels vectors packed into one 64-bit word when they fit: QI 0 in the most significant field (so integer
+/// order is the lexicographic order of the vectors), each field one guard bit wider than its height needs,
+/// which makes "a <= b in every field" one subtraction: ((b | G) - a) & G == G (no borrow crosses a field,
+/// and a field's guard bit survives exactly when b_j >= a_j).
+struct NodeCodec {
+  bool on = false;
+  uint64_t guard = 0;
+  std::vector<uint32_t> shift;
+  explicit NodeCodec(const std::vector<int32_t>& H) : shift(H.size(), 0) {
+    uint32_t bits = 0;
+    for (size_t jj = H.size(); jj-- > 0;) {
+      uint32_t b = 0;
+      while ((int64_t{1} << b) <= H[jj]) ++b;  // b bits hold 0..H[jj]
+      if (bits + b + 1 > 64) return;
+      shift[jj] = bits;
+      guard |= uint64_t{1} << (bits + b);
+      bits += b + 1;
+    }
+    on = true;
+  }
+  uint64_t encode(const std::vector<int32_t>& x) const {
+    if (!on) return 0;
+    uint64_t c = 0;
+    for (size_t j = 0; j < x.size(); ++j) c |= static_cast<uint64_t>(x[j]) << shift[j];
+    return c;
+  }
+  bool leq(uint64_t a, uint64_t b) const { return (((b | guard) - a) & guard) == guard; }
+};
+struct Tag {
+  std::vector<int32_t> lv;
+  uint64_t code;
 };
 bool leq(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   for (size_t j = 0; j < a.size(); ++j)
@@ -1417,7 +1472,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   std::vector<int32_t> H(static_cast<size_t>(r));
   for (int64_t j = 0; j < r; ++j) H[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h;
   std::priority_queue<QItem, std::vector<QItem>, QCmp> pq;
-  std::vector<std::vector<int32_t>> feasible_tags, infeasible_tags;
+  std::vector<Tag> feasible_tags, infeasible_tags;
+  const NodeCodec codec(H);
+  auto tag_leq = [&](const Tag& a, const Tag& b) { return codec.on ? codec.leq(a.code, b.code) : leq(a.lv, b.lv); };
   std::unordered_map<std::string, NodeResult> known;  // evaluated nodes (lookups only: order never used)
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
@@ -1430,32 +1487,46 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     ~CutReset() { impl.cut_on = false; }
   } cut_reset{I};
 
+  // antichains of minimal feasible / maximal infeasible nodes
   auto dominated_by_feasible = [&](const std::vector<int32_t>& x) {
+    const Tag t{{}, codec.encode(x)};
+    if (codec.on) {
+      for (const auto& f : feasible_tags)
+        if (codec.leq(f.code, t.code)) return true;
+      return false;
+    }
     for (const auto& f : feasible_tags)
-      if (leq(f, x)) return true;
+      if (leq(f.lv, x)) return true;
     return false;
   };
   auto below_infeasible = [&](const std::vector<int32_t>& x) {
+    const Tag t{{}, codec.encode(x)};
+    if (codec.on) {
+      for (const auto& f : infeasible_tags)
+        if (codec.leq(t.code, f.code)) return true;
+      return false;
+    }
     for (const auto& f : infeasible_tags)
-      if (leq(x, f)) return true;
+      if (leq(x, f.lv)) return true;
     return false;
   };
   auto add_feasible = [&](const std::vector<int32_t>& x) {
-    // keep an antichain of minimal feasible nodes
+    const Tag t{x, codec.encode(x)};
     for (const auto& f : feasible_tags)
-      if (leq(f, x)) return;
+      if (tag_leq(f, t)) return;
     feasible_tags.erase(std::remove_if(feasible_tags.begin(), feasible_tags.end(),
-                                       [&](const std::vector<int32_t>& f) { return leq(x, f); }),
+                                       [&](const Tag& f) { return tag_leq(t, f); }),
                         feasible_tags.end());
-    feasible_tags.push_back(x);
+    feasible_tags.push_back(t);
   };
   auto add_infeasible = [&](const std::vector<int32_t>& x) {
+    const Tag t{x, codec.encode(x)};
     for (const auto& f : infeasible_tags)
-      if (leq(x, f)) return;
+      if (tag_leq(t, f)) return;
     infeasible_tags.erase(std::remove_if(infeasible_tags.begin(), infeasible_tags.end(),
-                                         [&](const std::vector<int32_t>& f) { return leq(f, x); }),
+                                         [&](const Tag& f) { return tag_leq(f, t); }),
                           infeasible_tags.end());
-    infeasible_tags.push_back(x);
+    infeasible_tags.push_back(t);
   };
   auto consider = [&](const std::vector<int32_t>& x, const NodeResult& res) {
     if (!res.feasible) return;
@@ -1513,7 +1584,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   // Flash-style probe: from an infeasible node, walk a greedy path upward (successor with the smallest cheap
   // lower bound, ties -> lowest index) and binary-search the highest infeasible node on it. With a monotone
   // predicate it tags a whole down-set at the cost of O(log path) evaluations, and finds feasible nodes early.
-  auto probe = [&](const std::vector<int32_t>& start) {
+  // start_known: `start` is known to be infeasible. Otherwise (only with a monotone predicate) its status is
+  // unknown: the binary search then runs over the nodes above it, and when one of them is infeasible `start`
+  // is infeasible too (it lies below), which the search learns without grouping the (large) node itself.
+  // Returns whether an infeasible node was found on the path (always true when start_known).
+  auto probe = [&](const std::vector<int32_t>& start, bool start_known) -> bool {
     std::vector<std::vector<int32_t>> path{start};
     std::vector<int32_t> cur = start;
     while (true) {
@@ -1553,11 +1628,18 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       if (feas) hi = mid;
       else lo = mid;
     }
+    if (lo == 0 && !start_known) return false;
     add_infeasible(path[lo]);
+    return true;
   };
 
+  // Probe before grouping a popped undecided node when infeasibility can propagate down (a monotone
+  // predicate, or a monotone part: a minimal class size from k-anonymity / l-diversity) and an evaluation
+  // would not tighten the node's bound (every metric but DM / DM*, where the grouping's Σ n_E² bounds the
+  // children: probing first was measured worse there).
+  const bool probe_first = !grouped_bound && (I.p_monotone || I.min_size > 1);
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
-  pq.push({I.cheap_lb(bottom.data()), bottom, 0});
+  pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
   const int threads = std::max(1, I.n_threads);
   std::vector<QItem> batch;
@@ -1673,18 +1755,26 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     } else if (kn == known.end() && below_infeasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
+    } else if (kn == known.end() && probe_first && !pre.count(key) && probe(it.lv, false)) {
+      // Probe first (see probe_first): a popped node that is not yet decided is usually low in the lattice,
+      // so its own grouping is the most expensive of its path; an infeasible node above it (with a
+      // non-monotone predicate: one violating the monotone part) decides it for free. (Not when a parallel
+      // batch has already judged the node.)
+      ++out.inferred;
+      if (trace) trace->push_back({it.lv, NodeResult{}, 2});
     } else {
       NodeResult res = eval_node(it.lv);
       child_key = std::max(child_key, res.lower_bound);
       if (res.feasible && I.m_monotone) expand = false;
-      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv);
+      if (!res.feasible && (I.p_monotone || res.suppressed_size > I.limit)) probe(it.lv, true);
     }
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
       if (it.lv[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
       std::vector<int32_t> c = it.lv;
       c[static_cast<size_t>(j)]++;
-      pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j)});
+      const uint64_t cc = codec.on ? it.code + (uint64_t{1} << codec.shift[static_cast<size_t>(j)]) : 0;
+      pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j), cc});
     }
   }
   I.cut_on = false;

@@ -176,37 +176,7 @@ class LatticeProblem:
             b_par.append(float(getattr(m, bn)) if bn else 0.0)
         n = table.n_rows
         qc = table.qi_codes()
-        gens, lcs, nus, heights, distinct = [], [], [], [], []
-        needs_nu = metric in ("entropy", "entropy_nm")
-        for j, q in enumerate(table.quasi_identifiers):
-            h = table.hierarchy(q)
-            assert h is not None
-            H = int(h.height)
-            gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
-            lc_parts = []
-            counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
-            # the non-uniform entropy terms are only needed by the entropy metrics (one Python loop per level)
-            order = _first_appearance(qc[:, j], h.n_leaves) if needs_nu else None
-            nu = np.zeros(H + 1)
-            dist = []
-            for lv in range(H + 1):
-                nodes, dense = np.unique(h.ancestor[:, lv], return_inverse=True)
-                gen[:, lv] = dense
-                lc_parts.append(h.leaf_count[nodes].astype(np.int64))
-                b = np.bincount(dense, weights=counts, minlength=len(nodes))
-                dist.append(int(np.count_nonzero(b)))
-                if order is None:
-                    continue
-                base = 0.0
-                for v in order:  # ARX sums in dictionary (first appearance) order
-                    av = float(counts[v])
-                    base += av * (math.log(av / float(b[dense[v]])) / math.log(2.0))
-                nu[lv] = -base
-            gens.append(np.ascontiguousarray(gen))
-            lcs.append(np.ascontiguousarray(np.concatenate(lc_parts)))
-            nus.append(nu)
-            heights.append(H)
-            distinct.append(tuple(dist))
+        gens, lcs, nus, heights, distinct = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
         if sa_name is not None:
             sa_codes = np.ascontiguousarray(table.column(sa_name), dtype=np.int32)
             sh = table.hierarchy(sa_name)
@@ -248,6 +218,57 @@ class LatticeProblem:
     def nodes_at_height(self, height: int) -> list[tuple[int, ...]]:
         """All nodes with sum of levels == height, in lexicographic order."""
         return list(_compositions(height, self.heights))
+
+
+def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], list[NDArray[np.int64]],
+                                                        list[NDArray[np.float64]], list[int],
+                                                        list[tuple[int, ...]]]:
+    """Per-QI arrays of the kernel, derived from the table alone: the dense generalization maps (leaf code x
+    level), the leaf counts of every level's nodes, the non-uniform entropy terms (only when ``needs_nu``;
+    zeros otherwise), the heights and the distinct values per level. Computed once per table and kept in the
+    table's cache (a Table and its hierarchies are frozen and their arrays read-only, like ``qi_codes``)."""
+    key = ("lattice_qi_arrays", bool(needs_nu))
+    cached = table._cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    qc = table.qi_codes()
+    gens, lcs, nus, heights, distinct = [], [], [], [], []
+    for j, q in enumerate(table.quasi_identifiers):
+        h = table.hierarchy(q)
+        assert h is not None
+        H = int(h.height)
+        gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
+        lc_parts = []
+        counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
+        # the non-uniform entropy terms are only needed by the entropy metrics (one Python loop per level)
+        order = _first_appearance(qc[:, j], h.n_leaves) if needs_nu else None
+        nu = np.zeros(H + 1)
+        dist = []
+        for lv in range(H + 1):
+            nodes, dense = np.unique(h.ancestor[:, lv], return_inverse=True)
+            gen[:, lv] = dense
+            lc_parts.append(h.leaf_count[nodes].astype(np.int64))
+            b = np.bincount(dense, weights=counts, minlength=len(nodes))
+            dist.append(int(np.count_nonzero(b)))
+            if order is None:
+                continue
+            base = 0.0
+            for v in order:  # ARX sums in dictionary (first appearance) order
+                av = float(counts[v])
+                base += av * (math.log(av / float(b[dense[v]])) / math.log(2.0))
+            nu[lv] = -base
+        gen = np.ascontiguousarray(gen)
+        lcc = np.ascontiguousarray(np.concatenate(lc_parts))
+        for a in (gen, lcc, nu):
+            a.setflags(write=False)
+        gens.append(gen)
+        lcs.append(lcc)
+        nus.append(nu)
+        heights.append(H)
+        distinct.append(tuple(dist))
+    out = (gens, lcs, nus, heights, distinct)
+    table._cache[key] = out
+    return out
 
 
 def _partition_from_labels(table: Table, levels: list[int], labels: NDArray[np.int64], n_classes: int,
