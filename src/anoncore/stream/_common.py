@@ -137,6 +137,21 @@ def encode_numeric(df: pd.DataFrame, names: Sequence[str], lo: NDArray[np.float6
     return num
 
 
+def encode_batch_qis(df: pd.DataFrame, spec: Any, caller: str) -> tuple[NDArray[np.float64], NDArray[np.int32]]:
+    """Check that a batch has every column the stream spec needs (QIs, person id, time, passthrough) and encode
+    its QIs: numeric values scaled to the declared domains, categorical labels as hierarchy leaf codes. `spec`
+    has the fields of :class:`StreamQIs`; errors name `caller`, the column and the row."""
+    need = [*spec.numeric, *spec.categorical, spec.pid, *([spec.time] if spec.time else []), *spec.passthrough]
+    missing = [x for x in need if x not in df.columns]
+    if missing:
+        raise ValueError(f"The batch lacks column(s) {missing}; {caller} needs {need}.")
+    num = encode_numeric(df, spec.numeric, spec.dom_lo, spec.dom_hi)
+    cat = np.empty((len(df), len(spec.categorical)), dtype=np.int32)
+    for j, (name, h) in enumerate(zip(spec.categorical, spec.hierarchies)):
+        cat[:, j] = map_labels(df[name], h.leaf_lookup(), name, f"its hierarchy {h.name!r}")
+    return num, cat
+
+
 def _map_arrow_strings(col: pd.Series, lookup: Mapping[str, int]) -> NDArray[np.int32] | None:
     """Fast path of :func:`map_labels` for Arrow-backed string columns whose every value is a label as it is:
     one hash lookup per row in Arrow. None when the column is not such a column or some value is not a label

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import encode_numeric, map_labels, resolve_sensitive, resolve_stream_schema
+from anoncore.stream._common import encode_batch_qis, map_labels, resolve_sensitive, resolve_stream_schema
 
 #: Case of every emitted tuple (index stored in the release): DIRECT, INDIRECT, end-of-stream DIRECT/INDIRECT,
 #: suppressed.
@@ -172,15 +172,8 @@ class _WSpec:
     def encode(self, df: pd.DataFrame, last: int | None, pid_state: dict[str, Any]) -> dict[str, Any]:
         """Validate and encode a whole batch (nothing is consumed when it raises)."""
         c = self.caller
-        need = [*self.numeric, *self.categorical, self.pid, *([self.time] if self.time else []), *self.passthrough]
-        missing = [x for x in need if x not in df.columns]
-        if missing:
-            raise ValueError(f"The batch lacks column(s) {missing}; {c} needs {need}.")
+        num, cat = encode_batch_qis(df, self, c)
         n = len(df)
-        num = encode_numeric(df, self.numeric, self.dom_lo, self.dom_hi)
-        cat = np.empty((n, len(self.categorical)), dtype=np.int32)
-        for j, (name, h) in enumerate(zip(self.categorical, self.hierarchies)):
-            cat[:, j] = map_labels(df[name], h.leaf_lookup(), name, f"its hierarchy {h.name!r}")
         sa_col = df[self.sensitive]
         if self.sa_numeric:
             v = pd.to_numeric(sa_col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)

@@ -26,8 +26,7 @@ from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
 from anoncore.stream._common import (
-    encode_numeric,
-    map_labels,
+    encode_batch_qis,
     published_frame,
     resolve_sensitive,
     resolve_stream_schema,
@@ -563,15 +562,8 @@ class _StreamSpec:
                  np.ascontiguousarray(h.leaf_count, dtype=np.int32), int(h.n_leaves)) for h in self.hierarchies]
 
     def encode(self, df: pd.DataFrame, py: _PyState, last: int | None) -> dict[str, Any]:
-        need = [*self.numeric, *self.categorical, self.pid, *([self.time] if self.time else []), *self.passthrough]
-        missing = [c for c in need if c not in df.columns]
-        if missing:
-            raise ValueError(f"The batch lacks column(s) {missing}; Castle needs {need}.")
+        num, cat = encode_batch_qis(df, self, "Castle")
         n = len(df)
-        num = encode_numeric(df, self.numeric, self.dom_lo, self.dom_hi)
-        cat = np.empty((n, len(self.categorical)), dtype=np.int32)
-        for j, (name, h) in enumerate(zip(self.categorical, self.hierarchies)):
-            cat[:, j] = map_labels(df[name], h.leaf_lookup(), name, f"its hierarchy {h.name!r}")
         pid = py.encode_pid(df[self.pid])
         if self.time is not None:
             t = df[self.time].to_numpy()
