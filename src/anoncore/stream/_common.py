@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from anoncore.data.hierarchy import Hierarchy
+
+if TYPE_CHECKING:
+    from anoncore.data.schema import Schema
+    from anoncore.data.table import Table
 
 
 def ro(a: NDArray[Any]) -> NDArray[Any]:
@@ -51,8 +55,8 @@ class StreamQIs:
     """The stream-independent part of a schema, resolved once: the template table (if given), the QIs split by
     kind with their hierarchies and numeric domains, the person id and time columns, the passthrough columns."""
 
-    table: Any
-    schema: Any
+    table: Table | None
+    schema: Schema
     numeric: tuple[str, ...]
     categorical: tuple[str, ...]
     hierarchies: tuple[Hierarchy, ...]
@@ -223,3 +227,50 @@ def published_frame(position: NDArray[np.int64], suppressed: NDArray[np.bool_], 
     if include_suppressed:
         out["suppressed"] = sup
     return pd.DataFrame(out)
+
+
+class ReleaseRows:
+    """Mixin of the stream release dataclasses (:class:`~anoncore.stream.CastleRelease`,
+    :class:`~anoncore.stream.SabreWRelease`): row counts and the published table."""
+
+    __slots__ = ()
+    #: Name of the field holding the generalization / class id of each row.
+    _id_field: ClassVar[str]
+    position: NDArray[np.int64]
+    suppressed: NDArray[np.bool_]
+    num_lo: NDArray[np.float64]
+    num_hi: NDArray[np.float64]
+    cat_node: NDArray[np.int32]
+    columns: dict[str, NDArray[Any]]
+    numeric_qi: tuple[str, ...]
+    categorical_qi: tuple[str, ...]
+    hierarchies: tuple[Hierarchy, ...]
+
+    def __len__(self) -> int:
+        return int(self.position.shape[0])
+
+    @property
+    def n_released(self) -> int:
+        return int((~self.suppressed).sum())
+
+    @property
+    def n_suppressed(self) -> int:
+        return int(self.suppressed.sum())
+
+    def to_pandas(self, include_suppressed: bool = False, ranges: bool = False,
+                  suppressed_token: str = "*") -> pd.DataFrame:
+        """The published tuples as a DataFrame: ``position`` first, then the quasi-identifiers, the columns
+        published as they are, and ``ec`` (the generalization / class id).
+
+        Parameters
+        ----------
+        include_suppressed : bool, default=False
+            Also list suppressed tuples (their quasi-identifiers show ``suppressed_token``).
+        ranges : bool, default=False
+            Numeric quasi-identifiers as two float columns ``<name>_lo`` / ``<name>_hi`` instead of labels
+            such as ``"[20, 60]"``.
+        suppressed_token : str, default='*'
+        """
+        return published_frame(self.position, self.suppressed, self.num_lo, self.num_hi, self.cat_node, self.columns,
+                               getattr(self, self._id_field), self.numeric_qi, self.categorical_qi, self.hierarchies,
+                               include_suppressed, ranges, suppressed_token)

@@ -124,9 +124,9 @@ class _WSpec:
     @classmethod
     def build(cls, schema: Schema | Table, sensitive: str | None, sa_values: Any, caller: str) -> _WSpec:
         q = resolve_stream_schema(schema, caller)
-        table, schema = q.table, q.schema
-        sa = resolve_sensitive(schema, sensitive, caller)
-        a = schema[sa]
+        table, sch = q.table, q.schema
+        sa = resolve_sensitive(sch, sensitive, caller)
+        a = sch[sa]
         sah: Hierarchy | None = None
         values: tuple[Any, ...]
         sa_numeric = a.kind == "numeric"
@@ -162,7 +162,7 @@ class _WSpec:
             values = tuple(nums)
         return cls(caller, q.numeric, q.categorical, q.hierarchies, q.numeric_hierarchies, q.dom_lo, q.dom_hi, q.pid,
                    q.time, sa, "hierarchical" if sah is not None else "ordered", values, sah, sa_numeric,
-                   q.passthrough, schema)
+                   q.passthrough, sch)
 
     def sa_lookup(self) -> dict[Any, int]:
         if self.sa_numeric:

@@ -14,7 +14,7 @@ import struct
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -26,8 +26,8 @@ from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
 from anoncore.stream._common import (
+    ReleaseRows,
     encode_batch_qis,
-    published_frame,
     resolve_sensitive,
     resolve_stream_schema,
 )
@@ -43,7 +43,7 @@ _VERSION = 1
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class CastleRelease:
+class CastleRelease(ReleaseRows):
     """Tuples released (or suppressed) by one :meth:`Castle.push` or :meth:`Castle.flush`.
 
     Every input tuple appears exactly once over the whole run, in exactly one release, either generalized
@@ -90,9 +90,7 @@ class CastleRelease:
     numeric_qi: tuple[str, ...] = ()
     categorical_qi: tuple[str, ...] = ()
     hierarchies: tuple[Hierarchy, ...] = field(default=(), repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return int(self.position.shape[0])
+    _id_field: ClassVar[str] = "gen_id"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CastleRelease):
@@ -107,34 +105,10 @@ class CastleRelease:
 
     __hash__ = None  # type: ignore[assignment]
 
-    @property
-    def n_released(self) -> int:
-        return int((~self.suppressed).sum())
-
-    @property
-    def n_suppressed(self) -> int:
-        return int(self.suppressed.sum())
-
     def __repr__(self) -> str:
         return (f"CastleRelease(n_released={self.n_released}, n_suppressed={self.n_suppressed}, "
                 f"n_clusters={len(self.clusters)})")
 
-    def to_pandas(self, include_suppressed: bool = False, ranges: bool = False,
-                  suppressed_token: str = "*") -> pd.DataFrame:
-        """The published tuples as a DataFrame (column ``position`` first, then the quasi-identifiers).
-
-        Parameters
-        ----------
-        include_suppressed : bool, default=False
-            Also list suppressed tuples (their quasi-identifiers show ``suppressed_token``).
-        ranges : bool, default=False
-            Numeric quasi-identifiers as two float columns ``<name>_lo`` / ``<name>_hi`` instead of labels
-            such as ``"[20, 60]"``.
-        suppressed_token : str, default='*'
-        """
-        return published_frame(self.position, self.suppressed, self.num_lo, self.num_hi, self.cat_node, self.columns,
-                               self.gen_id, self.numeric_qi, self.categorical_qi, self.hierarchies,
-                               include_suppressed, ranges, suppressed_token)
 
 
 def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:

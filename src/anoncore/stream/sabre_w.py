@@ -18,7 +18,7 @@ import numbers
 import pickle
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from anoncore import _core  # type: ignore[attr-defined]
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import published_frame
+from anoncore.stream._common import ReleaseRows
 from anoncore.stream._common import ro as _ro
 from anoncore.stream._window import CASES, GroundMetric, _Driver, _WSpec, as_frame
 
@@ -42,7 +42,7 @@ _VERSION = 1
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class SabreWRelease:
+class SabreWRelease(ReleaseRows):
     """Tuples published (or suppressed) by one :meth:`SabreW.push` or :meth:`SabreW.flush`.
 
     Over a whole run every input tuple appears exactly once, published or suppressed.
@@ -100,16 +100,7 @@ class SabreWRelease:
     categorical_qi: tuple[str, ...] = ()
     hierarchies: tuple[Hierarchy, ...] = field(default=(), repr=False)
 
-    def __len__(self) -> int:
-        return int(self.position.shape[0])
-
-    @property
-    def n_released(self) -> int:
-        return int((~self.suppressed).sum())
-
-    @property
-    def n_suppressed(self) -> int:
-        return int(self.suppressed.sum())
+    _id_field: ClassVar[str] = "ec"
 
     @property
     def gen_id(self) -> NDArray[np.int64]:
@@ -120,20 +111,6 @@ class SabreWRelease:
         return (f"SabreWRelease(n_released={self.n_released}, n_suppressed={self.n_suppressed}, "
                 f"n_classes={len(self.classes)})")
 
-    def to_pandas(self, include_suppressed: bool = False, ranges: bool = False,
-                  suppressed_token: str = "*") -> pd.DataFrame:
-        """The published tuples as a DataFrame (``position``, the quasi-identifiers, published columns, ``ec``).
-
-        Parameters
-        ----------
-        include_suppressed : bool, default=False
-        ranges : bool, default=False
-            Numeric quasi-identifiers as ``<name>_lo`` / ``<name>_hi`` float columns instead of labels.
-        suppressed_token : str, default='*'
-        """
-        return published_frame(self.position, self.suppressed, self.num_lo, self.num_hi, self.cat_node, self.columns,
-                               self.ec, self.numeric_qi, self.categorical_qi, self.hierarchies,
-                               include_suppressed, ranges, suppressed_token)
 
     @staticmethod
     def concat(releases: Any) -> SabreWRelease:
