@@ -99,7 +99,7 @@ struct Scratch {
   std::vector<int64_t> order;
   std::vector<int32_t> run_val;  // histogram entries grouped by destination class
   std::vector<int64_t> run_cnt;
-  // judging a deferred set: source classes per class (counting sort of the class map), one class's histogram
+  // judging a deferred set: source classes per class (linked lists over the class map), one class's histogram
   std::vector<int64_t> lz_acc, lz_cnt;
   std::vector<int32_t> lz_val, lz_head, lz_next;  // lz_head/lz_next: source classes per class (lists)
 };
