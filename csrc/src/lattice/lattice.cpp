@@ -99,9 +99,9 @@ struct Scratch {
   std::vector<int64_t> order;
   std::vector<int32_t> run_val;  // histogram entries grouped by destination class
   std::vector<int64_t> run_cnt;
-  // judging a deferred set: source classes per class (counting sort of the class map), one class's histogram
-  std::vector<int64_t> lz_start, lz_pos, lz_acc, lz_cnt;
-  std::vector<int32_t> lz_items, lz_val;
+  // judging a deferred set: source classes per class (linked lists over the class map), one class's histogram
+  std::vector<int64_t> lz_acc, lz_cnt;
+  std::vector<int32_t> lz_val, lz_head, lz_next;  // lz_head/lz_next: source classes per class (lists)
 };
 
 /// Sparse histograms of groups. The items' entries (value, count) are read in item order and scattered into
@@ -1027,14 +1027,18 @@ struct Engine::Impl {
       const FreqSet& src = *f.hsrc;
       const int64_t Cs = src.n_classes;
       const int32_t* ids = f.hids.data();
-      auto& start = s.lz_start;
-      start.assign(static_cast<size_t>(C + 1), 0);
-      for (int64_t i = 0; i < Cs; ++i) start[static_cast<size_t>(ids[i]) + 1]++;
-      for (int64_t g = 0; g < C; ++g) start[static_cast<size_t>(g + 1)] += start[static_cast<size_t>(g)];
-      s.lz_items.resize(static_cast<size_t>(Cs));
-      auto& pos = s.lz_pos;
-      pos.assign(start.begin(), start.end() - 1);
-      for (int64_t i = 0; i < Cs; ++i) s.lz_items[static_cast<size_t>(pos[static_cast<size_t>(ids[i])]++)] = static_cast<int32_t>(i);
+      // the source classes of each class as linked lists (head per class, next per source class), built
+      // in one pass from the last source class down, so each list runs in ascending source order
+      auto& head = s.lz_head;
+      head.assign(static_cast<size_t>(C), -1);
+      s.lz_next.resize(static_cast<size_t>(Cs));
+      int32_t* nx = s.lz_next.data();
+      int32_t* hd = head.data();
+      for (int64_t i = Cs - 1; i >= 0; --i) {
+        const int32_t g = ids[i];
+        nx[i] = hd[g];
+        hd[g] = static_cast<int32_t>(i);
+      }
       if (static_cast<int64_t>(s.lz_acc.size()) < m) s.lz_acc.assign(static_cast<size_t>(m), 0);
     }
     if (full && !cut) {
@@ -1049,8 +1053,8 @@ struct Engine::Impl {
           val.clear();
           num.clear();
           int64_t* acc = s.lz_acc.data();
-          for (int64_t x = s.lz_start[static_cast<size_t>(c)]; x < s.lz_start[static_cast<size_t>(c + 1)]; ++x) {
-            const auto i = static_cast<size_t>(s.lz_items[static_cast<size_t>(x)]);
+          for (int32_t x = s.lz_head[static_cast<size_t>(c)]; x >= 0; x = s.lz_next[static_cast<size_t>(x)]) {
+            const auto i = static_cast<size_t>(x);
             for (int64_t e = src.hoff[i]; e < src.hoff[i + 1]; ++e) {
               const int32_t hv = src.hval[static_cast<size_t>(e)];
               if (acc[hv] == 0) val.push_back(hv);
