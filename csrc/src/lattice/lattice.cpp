@@ -1219,8 +1219,48 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   // a_level[l] = Σ_rows leaf_count(gen(v, l)), from the per-QI value counts: O(n r + Σ n_leaves h)
   std::vector<std::vector<int64_t>> cnts(static_cast<size_t>(I.r));
   for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)].assign(static_cast<size_t>(I.qi[static_cast<size_t>(j)].n_leaves), 0);
-  for (int64_t i = 0; i < I.n; ++i)  // one pass over the (row-major) codes
-    for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)][static_cast<size_t>(qi_codes(i, j))]++;
+  // the packed layout of the bottom keys (needs only the level-0 cardinalities)
+  std::vector<int64_t> card0(static_cast<size_t>(I.r));
+  for (int64_t j = 0; j < I.r; ++j) card0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].card[0];
+  {
+    uint32_t bits = 0;
+    I.shift.assign(static_cast<size_t>(I.r), 0);
+    I.fmask.assign(static_cast<size_t>(I.r), 0);
+    for (int64_t j = 0; j < I.r; ++j) {
+      uint32_t b = 0;
+      while (b < 63 && (int64_t{1} << b) < card0[static_cast<size_t>(j)]) ++b;
+      I.shift[static_cast<size_t>(j)] = std::min<uint32_t>(bits, 63);
+      I.fmask[static_cast<size_t>(j)] = b == 0 ? 0 : (uint64_t{1} << b) - 1;
+      bits += b;
+    }
+    I.packed = allow_packed && bits <= 64 && I.r > 0;
+  }
+  // one pass over the (row-major) codes: the per-QI value counts and, when packed, the rows' bottom keys
+  // (the grouping below reads each key twice when it prefetches)
+  std::vector<uint64_t> rk;
+  if (I.packed) {
+    rk.assign(static_cast<size_t>(I.n), 0);
+    std::vector<const int32_t*> g0(static_cast<size_t>(I.r));
+    std::vector<int64_t> gstride(static_cast<size_t>(I.r));
+    std::vector<int64_t*> cp(static_cast<size_t>(I.r));
+    for (int64_t j = 0; j < I.r; ++j) {
+      g0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].gen.data();
+      gstride[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h + 1;
+      cp[static_cast<size_t>(j)] = cnts[static_cast<size_t>(j)].data();
+    }
+    for (int64_t i = 0; i < I.n; ++i) {
+      uint64_t k = 0;
+      for (int64_t j = 0; j < I.r; ++j) {
+        const int32_t v = qi_codes(i, j);
+        cp[static_cast<size_t>(j)][v]++;
+        k |= static_cast<uint64_t>(g0[static_cast<size_t>(j)][v * gstride[static_cast<size_t>(j)]]) << I.shift[static_cast<size_t>(j)];
+      }
+      rk[static_cast<size_t>(i)] = k;
+    }
+  } else {
+    for (int64_t i = 0; i < I.n; ++i)
+      for (int64_t j = 0; j < I.r; ++j) cnts[static_cast<size_t>(j)][static_cast<size_t>(qi_codes(i, j))]++;
+  }
   for (int64_t j = 0; j < I.r; ++j) {
     Qi& q = I.qi[static_cast<size_t>(j)];
     const std::vector<int64_t>& cnt = cnts[static_cast<size_t>(j)];
@@ -1286,35 +1326,11 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     sc.hmark.assign(nn, 0);
   }
   Scratch& s = I.scratch[0];
-  std::vector<int64_t> card0(static_cast<size_t>(I.r));
-  for (int64_t j = 0; j < I.r; ++j) card0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].card[0];
-  {
-    uint32_t bits = 0;
-    I.shift.assign(static_cast<size_t>(I.r), 0);
-    I.fmask.assign(static_cast<size_t>(I.r), 0);
-    for (int64_t j = 0; j < I.r; ++j) {
-      uint32_t b = 0;
-      while (b < 63 && (int64_t{1} << b) < card0[static_cast<size_t>(j)]) ++b;
-      I.shift[static_cast<size_t>(j)] = std::min<uint32_t>(bits, 63);
-      I.fmask[static_cast<size_t>(j)] = b == 0 ? 0 : (uint64_t{1} << b) - 1;
-      bits += b;
-    }
-    I.packed = allow_packed && bits <= 64 && I.r > 0;
-  }
   auto f = std::make_shared<FreqSet>();
   f->levels.assign(static_cast<size_t>(I.r), 0);
   int64_t G = 0;
   if (I.packed) {
-    // the rows' keys first (one pass; the grouping reads each key twice when it prefetches)
-    std::vector<uint64_t> rk(static_cast<size_t>(I.n), 0);
-    for (int64_t i = 0; i < I.n; ++i) {
-      uint64_t k = 0;
-      for (int64_t j = 0; j < I.r; ++j) {
-        const Qi& q = I.qi[static_cast<size_t>(j)];
-        k |= static_cast<uint64_t>(q.gen[static_cast<size_t>(qi_codes(i, j) * (q.h + 1))]) << I.shift[static_cast<size_t>(j)];
-      }
-      rk[static_cast<size_t>(i)] = k;
-    }
+    // the rows' keys were computed with the value counts above
     G = Impl::group_packed(s, I.n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
                            [](int64_t) { return int64_t{1}; }, f->keys, f->count);
     f->n_classes = G;
