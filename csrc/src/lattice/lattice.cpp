@@ -299,7 +299,7 @@ struct Engine::Impl {
   /// Group n packed keys key(i) with weights w(i): s.ids[i] = group (first appearance), dst keys and counts.
   template <class KeyFn, class WFn>
   static int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
-                              std::vector<int64_t>& out_count) {
+                              std::vector<int64_t>& out_count, bool dense_table = false) {
     // The table starts small (most roll-ups merge many classes) and grows x4 whenever it is half full, so
     // it stays in cache; slots are empty unless stamped with the current generation (no clearing).
     uint32_t lg = 4;
@@ -331,7 +331,9 @@ struct Engine::Impl {
       tab = s.gtable.data();
       mask = cap - 1;
       sh = 64 - lg;
-      grow_at = static_cast<int64_t>(cap / 2);
+      // dense_table (the one-off bottom grouping of the rows): grow at 3/4 full, so a table of many groups
+      // is not four times larger than it needs to be
+      grow_at = static_cast<int64_t>(dense_table ? cap / 4 * 3 : cap / 2);
       for (int32_t g = 0; g < G; ++g) {  // re-insert the groups found so far
         uint64_t p = (ok[g] * 0x9E3779B97F4A7C15ULL) >> sh;
         while (tab[p].gen == gen) p = (p + 1) & mask;
@@ -1342,7 +1344,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   if (I.packed) {
     // the rows' keys were computed with the value counts above
     G = Impl::group_packed(s, I.n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
-                           [](int64_t) { return int64_t{1}; }, f->keys, f->count);
+                           [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
     f->n_classes = G;
     I.row_class.assign(s.ids.begin(), s.ids.end());
   } else {
