@@ -105,12 +105,16 @@ void bind_lattice(py::module_ m) {
         MutSpan<int64_t> ls{labels.mutable_data(), e.n_rows()};
         MutSpan<uint8_t> ss{reinterpret_cast<uint8_t*>(sup.mutable_data()), e.n_rows()};
         NodeResult r;
+        std::vector<int64_t> first;
         {
           py::gil_scoped_release nogil;
-          r = e.classify(s, ls, ss);
+          r = e.classify(s, ls, ss, &first);
         }
-        return py::make_tuple(node_dict(r), labels, sup);
-      }, "levels"_a.noconvert(), "Row labels and suppression flags of a node.")
+        CArray<int64_t> fa(static_cast<py::ssize_t>(first.size()));
+        std::copy(first.begin(), first.end(), fa.mutable_data());
+        return py::make_tuple(node_dict(r), labels, sup, fa);
+      }, "levels"_a.noconvert(),
+         "Row labels and suppression flags of a node, and the first row of every class (in label order).")
       .def("optimal", [](Engine& e, bool with_trace) {
         std::vector<lattice::TraceEntry> trace;
         lattice::SearchResult res;

@@ -1424,7 +1424,8 @@ std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
   return out;
 }
 
-NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed) {
+NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
+                            std::vector<int64_t>* first) {
   Impl& I = *impl_;
   Scratch& s = I.scratch[0];
   FreqSet f;
@@ -1437,7 +1438,10 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
   for (int64_t i = 0; i < I.n; ++i) {
     const int32_t c = map[static_cast<size_t>(I.row_class[static_cast<size_t>(i)])];
     int64_t& rl = relabel[static_cast<size_t>(c)];
-    if (rl < 0) rl = next++;
+    if (rl < 0) {
+      rl = next++;
+      if (first != nullptr) first->push_back(i);
+    }
     labels[i] = rl;
     suppressed[i] = s.viol[static_cast<size_t>(c)];
   }

@@ -211,9 +211,9 @@ class LatticeProblem:
     def publish(self, levels: Sequence[int]) -> tuple[Partition, dict[str, Any]]:
         """The published partition of a node (violating classes suppressed)."""
         lv = np.asarray(levels, dtype=np.int32)
-        res, labels, sup = self.engine.classify(lv)
+        res, labels, sup, first = self.engine.classify(lv)
         return _partition_from_labels(self.table, [int(x) for x in levels], labels, int(res["n_classes"]),
-                                      sup), res
+                                      sup, first), res
 
     def nodes_at_height(self, height: int) -> list[tuple[int, ...]]:
         """All nodes with sum of levels == height, in lexicographic order."""
@@ -272,12 +272,14 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
 
 
 def _partition_from_labels(table: Table, levels: list[int], labels: NDArray[np.int64], n_classes: int,
-                           suppressed: NDArray[np.bool_]) -> Partition:
+                           suppressed: NDArray[np.bool_], first: NDArray[np.int64] | None = None) -> Partition:
     """The :meth:`Partition.from_levels` partition, from the kernel's class labels (dense, first appearance
-    over the rows, the same numbering as ``from_levels``): only one row per class is generalized here."""
+    over the rows, the same numbering as ``from_levels``): only one row per class is generalized here.
+    ``first`` (the first row of every class, when the kernel gives it) saves a pass over the labels."""
     qc = table.qi_codes()
-    first = np.empty(n_classes, dtype=np.int64)
-    first[labels[::-1]] = np.arange(labels.shape[0] - 1, -1, -1, dtype=np.int64)
+    if first is None:
+        first = np.empty(n_classes, dtype=np.int64)
+        first[labels[::-1]] = np.arange(labels.shape[0] - 1, -1, -1, dtype=np.int64)
     rep = qc[first]
     gen_node = np.empty((n_classes, len(levels)), dtype=np.int32)
     gen_lo = np.empty_like(gen_node)

@@ -139,8 +139,10 @@ class Engine {
   /// class size suppressed: a lower bound of the node's Loss under any suppression that includes them (the
   /// optimal search's suppression-aware cut; tested against the true Loss).
   double suppression_loss_bound(Span<int32_t> levels);
-  /// Per-row suppression flags and class labels (dense, first appearance) of a node.
-  NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed);
+  /// Per-row suppression flags and class labels (dense, first appearance) of a node; with ``first``, also the
+  /// first row of every class (in label order).
+  NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
+                      std::vector<int64_t>* first = nullptr);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace);
   int64_t evaluations() const;
