@@ -305,16 +305,13 @@ struct Engine::Impl {
     uint32_t lg = 4;
     while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
     s.ids.resize(static_cast<size_t>(n));
-    // the group outputs grow with the groups found (at most n): a large grouping with few groups (the
-    // bottom one from the rows) touches only the pages it needs
-    if (s.gkeys.size() < static_cast<size_t>(std::min<int64_t>(n, 4096))) {
-      s.gkeys.resize(static_cast<size_t>(std::min<int64_t>(n, 4096)));
-      s.gcount.resize(s.gkeys.size());
+    if (s.gkeys.size() < static_cast<size_t>(n)) {
+      s.gkeys.resize(static_cast<size_t>(n));
+      s.gcount.resize(static_cast<size_t>(n));
     }
     int32_t* ids = s.ids.data();
     uint64_t* ok = s.gkeys.data();
     int64_t* oc = s.gcount.data();
-    int64_t ocap = static_cast<int64_t>(s.gkeys.size());
     int32_t G = 0;
     GSlot* tab = nullptr;
     uint64_t mask = 0;
@@ -368,13 +365,6 @@ struct Engine::Impl {
       while (true) {
         GSlot& sl = tab[p];
         if (sl.gen != gen) {
-          if (G == ocap) {
-            ocap = std::min<int64_t>(n, 2 * ocap);
-            s.gkeys.resize(static_cast<size_t>(ocap));
-            s.gcount.resize(static_cast<size_t>(ocap));
-            ok = s.gkeys.data();
-            oc = s.gcount.data();
-          }
           sl.key = k;
           sl.id = G;
           sl.gen = gen;
