@@ -1116,38 +1116,51 @@ struct SingletonKnn {
   /// Scan the blocks order[chunk * kChunk, ...) of the current round into `buf` with the threshold `thr` of
   /// its owner (each owner's threshold is never below the final (k-1)-th distance, see run).
   void scan_chunk(size_t chunk, std::vector<Node>& buf, double& thr) {
+    const size_t b1 = std::min(round_.nb, (chunk + 1) * kChunk);
+    for (size_t oi = chunk * kChunk; oi < b1; ++oi) {
+      const auto& ob = round_.order[oi];
+      if (!block_may_hold(ob.first, buf, thr)) continue;
+      scan_block(ob.second, round_.xv, round_.m, buf, thr);
+    }
+  }
+
+  /// Cut `buf` to its k-1 smallest candidates under (distance, index); `thr` becomes the (k-1)-th distance.
+  void prune(std::vector<Node>& buf, double& thr) const {
     const size_t want = k - 1;
-    const std::pair<double, uint32_t>* order = round_.order;
-    const size_t nb = round_.nb, m = round_.m;
-    const double* xv = round_.xv;
-    auto prune = [&]() {
-      std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
-      buf.resize(want);
-      thr = buf[want - 1].d;
-    };
+    std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
+    buf.resize(want);
+    thr = buf[want - 1].d;
+  }
+
+  /// Whether a block whose distance lower bound is `bound` may still hold one of the k-1 nearest (tightening
+  /// `thr` to the exact (k-1)-th distance first when the buffer holds more candidates than needed).
+  bool block_may_hold(double bound, std::vector<Node>& buf, double& thr) const {
+    if (buf.size() < k - 1 || bound <= thr) return true;
+    if (buf.size() > k - 1) prune(buf, thr);
+    return bound <= thr;
+  }
+
+  /// Buffer the points of block `bk` at distance <= thr from xv. thr is fixed during a block: it only ever
+  /// decreases towards the final (k-1)-th distance, so accepting against a larger one adds candidates, never
+  /// loses one. Once k-1 candidates are buffered thr is their largest distance; the buffer is cut back when it
+  /// grows large.
+  void scan_block(size_t bk, const double* xv, size_t m, std::vector<Node>& buf, double& thr) const {
+    const size_t want = k - 1;
     double acc[kBlock];
     uint32_t hit[kBlock];
-    const size_t b1 = std::min(nb, (chunk + 1) * kChunk);
-    for (size_t oi = chunk * kChunk; oi < b1; ++oi) {
-      const auto& ob = order[oi];
-      if (buf.size() >= want && ob.first > thr) {
-        if (buf.size() > want) prune();
-        if (ob.first > thr) continue;
+    const size_t q0 = bstart[bk], nq = bstart[bk + 1] - q0;
+    const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0, aliveP.data() + q0,
+                                       xv, inv, row_ptr_.data(), inv_d, thr);
+    for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
+    if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
+      if (buf.size() == want) {
+        thr = buf[0].d;
+        for (const Node& nd : buf) thr = std::max(thr, nd.d);
+      } else {
+        prune(buf, thr);
       }
-      const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-      const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0, aliveP.data() + q0,
-                                         xv, inv, row_ptr_.data(), inv_d, thr);
-      for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
-      if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
-        if (buf.size() == want) {
-          thr = buf[0].d;
-          for (const Node& nd : buf) thr = std::max(thr, nd.d);
-        } else {
-          prune();
-        }
-      } else if (buf.size() >= 4 * want + kBlock) {
-        prune();
-      }
+    } else if (buf.size() >= 4 * want + kBlock) {
+      prune(buf, thr);
     }
   }
 
@@ -1280,44 +1293,20 @@ struct SingletonKnn {
       // so no block or point of the k-1 nearest is skipped), and the buffers are merged under the same total order
       // (distance, index): the result does not depend on T.
       const int T = threads > 1 && nb >= kParMinBlocks && !helpers_.empty() ? threads : 1;
-      auto scan = [&](size_t t, size_t TT, std::vector<Node>& buf) {
+      // Serial scan: the sorted head in order, then one pass over the rest.
+      auto scan = [&](std::vector<Node>& buf) {
         buf.clear();
         double thr = std::numeric_limits<double>::infinity();  // (k-1)-th smallest so far once buf.size() >= want
-        auto prune = [&]() {
-          std::nth_element(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(want - 1), buf.end(), cmp);
-          buf.resize(want);
-          thr = buf[want - 1].d;
-        };
-        double acc[kBlock];
-        uint32_t hit[kBlock];
-        size_t oi = t;
+        size_t oi = 0;
         while (oi < nb) {
           const auto& ob = order[oi];
-          if (buf.size() >= want && ob.first > thr) {
-            if (buf.size() > want) prune();
-            if (ob.first > thr) {
-              // in the sorted head every later block is bounded as high: go on after the head
-              oi = oi < head ? head + (t + TT - head % TT) % TT : oi + TT;
-              continue;
-            }
+          if (!block_may_hold(ob.first, buf, thr)) {
+            // in the sorted head every later block is bounded as high: go on after the head
+            oi = oi < head ? head : oi + 1;
+            continue;
           }
-          // thr is fixed during a block: it only ever decreases towards the final (k-1)-th distance, so
-          // accepting against a larger one adds candidates, never loses one
-          const size_t bk = ob.second, q0 = bstart[bk], nq = bstart[bk + 1] - q0;
-          const size_t nh = block_candidates(acc, hit, nq, m, dn, dc, XT.data() + q0, YT.data() + q0,
-                                             aliveP.data() + q0, xv, inv, row_ptr.data(), inv_d, thr);
-          for (size_t h = 0; h < nh; ++h) buf.push_back(Node{acc[hit[h]], P[q0 + hit[h]]});
-          if (buf.size() >= want && thr == std::numeric_limits<double>::infinity()) {
-            if (buf.size() == want) {
-              thr = buf[0].d;
-              for (const Node& nd : buf) thr = std::max(thr, nd.d);
-            } else {
-              prune();
-            }
-          } else if (buf.size() >= 4 * want + kBlock) {
-            prune();
-          }
-          oi += TT;
+          scan_block(ob.second, xv, m, buf, thr);
+          ++oi;
         }
       };
       if (T > 1) {
@@ -1349,7 +1338,7 @@ struct SingletonKnn {
           hb.clear();
         }
       } else {
-        scan(0, 1, heap);
+        scan(heap);
       }
       if (heap.size() > want) {
         std::nth_element(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(want - 1), heap.end(), cmp);

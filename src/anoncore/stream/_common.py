@@ -156,6 +156,31 @@ def encode_batch_qis(df: pd.DataFrame, spec: Any, caller: str) -> tuple[NDArray[
     return num, cat
 
 
+def batch_positions(df: pd.DataFrame, time: str | None, last: int | None) -> NDArray[np.int64]:
+    """Stream positions of a batch: the integer `time` column, or consecutive positions after `last`. They must
+    be strictly increasing across the whole stream; the error names the first offending batch row."""
+    n = len(df)
+    if time is not None:
+        t = df[time].to_numpy()
+        if not np.issubdtype(t.dtype, np.integer):
+            raise ValueError(f"Positions in column {time!r} must be integers. Got dtype {t.dtype}.")
+        pos = t.astype(np.int64)
+    else:
+        start = (last if last is not None else 0) + 1
+        pos = np.arange(start, start + n, dtype=np.int64)
+    if n:
+        back = np.flatnonzero(np.diff(pos) <= 0)
+        if last is not None and pos[0] <= last:
+            i = 0
+        elif back.size:
+            i = int(back[0]) + 1
+        else:
+            return pos
+        raise ValueError(f"Positions must be strictly increasing across the stream (out-of-order position "
+                         f"{int(pos[i])} at batch row {i}; last accepted {last}).")
+    return pos
+
+
 def _map_arrow_strings(col: pd.Series, lookup: Mapping[str, int]) -> NDArray[np.int32] | None:
     """Fast path of :func:`map_labels` for Arrow-backed string columns whose every value is a label as it is:
     one hash lookup per row in Arrow. None when the column is not such a column or some value is not a label

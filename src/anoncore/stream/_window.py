@@ -27,7 +27,13 @@ from numpy.typing import NDArray
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
-from anoncore.stream._common import encode_batch_qis, map_labels, resolve_sensitive, resolve_stream_schema
+from anoncore.stream._common import (
+    batch_positions,
+    encode_batch_qis,
+    map_labels,
+    resolve_sensitive,
+    resolve_stream_schema,
+)
 
 #: Case of every emitted tuple (index stored in the release): DIRECT, INDIRECT, end-of-stream DIRECT/INDIRECT,
 #: suppressed.
@@ -192,18 +198,7 @@ class _WSpec:
         else:
             sa = map_labels(sa_col, self.sa_lookup(), self.sensitive, "the declared sensitive domain")
         pid = _encode_pid(df[self.pid], pid_state, c)
-        if self.time is not None:
-            t = df[self.time].to_numpy()
-            if not np.issubdtype(t.dtype, np.integer):
-                raise ValueError(f"Positions in column {self.time!r} must be integers. Got dtype {t.dtype}.")
-            pos = t.astype(np.int64)
-        else:
-            start = (last if last is not None else 0) + 1
-            pos = np.arange(start, start + n, dtype=np.int64)
-        if n and (np.any(np.diff(pos) <= 0) or (last is not None and pos[0] <= last)):
-            i = int(np.flatnonzero(np.diff(pos) <= 0)[0]) + 1 if np.any(np.diff(pos) <= 0) else 0
-            raise ValueError(f"Positions must be strictly increasing across the stream (out-of-order position "
-                             f"{int(pos[i])} at batch row {i}; last accepted {last}).")
+        pos = batch_positions(df, self.time, last)
         cols = {x: df[x].to_numpy() for x in self.passthrough}
         return {"position": pos, "pid": pid, "sa": np.ascontiguousarray(sa, dtype=np.int32), "num": num,
                 "cat": cat, "columns": cols}

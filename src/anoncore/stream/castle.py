@@ -27,6 +27,7 @@ from anoncore.data.schema import Schema
 from anoncore.data.table import Table
 from anoncore.stream._common import (
     ReleaseRows,
+    batch_positions,
     encode_batch_qis,
     resolve_sensitive,
     resolve_stream_schema,
@@ -539,17 +540,7 @@ class _StreamSpec:
         num, cat = encode_batch_qis(df, self, "Castle")
         n = len(df)
         pid = py.encode_pid(df[self.pid])
-        if self.time is not None:
-            t = df[self.time].to_numpy()
-            if not np.issubdtype(t.dtype, np.integer):
-                raise ValueError(f"Positions in column {self.time!r} must be integers. Got dtype {t.dtype}.")
-            pos = t.astype(np.int64)
-        else:
-            start = (last if last is not None else 0) + 1
-            pos = np.arange(start, start + n, dtype=np.int64)
-        if n and (np.any(np.diff(pos) <= 0) or (last is not None and pos[0] <= last)):
-            raise ValueError(f"Positions must be strictly increasing across the stream (out-of-order positions; "
-                             f"last accepted {last}, batch starts {int(pos[0])}).")
+        pos = batch_positions(df, self.time, last)
         sa = np.zeros(n, dtype=np.int32) if self.sensitive is None else py.encode_sa(df[self.sensitive])
         cols = {c: df[c].to_numpy() for c in self.passthrough}
         return {"position": pos, "pid": pid, "sa": sa, "num": num, "cat": cat, "columns": cols}
