@@ -22,6 +22,7 @@ from oracles.burel import (
     semantic_groups,
 )
 from oracles.sabre import dichotomize_reference
+from oracles.tables import random_qi_columns
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Partition, Schema, Table, _core, audit
 from anoncore.models import (
@@ -38,17 +39,7 @@ bu = _core.burel
 # --------------------------------------------------------------------------- generators
 def random_table(seed: int, n: int, n_qi: int, m: int, sa_kind: str, skew: float = 1.0) -> Table:
     rng = np.random.default_rng(seed)
-    data: dict[str, Any] = {}
-    attrs = []
-    for j in range(n_qi):
-        if j % 2 == 0:
-            data[f"q{j}"] = rng.integers(0, 12, n)
-            attrs.append(Attribute(f"q{j}", "quasi_identifier", "numeric"))
-        else:
-            vals = [f"c{i}" for i in range(6)]
-            data[f"q{j}"] = rng.choice(vals, n)
-            h = Hierarchy.from_nested({"*": {"A": vals[:3], "B": vals[3:]}})
-            attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=h))
+    data, attrs = random_qi_columns(rng, n, n_qi, 12)
     w = rng.random(m) ** skew + 0.05
     sa_vals = rng.choice(m, n, p=w / w.sum())
     if sa_kind == "categorical":

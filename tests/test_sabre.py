@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles.sabre import (
-    hilbert_index_reference,
     bucket_distance_lp,
     bucket_ground,
     bucketize_reference,
@@ -21,9 +20,11 @@ from oracles.sabre import (
     class_emds,
     dichotomize_reference,
     hierarchical_ground,
+    hilbert_index_reference,
     numeric_split_children,
     ordered_ground,
 )
+from oracles.tables import random_qi_columns
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table, _core
 from anoncore.datasets import toy_table
@@ -71,17 +72,7 @@ def harrays(h: Hierarchy) -> tuple[np.ndarray, ...]:
 
 def random_table(seed: int, n: int, n_qi: int, m: int, categorical_sa: bool, sa_height: int = 2) -> Table:
     rng = np.random.default_rng(seed)
-    data: dict[str, Any] = {}
-    attrs = []
-    for j in range(n_qi):
-        if j % 2 == 0:
-            data[f"q{j}"] = rng.integers(0, 10, n)
-            attrs.append(Attribute(f"q{j}", "quasi_identifier", "numeric"))
-        else:
-            vals = [f"c{i}" for i in range(6)]
-            data[f"q{j}"] = rng.choice(vals, n)
-            h = Hierarchy.from_nested({"*": {"A": vals[:3], "B": vals[3:]}})
-            attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=h))
+    data, attrs = random_qi_columns(rng, n, n_qi, 10)
     sa_vals = rng.integers(0, m, n)
     if categorical_sa:
         h = random_hierarchy(rng, m, sa_height)
@@ -318,7 +309,6 @@ def test_knn_every_class_is_an_exact_neighbourhood(seed: int, n: int, n_qi: int,
     # remaining ones. Class e is exact iff one of its members x (the seed) has, in every bucket, the class's
     # members of that bucket among its nearest remaining rows: max distance to them <= min distance to the
     # remaining rows of the bucket outside the class (brute force over the normalised QI space).
-    from anoncore.static._space import qi_space
 
     tab = random_table(seed, n, n_qi, 6, False)
     res = sabre(tab, t=t, k=min(k, n), method="knn", seed_policy=policy, rng=seed)
