@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import sequence as oracle
+from oracles.sequence import S_A, TOY_TREE
 
 import anoncore
 from anoncore.data.hierarchy import Hierarchy
@@ -34,9 +35,7 @@ from anoncore.sequence.lcgp import lcgp_passes, lcgp_union_find
 
 SETTINGS = settings(deadline=None, derandomize=True, max_examples=60)
 
-TOY = Hierarchy.from_nested(
-    {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
-)
+TOY = Hierarchy.from_nested(TOY_TREE)
 
 
 # ---------------------------------------------------------------------------------------------- strategies
@@ -624,25 +623,6 @@ def test_docs_page_example_runs() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- CLI
-TOY_TREE = {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
-S_A = [
-    "Beer",
-    "Chips",
-    "Wine",
-    "Cheese",
-    "Beer",
-    "Chips",
-    "Milk",
-    "Cookies",
-    "Beer",
-    "Chips",
-    "Cookies",
-    "Milk",
-    "Wine",
-    "Cheese",
-    "Milk",
-    "Chips",
-]
 
 
 def _cli_files(tmp_path):  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from oracles.sequence import S_A, TOY_TREE
 
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.sequence import (
@@ -28,30 +29,10 @@ from anoncore.sequence._taxonomy import as_tax
 from anoncore.sequence.lcgp import lcgp_passes
 
 # T_toy (spec §1.3): leaves Wine 0, Beer 1, Cookies 2, Chips 3, Milk 4, Cheese 5; Alcohol 6, Snack 7, Dairy 8, All 9.
-TOY = Hierarchy.from_nested(
-    {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
-)
+TOY = Hierarchy.from_nested(TOY_TREE)
 ID = {lab: i for i, lab in enumerate(TOY.labels)}
 ALC, SNK, DAI, ALL = ID["Alcohol"], ID["Snack"], ID["Dairy"], ID["All"]
 
-S_A = [
-    "Beer",
-    "Chips",
-    "Wine",
-    "Cheese",
-    "Beer",
-    "Chips",
-    "Milk",
-    "Cookies",
-    "Beer",
-    "Chips",
-    "Cookies",
-    "Milk",
-    "Wine",
-    "Cheese",
-    "Milk",
-    "Chips",
-]
 P_A = [("Beer", "Chips"), ("Wine", "Cheese")]
 S_B = [
     "Cookies",

@@ -108,3 +108,10 @@ def lcgp_min_cost(
         if all(h[a] == h[b] for a, b in zip(p1, p2)):
             best = min(best, sum(cost[a][h[a]] * freq[a] for a in syms))
     return best
+
+
+# ---------------------------------------------------------------------------------------------- spec data
+#: T_toy (spec §1.3) as a nested mapping, and user A's sequence of the spec's running example.
+TOY_TREE = {"All": {"Alcohol": ["Wine", "Beer"], "Snack": ["Cookies", "Chips"], "Dairy": ["Milk", "Cheese"]}}
+S_A = ["Beer", "Chips", "Wine", "Cheese", "Beer", "Chips", "Milk", "Cookies", "Beer", "Chips", "Cookies", "Milk",
+       "Wine", "Cheese", "Milk", "Chips"]
