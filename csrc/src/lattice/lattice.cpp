@@ -343,7 +343,7 @@ struct Engine::Impl {
     constexpr int64_t kPf = 16;
     // The keys ahead are computed once and kept in a ring of kPf until their turn (a roll-up's key rewrites
     // several bit fields through lookup tables).
-    const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
+    const bool pf = true;
     uint64_t ring[kPf];
     if (pf)
       for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
@@ -387,6 +387,26 @@ struct Engine::Impl {
     return G;
   }
 
+  /// The packed grouping of a roll-up that rewrites D fields (D known at compile time: the loop unrolls).
+  template <size_t D, class WFn>
+  int64_t rollup_fields(const uint64_t* sk, uint64_t keep, const std::vector<int32_t>& dj,
+                        const std::vector<const int32_t*>& dmap, int64_t C, WFn w, FreqSet& dst, Scratch& s) const {
+    uint32_t dsh[D];
+    uint64_t dfm[D];
+    const int32_t* mp[D];
+    for (size_t d = 0; d < D; ++d) {
+      dsh[d] = shift[static_cast<size_t>(dj[d])];
+      dfm[d] = fmask[static_cast<size_t>(dj[d])];
+      mp[d] = dmap[d];
+    }
+    return group_packed(s, C, [&](int64_t i) {
+      const uint64_t k = sk[i];
+      uint64_t nk = k & keep;
+      for (size_t d = 0; d < D; ++d) nk |= static_cast<uint64_t>(mp[d][(k >> dsh[d]) & dfm[d]]) << dsh[d];
+      return nk;
+    }, w, dst.keys, dst.count);
+  }
+
   void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
                      const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
     std::vector<int32_t> dj;
@@ -411,6 +431,16 @@ struct Engine::Impl {
         const uint64_t k = sk[i];
         return (k & keep) | (static_cast<uint64_t>(mp[(k >> sh) & fm]) << sh);
       }, w, dst.keys, dst.count);
+    } else if (dj.size() >= 2 && dj.size() <= 8) {
+      switch (dj.size()) {
+        case 2: G = rollup_fields<2>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 3: G = rollup_fields<3>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 4: G = rollup_fields<4>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 5: G = rollup_fields<5>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 6: G = rollup_fields<6>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 7: G = rollup_fields<7>(sk, keep, dj, dmap, C, w, dst, s); break;
+        default: G = rollup_fields<8>(sk, keep, dj, dmap, C, w, dst, s); break;  // 8
+      }
     } else {
       const size_t D = dj.size();
       std::vector<uint32_t> dsh(D);
