@@ -70,10 +70,20 @@ struct HashSlot {
   int32_t id;
 };
 
+struct NSlot {
+  uint32_t gen;
+  int32_t id;
+};
+
 struct GSlot {
   uint64_t key;
   int32_t id;
   uint32_t gen;
+};
+
+struct RunEntry {
+  int64_t c;
+  int32_t v;
 };
 
 /// Reusable buffers of one thread.
@@ -81,6 +91,8 @@ struct Scratch {
   std::vector<HashSlot> table;
   std::vector<GSlot> gtable;   // packed grouping, generation-stamped slots
   uint32_t gen = 0;
+  std::vector<NSlot> ntable;   // roll-up grouping, generation-stamped 8-byte slots
+  uint32_t ngen = 0;
   std::vector<uint64_t> gkeys;
   std::vector<int64_t> gcount;
   std::vector<uint64_t> keys;
@@ -97,8 +109,7 @@ struct Scratch {
   std::vector<uint8_t> hmark;
   std::vector<int64_t> bucket;   // counting sort of source classes by destination
   std::vector<int64_t> order;
-  std::vector<int32_t> run_val;  // histogram entries grouped by destination class
-  std::vector<int64_t> run_cnt;
+  std::vector<RunEntry> run;  // histogram entries grouped by destination class
   // judging a deferred set: source classes per class (linked lists over the class map), one class's histogram
   std::vector<int64_t> lz_acc, lz_cnt;
   std::vector<int32_t> lz_val, lz_head, lz_next;  // lz_head/lz_next: source classes per class (lists)
@@ -117,39 +128,44 @@ void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G
   for (int64_t i = 0; i < n_items; ++i) start[static_cast<size_t>(ids[i]) + 1] += item_nnz(i);
   for (int64_t g = 0; g < G; ++g) start[static_cast<size_t>(g + 1)] += start[static_cast<size_t>(g)];
   const int64_t total = start[static_cast<size_t>(G)];
-  s.run_val.resize(static_cast<size_t>(total));
-  s.run_cnt.resize(static_cast<size_t>(total));
+  s.run.resize(static_cast<size_t>(total));
+  RunEntry* run = s.run.data();
   auto& pos = s.order;
   pos.assign(start.begin(), start.end() - 1);
   for (int64_t i = 0; i < n_items; ++i) {
     int64_t& p = pos[static_cast<size_t>(ids[i])];
     item_hist(i, [&](int32_t v, int64_t c) {
-      s.run_val[static_cast<size_t>(p)] = v;
-      s.run_cnt[static_cast<size_t>(p)] = c;
+      run[p] = RunEntry{c, v};  // value and count side by side: one cache line per scattered entry
       ++p;
     });
   }
   if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
+  int64_t* dense = s.dense.data();
   hoff.assign(static_cast<size_t>(G + 1), 0);
-  hval.clear();
-  hcnt.clear();
-  hval.reserve(static_cast<size_t>(total));
-  hcnt.reserve(static_cast<size_t>(total));
+  hval.resize(static_cast<size_t>(total));  // an upper bound, trimmed below
+  hcnt.resize(static_cast<size_t>(total));
+  int32_t* hv = hval.data();
+  int64_t* hc = hcnt.data();
+  int64_t out = 0;
   for (int64_t g = 0; g < G; ++g) {
-    const size_t first = hval.size();
+    const int64_t first = out;
     for (int64_t x = start[static_cast<size_t>(g)]; x < start[static_cast<size_t>(g + 1)]; ++x) {
-      const int32_t v = s.run_val[static_cast<size_t>(x)];
-      int64_t& d = s.dense[static_cast<size_t>(v)];
-      if (d == 0) hval.push_back(v);
-      d += s.run_cnt[static_cast<size_t>(x)];
+      // a value is kept at the first entry that finds its accumulator empty (no branch: the slot is
+      // written every time and the end advances only then)
+      const int32_t v = run[x].v;
+      const int64_t d = dense[v];
+      hv[out] = v;
+      out += d == 0;
+      dense[v] = d + run[x].c;
     }
-    for (size_t x = first; x < hval.size(); ++x) {
-      int64_t& d = s.dense[static_cast<size_t>(hval[x])];
-      hcnt.push_back(d);
-      d = 0;
+    for (int64_t x = first; x < out; ++x) {
+      hc[x] = dense[hv[x]];
+      dense[hv[x]] = 0;
     }
-    hoff[static_cast<size_t>(g + 1)] = static_cast<int64_t>(hval.size());
+    hoff[static_cast<size_t>(g + 1)] = out;
   }
+  hval.resize(static_cast<size_t>(out));
+  hcnt.resize(static_cast<size_t>(out));
 }
 
 /// Dense ids (first appearance) of keys[0..n). Returns the number of groups.
@@ -343,7 +359,7 @@ struct Engine::Impl {
     constexpr int64_t kPf = 16;
     // The keys ahead are computed once and kept in a ring of kPf until their turn (a roll-up's key rewrites
     // several bit fields through lookup tables).
-    const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
+    const bool pf = true;
     uint64_t ring[kPf];
     if (pf)
       for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
@@ -387,6 +403,113 @@ struct Engine::Impl {
     return G;
   }
 
+  /// The packed grouping of a roll-up that rewrites D fields (D known at compile time: the loop unrolls).
+  template <size_t D, class WFn>
+  int64_t rollup_fields(const uint64_t* sk, uint64_t keep, const std::vector<int32_t>& dj,
+                        const std::vector<const int32_t*>& dmap, int64_t C, WFn w, FreqSet& dst, Scratch& s) const {
+    uint32_t dsh[D];
+    uint64_t dfm[D];
+    const int32_t* mp[D];
+    for (size_t d = 0; d < D; ++d) {
+      dsh[d] = shift[static_cast<size_t>(dj[d])];
+      dfm[d] = fmask[static_cast<size_t>(dj[d])];
+      mp[d] = dmap[d];
+    }
+    return group_rollup(s, C, [&](int64_t i) {
+      const uint64_t k = sk[i];
+      uint64_t nk = k & keep;
+      for (size_t d = 0; d < D; ++d) nk |= static_cast<uint64_t>(mp[d][(k >> dsh[d]) & dfm[d]]) << dsh[d];
+      return nk;
+    }, w, dst.keys, dst.count);
+  }
+
+  /// The packed grouping of a roll-up: group_narrow for the small ones (a few thousand classes, most roll-ups
+  /// of Adult), group_packed otherwise (same groups, ids and order either way).
+  static constexpr int64_t kNarrowMax = 16384;
+  template <class KeyFn, class WFn>
+  static int64_t group_rollup(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
+                              std::vector<int64_t>& out_count) {
+    if (n <= kNarrowMax) return group_narrow(s, n, key, w, out_keys, out_count);
+    return group_packed(s, n, key, w, out_keys, out_count);
+  }
+
+  /// group_packed with 8-byte slots (generation, group id; a probe compares the group's key in the group keys
+  /// found so far, which a small roll-up keeps in L1), so that the table of a roll-up of up to a few thousand
+  /// classes fits in L1 as well.
+  template <class KeyFn, class WFn>
+  static int64_t group_narrow(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
+                              std::vector<int64_t>& out_count) {
+    uint32_t lg = 4;
+    while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
+    s.ids.resize(static_cast<size_t>(n));
+    if (s.gkeys.size() < static_cast<size_t>(n)) {
+      s.gkeys.resize(static_cast<size_t>(n));
+      s.gcount.resize(static_cast<size_t>(n));
+    }
+    int32_t* ids = s.ids.data();
+    uint64_t* ok = s.gkeys.data();
+    int64_t* oc = s.gcount.data();
+    int32_t G = 0;
+    NSlot* tab = nullptr;
+    uint64_t mask = 0;
+    uint32_t sh = 0, gen = 0;
+    int64_t grow_at = 0;
+    auto setup = [&](uint32_t new_lg) {
+      lg = new_lg;
+      const uint64_t cap = uint64_t{1} << lg;
+      if (s.ntable.size() < cap || s.ngen == std::numeric_limits<uint32_t>::max()) {
+        s.ntable.assign(std::max<size_t>(static_cast<size_t>(cap), s.ntable.size()), NSlot{0, 0});
+        s.ngen = 0;
+      }
+      gen = ++s.ngen;
+      tab = s.ntable.data();
+      mask = cap - 1;
+      sh = 64 - lg;
+      grow_at = static_cast<int64_t>(cap / 2);
+      for (int32_t g = 0; g < G; ++g) {
+        uint64_t p = (ok[g] * 0x9E3779B97F4A7C15ULL) >> sh;
+        while (tab[p].gen == gen) p = (p + 1) & mask;
+        tab[p] = NSlot{gen, g};
+      }
+    };
+    setup(lg);
+    constexpr int64_t kPf = 16;
+    uint64_t ring[kPf];
+    for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t k = ring[i % kPf];
+      if (i + kPf < n) {
+        const uint64_t ka = key(i + kPf);
+        ring[i % kPf] = ka;
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(&tab[(ka * 0x9E3779B97F4A7C15ULL) >> sh]);
+#endif
+      }
+      uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
+      while (true) {
+        NSlot& sl = tab[p];
+        if (sl.gen != gen) {
+          sl.gen = gen;
+          sl.id = G;
+          ok[G] = k;
+          oc[G] = w(i);
+          ids[i] = G++;
+          if (G >= grow_at) setup(lg + 2);
+          break;
+        }
+        if (ok[sl.id] == k) {
+          oc[sl.id] += w(i);
+          ids[i] = sl.id;
+          break;
+        }
+        p = (p + 1) & mask;
+      }
+    }
+    out_keys.assign(ok, ok + G);
+    out_count.assign(oc, oc + G);
+    return G;
+  }
+
   void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
                      const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
     std::vector<int32_t> dj;
@@ -407,10 +530,20 @@ struct Engine::Impl {
       const uint32_t sh = shift[static_cast<size_t>(dj[0])];
       const uint64_t fm = fmask[static_cast<size_t>(dj[0])];
       const int32_t* mp = dmap[0];
-      G = group_packed(s, C, [&](int64_t i) {
+      G = group_rollup(s, C, [&](int64_t i) {
         const uint64_t k = sk[i];
         return (k & keep) | (static_cast<uint64_t>(mp[(k >> sh) & fm]) << sh);
       }, w, dst.keys, dst.count);
+    } else if (dj.size() >= 2 && dj.size() <= 8) {
+      switch (dj.size()) {
+        case 2: G = rollup_fields<2>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 3: G = rollup_fields<3>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 4: G = rollup_fields<4>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 5: G = rollup_fields<5>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 6: G = rollup_fields<6>(sk, keep, dj, dmap, C, w, dst, s); break;
+        case 7: G = rollup_fields<7>(sk, keep, dj, dmap, C, w, dst, s); break;
+        default: G = rollup_fields<8>(sk, keep, dj, dmap, C, w, dst, s); break;  // 8
+      }
     } else {
       const size_t D = dj.size();
       std::vector<uint32_t> dsh(D);
@@ -419,7 +552,7 @@ struct Engine::Impl {
         dsh[d] = shift[static_cast<size_t>(dj[d])];
         dfm[d] = fmask[static_cast<size_t>(dj[d])];
       }
-      G = group_packed(s, C, [&](int64_t i) {
+      G = group_rollup(s, C, [&](int64_t i) {
         const uint64_t k = sk[i];
         uint64_t nk = k & keep;
         for (size_t d = 0; d < D; ++d) nk |= static_cast<uint64_t>(dmap[d][(k >> dsh[d]) & dfm[d]]) << dsh[d];
@@ -459,10 +592,20 @@ struct Engine::Impl {
     }, dst.hoff, dst.hval, dst.hcnt);
   }
 
-  static constexpr int64_t kCompose = 8;
+  // A deferred source composes while its anchor has at most compose_k times its classes (otherwise it is
+  // merged in full first). Composing costs a pass over the anchor's classes per roll-up from the source, and
+  // the judge of the new set another (its lists) when it is not cut on class size; merging costs one pass
+  // over the anchor's classes and histograms, once. So the limit is lower when most deferred sets end up
+  // judged on the fly (measured, round 7: Adult 5, 6, 7b faster with 4; Adult 3, 4, where most judges are
+  // cut on class size, faster with 8). It is updated by the serial evaluation only (the parallel batches read
+  // it, so their serial preparation and the region agree). Only a cost matter: with order-insensitive
+  // criteria the verdicts do not depend on it; with entropy-l or Hellinger it stays 8.
+  int64_t compose_k = 8;
+  mutable std::atomic<int64_t> n_judged_deferred{0}, n_judged_lazy{0};  // (counted by judge, any thread)
+  bool adapt_compose = false;
   /// A deferred roll-up from src composes the class maps (reads src only) instead of merging src first.
   bool composes(const FreqSet& src) const {
-    return packed && src.hsrc && src.hsrc->n_classes <= kCompose * src.n_classes;
+    return packed && src.hsrc && src.hsrc->n_classes <= compose_k * src.n_classes;
   }
   /// Whether freq(target, early) from src may defer (and so compose).
   bool defers(bool early) const { return early && !crit.empty(); }
@@ -485,7 +628,7 @@ struct Engine::Impl {
               const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
     // A deferred source need not be merged when the roll-up is deferred too: the new set's class map is
     // composed through the source's anchor (the materialized set its map points to), as long as the anchor
-    // is at most kCompose times larger (bounds the maps' memory and the on-the-fly merges of judge).
+    // is at most compose_k times larger (bounds the maps' memory and the on-the-fly merges of judge).
     const bool compose = defer_src && composes(src);
     if (m > 0 && needs_hist && !compose) ensure_hist(src, s);
     if (packed) {
@@ -1025,6 +1168,10 @@ struct Engine::Impl {
     // census-income), so most merges are never done; the set is merged in full only if it later becomes the
     // source of a roll-up (ensure_hist).
     const bool lazy = full && !cut && deferred;
+    if (deferred) {
+      n_judged_deferred.fetch_add(1, std::memory_order_relaxed);
+      if (lazy) n_judged_lazy.fetch_add(1, std::memory_order_relaxed);
+    }
     if (lazy) {
       const FreqSet& src = *f.hsrc;
       const int64_t Cs = src.n_classes;
@@ -1168,6 +1315,10 @@ struct Engine::Impl {
     auto f = freq(lv, scratch[0], early);
     NodeResult res = judge(*f, scratch[0], early);
     ++n_eval;
+    if (adapt_compose) {
+      const int64_t d = n_judged_deferred.load(std::memory_order_relaxed);
+      compose_k = d >= 32 && 2 * n_judged_lazy.load(std::memory_order_relaxed) >= d ? 4 : 8;
+    }
     if (f != bottom) remember(f);
     return res;
   }
@@ -1291,6 +1442,9 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
         I.needs_hist = true;
     }
   }
+  I.adapt_compose = true;
+  for (const Criterion& c : I.crit)
+    I.adapt_compose = I.adapt_compose && c.kind != CriterionKind::kEntropyL && c.kind != CriterionKind::kHellingerT;
   bool all_supp_monotone = true;
   for (const Criterion& c : I.crit)
     all_supp_monotone = all_supp_monotone && (c.kind == CriterionKind::kKAnonymity || c.kind == CriterionKind::kDistinctL);
