@@ -830,6 +830,16 @@ struct Engine::Impl {
     return res;
   }
 
+  // DM / DM* probe paths (a heuristic only: any path is exact). ln of Σ_v n_v² over the values of QI j at
+  // level l (the one-QI partition's DM*). Under independent QIs, a node's Σ n_E² / N² (the chance that two
+  // random rows share a class) is the product of the one-QI ratios, so raising QI j multiplies it by about
+  // exp(dm_log[j][l+1] - dm_log[j][l]): the probe's path raises the QI with the smallest such step.
+  std::vector<std::vector<double>> dm_log;
+  double dm_step(const int32_t* lv, int64_t j) const {
+    const auto& d = dm_log[static_cast<size_t>(j)];
+    return d[static_cast<size_t>(lv[j] + 1)] - d[static_cast<size_t>(lv[j])];
+  }
+
   // Loss without suppression depends on each QI's level only: per (QI, level) term x and, for the geometric
   // mean, pow(x + 1, 1/D), precomputed so that the bound costs r multiplications (same operations in the same
   // order as loss_value, so the same double).
@@ -1271,6 +1281,21 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
         q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
   }
   I.precompute_loss_lb();
+  // DM / DM* probe paths: ln Σ_v n_v² of each QI's own partition per level (see Impl::dm_step)
+  I.dm_log.assign(static_cast<size_t>(I.r), {});
+  const bool dm_kind = metric.kind == MetricKind::kDM || metric.kind == MetricKind::kDMStar;
+  for (int64_t j = 0; j < I.r && dm_kind; ++j) {
+    const Qi& q = I.qi[static_cast<size_t>(j)];
+    const std::vector<int64_t>& cnt = cnts[static_cast<size_t>(j)];
+    for (int32_t l = 0; l <= q.h; ++l) {
+      std::vector<int64_t> agg(static_cast<size_t>(q.card[static_cast<size_t>(l)]), 0);
+      for (int64_t v = 0; v < q.n_leaves; ++v)
+        agg[static_cast<size_t>(q.gen[static_cast<size_t>(v * (q.h + 1) + l)])] += cnt[static_cast<size_t>(v)];
+      double sq = 0.0;
+      for (int64_t a : agg) sq += static_cast<double>(a) * static_cast<double>(a);
+      I.dm_log[static_cast<size_t>(j)].push_back(std::log(std::max(1.0, sq)));
+    }
+  }
   // criteria
   for (const Criterion& c : I.crit) {
     switch (c.kind) {
@@ -1608,8 +1633,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     return b;
   };
   // Flash-style probe: from an infeasible node, walk a greedy path upward (successor with the smallest cheap
-  // lower bound, ties -> lowest index) and binary-search the highest infeasible node on it. With a monotone
-  // predicate it tags a whole down-set at the cost of O(log path) evaluations, and finds feasible nodes early.
+  // lower bound, or for DM / DM* the smallest one-QI DM* step, Impl::dm_step; ties -> lowest index) and
+  // binary-search the highest infeasible node on it. With a monotone predicate it tags a whole down-set at
+  // the cost of O(log path) evaluations, and finds feasible nodes early.
   // start_known: `start` is known to be infeasible. Otherwise (only with a monotone predicate) its status is
   // unknown: the binary search then runs over the nodes above it, and when one of them is infeasible `start`
   // is infeasible too (it lies below), which the search learns without grouping the (large) node itself.
@@ -1622,9 +1648,14 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       double bk = 0;
       for (int64_t j = 0; j < r; ++j) {
         if (cur[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
-        cur[static_cast<size_t>(j)]++;
-        const double k = I.cheap_lb(cur.data());
-        cur[static_cast<size_t>(j)]--;
+        double k;
+        if (grouped_bound) {
+          k = I.dm_step(cur.data(), j);
+        } else {
+          cur[static_cast<size_t>(j)]++;
+          k = I.cheap_lb(cur.data());
+          cur[static_cast<size_t>(j)]--;
+        }
         if (bj < 0 || k < bk) {
           bj = j;
           bk = k;
