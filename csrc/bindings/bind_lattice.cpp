@@ -78,6 +78,18 @@ void bind_lattice(py::module_ m) {
         }
         return node_dict(r);
       }, "levels"_a.noconvert(), "Evaluate one node.")
+      .def("evaluate_dm_cut", [](Engine& e, const CArray<int32_t>& lv, double cut) {
+        auto s = span_of(lv, "levels", e.n_qi());
+        NodeResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = e.evaluate_dm_cut(s, cut);
+        }
+        py::dict d = node_dict(r);
+        d["partial"] = r.partial;
+        return d;
+      }, "levels"_a.noconvert(), "cut"_a,
+         "The optimal search's evaluation under the DM / DM* cut (grouping stops once its bound exceeds cut).")
       .def("evaluate_many", [](Engine& e, const CArray<int32_t>& lv) {
         auto M = matrix_of(lv, "levels", -1, e.n_qi());
         std::vector<NodeResult> rs;

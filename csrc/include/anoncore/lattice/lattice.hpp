@@ -89,6 +89,9 @@ struct NodeResult {
   int64_t suppressed_size = 0;     // rows in classes violating the monotone part (size, distinct-l)
   double metric = 0.0;             // objective with the node's suppression
   double lower_bound = 0.0;        // monotone lower bound of the objective (<= metric)
+  // (optimal search only) the grouping stopped as soon as lower_bound exceeded the incumbent (DM / DM*):
+  // the node is neither the optimum nor below it, its feasibility is unknown (never used for tagging)
+  bool partial = false;
 };
 
 /// One search step (trace).
@@ -139,6 +142,10 @@ class Engine {
   /// class size suppressed: a lower bound of the node's Loss under any suppression that includes them (the
   /// optimal search's suppression-aware cut; tested against the true Loss).
   double suppression_loss_bound(Span<int32_t> levels);
+  /// The optimal search's evaluation under the DM / DM* cut with incumbent `cut`: grouping stops once its
+  /// lower bound of Σ n_E² exceeds `cut` (result.partial). Only for k-anonymity-only problems with packed keys
+  /// and metric DM / DM* (std::invalid_argument otherwise); tested against the exhaustive oracle.
+  NodeResult evaluate_dm_cut(Span<int32_t> levels, double cut);
   /// Per-row suppression flags and class labels (dense, first appearance) of a node; with ``first``, also the
   /// first row of every class (in label order).
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
