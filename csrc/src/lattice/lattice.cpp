@@ -1650,13 +1650,6 @@ struct QItem {
   int32_t first;      // canonical tree: children raise indices >= first
   uint64_t code = 0;  // NodeCodec code of lv (0 when the levels do not fit): same order as lv
 };
-struct QCmp {
-  bool operator()(const QItem& a, const QItem& b) const {
-    if (a.key != b.key) return a.key > b.key;
-    if (a.code != b.code) return a.code > b.code;  // every node is queued once: equal codes only when unpacked
-    return a.lv > b.lv;
-  }
-};
 /// Levels vectors packed into one 64-bit word when they fit: QI 0 in the most significant field (so integer
 /// order is the lexicographic order of the vectors), each field one guard bit wider than its height needs,
 /// which makes "a <= b in every field" one subtraction: ((b | G) - a) & G == G (no borrow crosses a field,
@@ -1677,10 +1670,11 @@ struct NodeCodec {
     }
     on = true;
   }
-  uint64_t encode(const std::vector<int32_t>& x) const {
+  uint64_t encode(const std::vector<int32_t>& x) const { return encode(x.data()); }
+  uint64_t encode(const int32_t* x) const {
     if (!on) return 0;
     uint64_t c = 0;
-    for (size_t j = 0; j < x.size(); ++j) c |= static_cast<uint64_t>(x[j]) << shift[j];
+    for (size_t j = 0; j < shift.size(); ++j) c |= static_cast<uint64_t>(x[j]) << shift[j];
     return c;
   }
   bool leq(uint64_t a, uint64_t b) const { return (((b | guard) - a) & guard) == guard; }
@@ -1694,6 +1688,111 @@ bool leq(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
     if (a[j] > b[j]) return false;
   return true;
 }
+/// The search queue, in the order (key, then levels), as a binary heap of 24-byte entries whose levels live
+/// in a pool with a free list: no allocation per queued node once the pool has grown (the queue's vector
+/// moves and allocations were a large part of the searches that pop most of the lattice, Adult 1: 11,853).
+class NodeQueue {
+ public:
+  struct Entry {
+    double key;
+    uint64_t code;  // NodeCodec code (0 when the levels do not fit)
+    int32_t first;  // canonical tree: children raise indices >= first
+    int32_t id;     // levels at pool[id * r]
+  };
+  NodeQueue(int64_t r, bool coded) : r_(static_cast<size_t>(r)), coded_(coded) {}
+  bool empty() const { return heap_.empty(); }
+  const Entry& top() const { return heap_.front(); }
+  const int32_t* levels(const Entry& e) const { return pool_.data() + static_cast<size_t>(e.id) * r_; }
+  /// A free levels slot (its pointer is valid until the next alloc).
+  int32_t alloc() {
+    if (!free_.empty()) {
+      const int32_t id = free_.back();
+      free_.pop_back();
+      return id;
+    }
+    const auto id = static_cast<int32_t>(pool_.size() / std::max<size_t>(1, r_));
+    pool_.resize(pool_.size() + std::max<size_t>(1, r_));
+    return id;
+  }
+  int32_t* slot(int32_t id) { return pool_.data() + static_cast<size_t>(id) * r_; }
+  void push_id(double key, uint64_t code, int32_t first, int32_t id) {
+    heap_.push_back({key, code, first, id});
+    std::push_heap(heap_.begin(), heap_.end(), Later{this});
+  }
+  void push(const QItem& it) {
+    const int32_t id = alloc();
+    std::copy(it.lv.begin(), it.lv.end(), slot(id));
+    push_id(it.key, it.code, it.first, id);
+  }
+  /// Pop the head into out (reusing out.lv's storage).
+  void pop_into(QItem& out) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{this});
+    const Entry e = heap_.back();
+    heap_.pop_back();
+    out.key = e.key;
+    out.code = e.code;
+    out.first = e.first;
+    out.lv.assign(levels(e), levels(e) + r_);
+    free_.push_back(e.id);
+  }
+
+ private:
+  struct Later {  // a is taken after b: larger key, then larger levels
+    const NodeQueue* q;
+    bool operator()(const Entry& a, const Entry& b) const {
+      if (a.key != b.key) return a.key > b.key;
+      if (q->coded_) return a.code > b.code;  // every node is queued once: codes differ
+      const int32_t* la = q->levels(a);
+      const int32_t* lb = q->levels(b);
+      return std::lexicographical_compare(lb, lb + q->r_, la, la + q->r_);
+    }
+  };
+  size_t r_;
+  bool coded_;
+  std::vector<Entry> heap_;
+  std::vector<int32_t> pool_;
+  std::vector<int32_t> free_;
+};
+/// Per-node values of the search, keyed by the NodeCodec code when the levels fit (else by node_key).
+template <class V>
+class NodeMap {
+ public:
+  NodeMap(int64_t r, const NodeCodec& c) : r_(r), c_(c) {}
+  V* find(const int32_t* lv) {
+    if (c_.on) {
+      auto it = u_.find(c_.encode(lv));
+      return it == u_.end() ? nullptr : &it->second;
+    }
+    auto it = s_.find(node_key(lv, r_));
+    return it == s_.end() ? nullptr : &it->second;
+  }
+  bool contains(const int32_t* lv) { return find(lv) != nullptr; }
+  void emplace(const int32_t* lv, const V& v) {
+    if (c_.on) u_.emplace(c_.encode(lv), v);
+    else s_.emplace(node_key(lv, r_), v);
+  }
+  /// find and erase
+  bool take(const int32_t* lv, V& out) {
+    if (c_.on) {
+      auto it = u_.find(c_.encode(lv));
+      if (it == u_.end()) return false;
+      out = it->second;
+      u_.erase(it);
+      return true;
+    }
+    auto it = s_.find(node_key(lv, r_));
+    if (it == s_.end()) return false;
+    out = it->second;
+    s_.erase(it);
+    return true;
+  }
+
+ private:
+  int64_t r_;
+  const NodeCodec& c_;
+  std::unordered_map<uint64_t, V> u_;
+  std::unordered_map<std::string, V> s_;
+};
 }  // namespace
 
 SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace) {
@@ -1702,11 +1801,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   const int64_t r = I.r;
   std::vector<int32_t> H(static_cast<size_t>(r));
   for (int64_t j = 0; j < r; ++j) H[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h;
-  std::priority_queue<QItem, std::vector<QItem>, QCmp> pq;
   std::vector<Tag> feasible_tags, infeasible_tags;
   const NodeCodec codec(H);
+  NodeQueue pq(r, codec.on);
   auto tag_leq = [&](const Tag& a, const Tag& b) { return codec.on ? codec.leq(a.code, b.code) : leq(a.lv, b.lv); };
-  std::unordered_map<std::string, NodeResult> known;  // evaluated nodes (lookups only: order never used)
+  NodeMap<NodeResult> known(r, codec);  // evaluated nodes (lookups only: order never used)
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
   const int64_t eval0 = I.n_eval;
@@ -1775,20 +1874,14 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       I.dm_cut_value = best;
     }
   };
-  std::unordered_map<std::string, NodeResult> pre;  // evaluated in parallel, not yet processed
+  NodeMap<NodeResult> pre(r, codec);  // evaluated in parallel, not yet processed
   auto eval_node = [&](const std::vector<int32_t>& x, bool may_cut = true) -> NodeResult {
-    const std::string key = node_key(x.data(), r);
-    auto it = known.find(key);
-    if (it != known.end()) return it->second;
+    if (const NodeResult* kr = known.find(x.data())) return *kr;
     NodeResult res;
-    auto pe = pre.find(key);
-    if (pe != pre.end()) {
-      res = pe->second;
-      pre.erase(pe);
-    } else {
+    if (!pre.take(x.data(), res)) {
       res = I.dm_cut_on && may_cut ? I.evaluate_dm_bounded(x.data()) : I.evaluate(x.data(), early);
     }
-    known.emplace(key, res);
+    known.emplace(x.data(), res);
     if (trace) trace->push_back({x, res, 0});
     consider(x, res);
     if (res.partial) return res;  // feasibility unknown: no tag
@@ -1803,14 +1896,12 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   // DM / DM* (monotone Σ n_E²) the evaluated direct predecessors.
   auto known_bound = [&](std::vector<int32_t>& x) {
     double b = I.cheap_lb(x.data());
-    auto self = known.find(node_key(x.data(), r));
-    if (self != known.end()) return std::max(b, self->second.lower_bound);
+    if (const NodeResult* self = known.find(x.data())) return std::max(b, self->lower_bound);
     if (grouped_bound) {
       for (int64_t j = 0; j < r; ++j) {
         if (x[static_cast<size_t>(j)] == 0) continue;
         x[static_cast<size_t>(j)]--;
-        auto f = known.find(node_key(x.data(), r));
-        if (f != known.end()) b = std::max(b, f->second.lower_bound);
+        if (const NodeResult* f = known.find(x.data())) b = std::max(b, f->lower_bound);
         x[static_cast<size_t>(j)]++;
       }
     }
@@ -1886,33 +1977,35 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
   const int threads = std::max(1, I.n_threads);
-  std::vector<QItem> batch;
-  size_t bpos = 0;
+  std::vector<QItem> batch;  // batch[0, nb): reused (its levels vectors keep their storage)
+  size_t nb = 0, bpos = 0;
   while (true) {
-    if (bpos == batch.size()) {
+    if (bpos == nb) {
       // Next batch: the queue head (one node with one thread; up to 2 per thread otherwise). Nodes that will
       // need an evaluation are rolled up and judged in parallel (read-only cache, one scratch per thread); the
       // batch is then processed in queue order exactly as in the serial search, so the optimum (and its
       // tie-break) does not depend on the thread count; only the number of evaluations may.
-      batch.clear();
+      nb = 0;
       bpos = 0;
       // With a monotone predicate and metric, tagging decides most nodes, so speculative batch evaluations
       // are mostly wasted (measured: 604 -> 873 evaluations on 1.2M rows): such searches stay serial.
       const bool speculate = threads > 1 && !(I.p_monotone && I.m_monotone);
       const size_t B = speculate ? static_cast<size_t>(2 * threads) : 1;
-      while (!pq.empty() && batch.size() < B) {
-        const QItem& top = pq.top();
-        if (have_best && (top.key > best || (top.key == best && top.lv > out.best))) break;
-        batch.push_back(top);
-        pq.pop();
+      while (!pq.empty() && nb < B) {
+        const auto& top = pq.top();
+        if (have_best && (top.key > best || (top.key == best && std::lexicographical_compare(
+                                                                   out.best.begin(), out.best.end(),
+                                                                   pq.levels(top), pq.levels(top) + r))))
+          break;
+        if (batch.size() <= nb) batch.emplace_back();
+        pq.pop_into(batch[nb++]);
       }
-      if (batch.empty()) break;
-      if (batch.size() > 1) {
+      if (nb == 0) break;
+      if (nb > 1) {
         std::vector<size_t> todo;
-        for (size_t b = 0; b < batch.size(); ++b) {
+        for (size_t b = 0; b < nb; ++b) {
           const auto& lv = batch[b].lv;
-          const std::string key = node_key(lv.data(), r);
-          if (known.count(key) || pre.count(key)) continue;
+          if (known.contains(lv.data()) || pre.contains(lv.data())) continue;
           if (I.p_monotone && I.m_monotone && dominated_by_feasible(lv)) continue;
           if (below_infeasible(lv)) continue;
           todo.push_back(b);
@@ -1943,37 +2036,35 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
           }
         });
         for (size_t q = 0; q < todo.size(); ++q) {
-          pre.emplace(node_key(batch[todo[q]].lv.data(), r), res[q]);
+          pre.emplace(batch[todo[q]].lv.data(), res[q]);
           if (fs[q] != I.bottom) I.remember(fs[q]);
           ++I.n_eval;
         }
       }
     }
-    QItem it = std::move(batch[bpos++]);
+    QItem& it = batch[bpos++];
     if (have_best && (it.key > best || (it.key == best && it.lv > out.best))) {
       // children pushed while this batch was processed may precede it: hand the rest back to the queue,
       // whose head decides whether the search is over
-      pq.push(std::move(it));
-      for (; bpos < batch.size(); ++bpos) pq.push(std::move(batch[bpos]));
+      pq.push(it);
+      for (; bpos < nb; ++bpos) pq.push(batch[bpos]);
       continue;
     }
     if (grouped_bound) {
       // DM / DM*: the bound is the grouping's Σ n_E², monotone upward, so any evaluated direct predecessor
       // bounds the node (not only its generator). A node whose tightened bound rises goes back to the queue.
-      const std::string k0 = node_key(it.lv.data(), r);
-      if (!known.count(k0)) {
+      if (!known.contains(it.lv.data())) {
         double kmax = it.key;
         std::vector<int32_t>& pl = it.lv;
         for (int64_t j = 0; j < r; ++j) {
           if (pl[static_cast<size_t>(j)] == 0) continue;
           pl[static_cast<size_t>(j)]--;
-          auto f = known.find(node_key(pl.data(), r));
-          if (f != known.end()) kmax = std::max(kmax, f->second.lower_bound);
+          if (const NodeResult* f = known.find(pl.data())) kmax = std::max(kmax, f->lower_bound);
           pl[static_cast<size_t>(j)]++;
         }
         if (kmax > it.key) {
           it.key = kmax;
-          pq.push(std::move(it));
+          pq.push(it);
           continue;
         }
       }
@@ -1988,18 +2079,17 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     }
     double child_key = it.key;
     bool expand = true;
-    const std::string key = node_key(it.lv.data(), r);
-    auto kn = known.find(key);
-    if (kn == known.end() && I.p_monotone && dominated_by_feasible(it.lv)) {
+    const bool is_known = known.contains(it.lv.data());
+    if (!is_known && I.p_monotone && dominated_by_feasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{true, 0, 0, 0, 0, 0}, 1});
       if (I.m_monotone) continue;  // every node above is feasible and no better
       NodeResult res = eval_node(it.lv);
       child_key = std::max(child_key, res.lower_bound);
-    } else if (kn == known.end() && below_infeasible(it.lv)) {
+    } else if (!is_known && below_infeasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
-    } else if (kn == known.end() && probe_first && !pre.count(key) && probe(it.lv, false)) {
+    } else if (!is_known && probe_first && !pre.contains(it.lv.data()) && probe(it.lv, false)) {
       // Probe first (see probe_first): a popped node that is not yet decided is usually low in the lattice,
       // so its own grouping is the most expensive of its path; an infeasible node above it (with a
       // non-monotone predicate: one violating the monotone part) decides it for free. (Not when a parallel
@@ -2016,10 +2106,12 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
       if (it.lv[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
-      std::vector<int32_t> c = it.lv;
-      c[static_cast<size_t>(j)]++;
+      const int32_t id = pq.alloc();
+      int32_t* c = pq.slot(id);
+      std::copy(it.lv.begin(), it.lv.end(), c);
+      c[j]++;
       const uint64_t cc = codec.on ? it.code + (uint64_t{1} << codec.shift[static_cast<size_t>(j)]) : 0;
-      pq.push({std::max(child_key, I.cheap_lb(c.data())), std::move(c), static_cast<int32_t>(j), cc});
+      pq.push_id(std::max(child_key, I.cheap_lb(c)), cc, static_cast<int32_t>(j), id);
     }
   }
   I.cut_on = I.dm_cut_on = false;
