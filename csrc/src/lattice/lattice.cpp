@@ -1829,11 +1829,15 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       if (leq(f.lv, x)) return true;
     return false;
   };
+  uint64_t below_tag = 0;  // packed: the code of the tag found by the last below_infeasible that held
   auto below_infeasible = [&](const std::vector<int32_t>& x) {
     const Tag t{{}, codec.encode(x)};
     if (codec.on) {
       for (const auto& f : infeasible_tags)
-        if (codec.leq(t.code, f.code)) return true;
+        if (codec.leq(t.code, f.code)) {
+          below_tag = f.code;
+          return true;
+        }
       return false;
     }
     for (const auto& f : infeasible_tags)
@@ -1977,6 +1981,54 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
   const int threads = std::max(1, I.n_threads);
+  // Inferred-infeasible subtrees without the queue. A popped node x below an infeasible tag T only generates
+  // its children. Its spanning-tree descendants y <= T that are not evaluated would be popped later in the
+  // same way (inferred infeasible: nothing below a tag is ever evaluated once the tag exists), with key
+  // max(parent key, cheap bound), and do nothing but generate their children. So they are walked here at
+  // once (depth first) and only the children that leave T's down-set (or are already evaluated) enter the
+  // queue, with the keys they would have had. Best-first pops in the global (key, levels) order (a child
+  // follows its parent in it), so every other node is popped, and every evaluation done, in the same order
+  // as before: the same result, evaluations and incumbents; only fewer queue operations (and fewer nodes
+  // counted as popped / inferred). Descendants whose key is already above the incumbent would never be
+  // popped and are dropped. Not with DM / DM* (a popped node's key may be raised from its predecessors'
+  // evaluations first), parallel batches, unpacked levels or a trace (which lists every inferred node).
+  const bool eager = trace == nullptr && !grouped_bound && codec.on &&
+                     !(threads > 1 && !(I.p_monotone && I.m_monotone));
+  struct Frame {
+    double key;
+    uint64_t code;
+    int32_t first;
+  };
+  std::vector<Frame> stack;
+  std::vector<int32_t> stack_lv;  // r levels per frame
+  auto expand_below = [&](const QItem& x, uint64_t tag) {
+    stack.assign(1, Frame{x.key, x.code, x.first});
+    stack_lv.assign(x.lv.begin(), x.lv.end());
+    std::vector<int32_t> y(static_cast<size_t>(r));
+    while (!stack.empty()) {
+      const Frame f = stack.back();
+      stack.pop_back();
+      std::copy(stack_lv.end() - r, stack_lv.end(), y.begin());
+      stack_lv.resize(stack_lv.size() - static_cast<size_t>(r));
+      for (int64_t j = f.first; j < r; ++j) {
+        if (y[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
+        y[static_cast<size_t>(j)]++;
+        const uint64_t cc = f.code + (uint64_t{1} << codec.shift[static_cast<size_t>(j)]);
+        const double ck = std::max(f.key, I.cheap_lb(y.data()));
+        if (codec.leq(cc, tag) && !known.contains(y.data())) {
+          if (!(have_best && (ck > best || (ck == best && y > out.best)))) {
+            stack.push_back(Frame{ck, cc, static_cast<int32_t>(j)});
+            stack_lv.insert(stack_lv.end(), y.begin(), y.end());
+          }
+        } else {
+          const int32_t id = pq.alloc();
+          std::copy(y.begin(), y.end(), pq.slot(id));
+          pq.push_id(ck, cc, static_cast<int32_t>(j), id);
+        }
+        y[static_cast<size_t>(j)]--;
+      }
+    }
+  };
   std::vector<QItem> batch;  // batch[0, nb): reused (its levels vectors keep their storage)
   size_t nb = 0, bpos = 0;
   while (true) {
@@ -2089,6 +2141,10 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     } else if (!is_known && below_infeasible(it.lv)) {
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
+      if (eager) {
+        expand_below(it, below_tag);
+        continue;
+      }
     } else if (!is_known && probe_first && !pre.contains(it.lv.data()) && probe(it.lv, false)) {
       // Probe first (see probe_first): a popped node that is not yet decided is usually low in the lattice,
       // so its own grouping is the most expensive of its path; an infeasible node above it (with a
@@ -2106,11 +2162,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     if (!expand) continue;
     for (int64_t j = it.first; j < r; ++j) {
       if (it.lv[static_cast<size_t>(j)] >= H[static_cast<size_t>(j)]) continue;
+      const uint64_t cc = codec.on ? it.code + (uint64_t{1} << codec.shift[static_cast<size_t>(j)]) : 0;
       const int32_t id = pq.alloc();
       int32_t* c = pq.slot(id);
       std::copy(it.lv.begin(), it.lv.end(), c);
       c[j]++;
-      const uint64_t cc = codec.on ? it.code + (uint64_t{1} << codec.shift[static_cast<size_t>(j)]) : 0;
       pq.push_id(std::max(child_key, I.cheap_lb(c)), cc, static_cast<int32_t>(j), id);
     }
   }
