@@ -303,6 +303,49 @@ def test_dm_search_tie_break_equals_exhaustive(prob: tuple[Table, int], k: int, 
     assert res.partition.levels == min(lv for lv, v in vals.items() if v == best)
 
 
+def test_bottom_state_reused_across_problems() -> None:
+    # The engine's bottom frequency set depends on the table (and the sensitive column) alone: built by the
+    # first problem on a table, reused by later ones. Every reused problem must give what the same problem on
+    # a fresh copy of the table (own build from the rows) gives: levels, objective, node counts, partition.
+    rng = np.random.default_rng(11)
+    attrs, data = [], {}
+    for j in range(3):
+        hier = _random_hierarchy(rng, 7, 3, f"q{j}_")
+        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
+        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, 7, size=400)]
+    sh = _random_hierarchy(rng, 5, 2, "s")
+    data["s"] = [sh.leaves[i] for i in rng.integers(0, 5, size=400)]
+    attrs.append(Attribute("s", "sensitive", "categorical", hierarchy=sh))
+    table = Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+    configs = [
+        ([M("KAnonymity", k=3)], 0.1, "dm_star", False),
+        ([M("KAnonymity", k=4)], 0.0, "loss", True),
+        ([M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.3)], 0.1, "loss", False),
+        ([M("DistinctLDiversity", l=2)], 0.05, "entropy", True),
+        ([M("KAnonymity", k=2), M("HierarchicalDistanceTCloseness", t=0.25)], 0.2, "dm", True),
+    ]
+    for models, limit, metric, reused in configs:
+        assert LatticeProblem.build(table, models, limit, metric).engine.reused_bottom == reused
+        fresh = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
+        assert not LatticeProblem.build(fresh, models, limit, metric).engine.reused_bottom
+        got = lattice_search(table, models, limit, metric)
+        ref = lattice_search(fresh, models, limit, metric)
+        assert got.partition.levels == ref.partition.levels
+        assert got.metrics == ref.metrics
+        assert got.stats["nodes_evaluated"] == ref.stats["nodes_evaluated"]
+        np.testing.assert_array_equal(got.partition.labels, ref.partition.labels)
+        np.testing.assert_array_equal(got.partition.suppressed, ref.partition.suppressed)
+        assert got.achieved["audit_passed"]
+    # the engine refuses a state whose histograms do not fit (here: none, for a model that needs them)
+    other = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
+    plain = LatticeProblem.build(other, [M("KAnonymity", k=2)], 0.1, "loss").engine.bottom_state()
+    other._cache[("lattice_bottom", True, "s")] = plain
+    models = [M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.3)]
+    assert not LatticeProblem.build(other, models, 0.1, "loss").engine.reused_bottom
+    fresh = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
+    assert lattice_search(other, models, 0.1, "loss").metrics == lattice_search(fresh, models, 0.1, "loss").metrics
+
+
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(problems(), st.sampled_from([0.0, 0.2]))
 def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:

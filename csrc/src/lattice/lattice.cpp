@@ -250,8 +250,18 @@ std::string node_key(const int32_t* lv, int64_t r) {
 
 }  // namespace
 
+struct BottomState {
+  int64_t n = 0, r = 0, m = 0;
+  bool packed = false;
+  std::vector<std::vector<int64_t>> cnts;  // per-QI value counts
+  std::shared_ptr<FreqSet> bottom;         // never modified once built (histograms present, never cached)
+  std::vector<int64_t> row_class;
+};
+
 struct Engine::Impl {
   int64_t n = 0, r = 0, m = 0, limit = 0;
+  std::vector<std::vector<int64_t>> value_counts;  // per-QI value counts (kept for bottom_state)
+  bool reused = false;
   int n_threads = 1;
   std::vector<Qi> qi;
   std::vector<int32_t> sa_parent, sa_height;
@@ -1358,7 +1368,8 @@ struct Engine::Impl {
 // ---------------------------------------------------------------------------------------------------------
 
 Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
-               MetricSpec metric, int64_t limit, int n_threads, bool allow_packed)
+               MetricSpec metric, int64_t limit, int n_threads, bool allow_packed,
+               std::shared_ptr<const BottomState> reuse)
     : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
   I.n = qi_codes.rows;
@@ -1422,7 +1433,16 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   // one pass over the (row-major) codes: the per-QI value counts and, when packed, the rows' bottom keys
   // (the grouping below reads each key twice when it prefetches)
   std::vector<uint64_t> rk;
-  if (I.packed) {
+  // a reused BottomState (same rows, hierarchies and sensitive column: the caller's contract) with this
+  // Engine's layout and histograms (none, or of the same number of sensitive values) replaces the pass over
+  // the rows and their grouping
+  bool will_hist = false;  // (as I.needs_hist below: every criterion but k-anonymity reads the histograms)
+  for (const Criterion& c : I.crit) will_hist = will_hist || c.kind != CriterionKind::kKAnonymity;
+  const bool reuse_shape = reuse && reuse->n == I.n && reuse->r == I.r && reuse->packed == I.packed &&
+                           reuse->m == (will_hist ? sa.m : 0);
+  if (reuse_shape) {
+    cnts = reuse->cnts;
+  } else if (I.packed) {
     rk.assign(static_cast<size_t>(I.n), 0);
     std::vector<const int32_t*> g0(static_cast<size_t>(I.r));
     std::vector<int64_t> gstride(static_cast<size_t>(I.r));
@@ -1525,6 +1545,14 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     sc.hmark.assign(nn, 0);
   }
   Scratch& s = I.scratch[0];
+  I.value_counts = std::move(cnts);
+  if (reuse_shape) {
+    // the reused bottom set is shared read-only (the bottom is never cached, retired or merged into)
+    I.reused = true;
+    I.row_class = reuse->row_class;
+    I.bottom = reuse->bottom;
+    return;
+  }
   auto f = std::make_shared<FreqSet>();
   f->levels.assign(static_cast<size_t>(I.r), 0);
   int64_t G = 0;
@@ -1567,6 +1595,19 @@ int64_t Engine::n_qi() const { return impl_->r; }
 int64_t Engine::n_rows() const { return impl_->n; }
 int64_t Engine::bottom_classes() const { return impl_->bottom->n_classes; }
 int64_t Engine::evaluations() const { return impl_->n_eval; }
+std::shared_ptr<const BottomState> Engine::bottom_state() const {
+  const Impl& I = *impl_;
+  auto st = std::make_shared<BottomState>();
+  st->n = I.n;
+  st->r = I.r;
+  st->m = I.m;
+  st->packed = I.packed;
+  st->cnts = I.value_counts;
+  st->bottom = I.bottom;
+  st->row_class = I.row_class;
+  return st;
+}
+bool Engine::reused_bottom() const { return impl_->reused; }
 int64_t Engine::rollup_work() const { return impl_->work.load(); }
 bool Engine::predicate_monotone() const { return impl_->p_monotone; }
 bool Engine::metric_monotone() const { return impl_->m_monotone; }
