@@ -1356,7 +1356,35 @@ struct Engine::Impl {
     return res;
   }
 
+  // Shared intermediate sources (k-anonymity only). Early in a search nothing is cached, so the high nodes of
+  // the first probe paths are rolled up from the bottom set one by one (Adult 1: 7 of 164 evaluations, 70 %
+  // of the roll-up work). When a node's source would be the bottom again, the meet (level-wise minimum) of it
+  // and the previous such node is rolled up first and cached (not judged, not an evaluation), so that it and
+  // the later nodes above that meet roll up from the (much smaller) meet. Only a cost matter: results never
+  // depend on what is cached.
+  std::vector<int32_t> last_from_bottom;
+  void prime_source(const int32_t* lv) {
+    if (needs_hist || r == 0) return;
+    if (source_for(lv) != bottom) return;
+    if (last_from_bottom.empty()) {
+      last_from_bottom.assign(lv, lv + r);
+      return;
+    }
+    std::vector<int32_t> meet(static_cast<size_t>(r));
+    bool any = false, same = true;
+    for (int64_t j = 0; j < r; ++j) {
+      meet[static_cast<size_t>(j)] = std::min(lv[j], last_from_bottom[static_cast<size_t>(j)]);
+      any = any || meet[static_cast<size_t>(j)] > 0;
+      same = same && meet[static_cast<size_t>(j)] == lv[j];
+    }
+    last_from_bottom.assign(lv, lv + r);
+    if (!any || same) return;
+    auto f = freq(meet.data(), scratch[0], false);
+    if (f != bottom) remember(f);
+  }
+
   NodeResult evaluate(const int32_t* lv, bool early = false) {
+    if (early) prime_source(lv);
     auto f = freq(lv, scratch[0], early);
     NodeResult res = judge(*f, scratch[0], early);
     ++n_eval;
