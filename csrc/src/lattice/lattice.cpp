@@ -1822,6 +1822,72 @@ class NodeQueue {
   std::vector<int32_t> pool_;
   std::vector<int32_t> free_;
 };
+/// The evaluated nodes of the search (insert and look up only): an open-addressing table keyed by the
+/// NodeCodec code (stored + 1, so 0 marks an empty slot) when the levels fit, else a map keyed by node_key.
+/// Every popped node and every child the inferred-subtree walk generates is looked up.
+template <class V>
+class KnownMap {
+ public:
+  KnownMap(int64_t r, const NodeCodec& c) : r_(r), c_(c) {
+    if (c_.on) {
+      keys_.assign(size_t{1} << lg_, 0);
+      vals_.resize(size_t{1} << lg_);
+    }
+  }
+  V* find(const int32_t* lv) {
+    if (!c_.on) {
+      auto it = s_.find(node_key(lv, r_));
+      return it == s_.end() ? nullptr : &it->second;
+    }
+    const uint64_t k = c_.encode(lv) + 1;
+    const uint64_t mask = keys_.size() - 1;
+    for (uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> (64 - lg_);; p = (p + 1) & mask) {
+      if (keys_[p] == k) return &vals_[p];
+      if (keys_[p] == 0) return nullptr;
+    }
+  }
+  bool contains(const int32_t* lv) { return find(lv) != nullptr; }
+  void emplace(const int32_t* lv, const V& v) {
+    if (!c_.on) {
+      s_.emplace(node_key(lv, r_), v);
+      return;
+    }
+    insert(c_.encode(lv) + 1, v);
+  }
+
+ private:
+  void insert(uint64_t k, const V& v) {
+    if (2 * (n_ + 1) > keys_.size()) {
+      std::vector<uint64_t> ok;
+      std::vector<V> ov;
+      ok.swap(keys_);
+      ov.swap(vals_);
+      lg_ += 1;
+      keys_.assign(size_t{1} << lg_, 0);
+      vals_.resize(size_t{1} << lg_);
+      n_ = 0;
+      for (size_t i = 0; i < ok.size(); ++i)
+        if (ok[i] != 0) insert(ok[i], ov[i]);
+    }
+    const uint64_t mask = keys_.size() - 1;
+    for (uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> (64 - lg_);; p = (p + 1) & mask) {
+      if (keys_[p] == k) return;  // (emplace: an existing entry is kept)
+      if (keys_[p] == 0) {
+        keys_[p] = k;
+        vals_[p] = v;
+        ++n_;
+        return;
+      }
+    }
+  }
+  int64_t r_;
+  const NodeCodec& c_;
+  uint32_t lg_ = 10;
+  size_t n_ = 0;
+  std::vector<uint64_t> keys_;
+  std::vector<V> vals_;
+  std::unordered_map<std::string, V> s_;
+};
 /// Per-node values of the search, keyed by the NodeCodec code when the levels fit (else by node_key).
 template <class V>
 class NodeMap {
@@ -1874,7 +1940,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   const NodeCodec codec(H);
   NodeQueue pq(r, codec.on);
   auto tag_leq = [&](const Tag& a, const Tag& b) { return codec.on ? codec.leq(a.code, b.code) : leq(a.lv, b.lv); };
-  NodeMap<NodeResult> known(r, codec);  // evaluated nodes (lookups only: order never used)
+  KnownMap<NodeResult> known(r, codec);  // evaluated nodes (lookups only: order never used)
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
   const int64_t eval0 = I.n_eval;
