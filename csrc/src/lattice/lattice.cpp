@@ -2125,8 +2125,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   // follows its parent in it), so every other node is popped, and every evaluation done, in the same order
   // as before: the same result, evaluations and incumbents; only fewer queue operations (and fewer nodes
   // counted as popped / inferred). Descendants whose key is already above the incumbent would never be
-  // popped and are dropped. Not with DM / DM* (a popped node's key may be raised from its predecessors'
-  // evaluations first), parallel batches, unpacked levels or a trace (which lists every inferred node).
+  // popped and are dropped; those walked while the incumbent is still worse than the final one may be nodes
+  // the queue would not have reached (a cost only; measured 89 of 6,181 walked on Adult 1, <= 4 on the other
+  // ARX rows). Interrupts are polled every 4096 nodes walked. Not with DM / DM* (a popped node's key may be
+  // raised from its predecessors' evaluations first), parallel batches, unpacked levels or a trace (which
+  // lists every inferred node).
   const bool eager = trace == nullptr && !grouped_bound && codec.on &&
                      !(threads > 1 && !(I.p_monotone && I.m_monotone));
   struct Frame {
@@ -2136,7 +2139,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   };
   std::vector<Frame> stack;
   std::vector<int32_t> stack_lv;  // r levels per frame
-  auto expand_below = [&](const QItem& x, uint64_t tag) {
+  // Returns false when interrupted (polled every 4096 nodes walked).
+  auto expand_below = [&](const QItem& x, uint64_t tag) -> bool {
+    int64_t walked = 0;
     stack.assign(1, Frame{x.key, x.code, x.first});
     stack_lv.assign(x.lv.begin(), x.lv.end());
     std::vector<int32_t> y(static_cast<size_t>(r));
@@ -2154,6 +2159,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
           if (!(have_best && (ck > best || (ck == best && y > out.best)))) {
             stack.push_back(Frame{ck, cc, static_cast<int32_t>(j)});
             stack_lv.insert(stack_lv.end(), y.begin(), y.end());
+            if ((++walked & 4095) == 0 && interrupted(hook)) return false;
           }
         } else {
           const int32_t id = pq.alloc();
@@ -2163,6 +2169,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
         y[static_cast<size_t>(j)]--;
       }
     }
+    return true;
   };
   std::vector<QItem> batch;  // batch[0, nb): reused (its levels vectors keep their storage)
   size_t nb = 0, bpos = 0;
@@ -2277,7 +2284,10 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
       if (eager) {
-        expand_below(it, below_tag);
+        if (!expand_below(it, below_tag)) {
+          out.status = Status::Interrupted;
+          return out;
+        }
         continue;
       }
     } else if (!is_known && probe_first && !pre.contains(it.lv.data()) && probe(it.lv, false)) {
