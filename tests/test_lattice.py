@@ -297,6 +297,123 @@ def test_suppression_loss_bound_below_true_loss(prob: tuple[Table, int], mi: int
                 np.testing.assert_allclose(bound, true, rtol=1e-9, atol=1e-12, err_msg=str(lv))
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from([2, 3]), st.sampled_from(["dm", "dm_star"]), st.integers(0, 2**32 - 1))
+def test_dm_cut_bound_below_true_dm_star(prob: tuple[Table, int], k: int, metric: str, seed: int) -> None:
+    # Under DM / DM* the optimal search stops grouping a node (k-anonymity only) as soon as a running lower
+    # bound of its sum of squared class sizes exceeds the incumbent. A stopped ("partial") node must really be
+    # above the cut (bound > cut and bound <= the oracle's sum); a completed one must equal the oracle exactly.
+    # Nodes in random order, so the roll-ups start from varied cached sources; cuts around the true value.
+    table, _ = prob
+    models = [M("KAnonymity", k=k)]
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    lim = math.floor(0.2 * table.n_rows)
+    problem = LatticeProblem.build(table, models, 0.2, metric)
+    rng = np.random.default_rng(seed)
+    nodes = oracle.all_nodes(heights)
+    for i in rng.permutation(len(nodes)):
+        lv = nodes[int(i)]
+        st_ = oracle.node_stats(table, lv, models, lim)
+        true = oracle.metric_value(table, st_, "dm_star")
+        cut = float(true - 1) if rng.random() < 0.5 else float(rng.integers(table.n_rows, int(true) + 2))
+        got = problem.engine.evaluate_dm_cut(np.asarray(lv, dtype=np.int32), cut)
+        if got["partial"]:
+            assert cut < got["lower_bound"] <= true, (lv, cut, got, true)
+            assert not got["feasible"]
+        else:
+            assert got["lower_bound"] == true, (lv, got, true)
+            assert got["feasible"] == st_["feasible"], lv
+            if got["feasible"]:
+                assert got["metric"] == oracle.metric_value(table, st_, metric), lv
+
+
+def test_dm_cut_stops_and_search_tie_break() -> None:
+    # the cut does stop groupings (so the test above exercises it), and the search under it returns the
+    # lexicographically smallest of the optimal nodes (a cut at ">=" instead of ">" would drop tied nodes)
+    rng = np.random.default_rng(7)
+    attrs, data = [], {}
+    for j in range(3):
+        hier = _random_hierarchy(rng, 6, 3, f"q{j}_")
+        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
+        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, 6, size=300)]
+    table = Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+    problem = LatticeProblem.build(table, [M("KAnonymity", k=4)], 0.05, "dm_star")
+    heights = problem.heights
+    lv = np.zeros(len(heights), dtype=np.int32)
+    full = problem.evaluate(list(heights))["lower_bound"]
+    got = problem.engine.evaluate_dm_cut(lv + 1, 1.0 * table.n_rows)
+    assert got["partial"] and got["lower_bound"] > table.n_rows
+    assert full >= got["lower_bound"]
+    for metric in ("dm", "dm_star"):
+        lim = math.floor(0.05 * table.n_rows)
+        stats = {x: oracle.node_stats(table, x, [M("KAnonymity", k=4)], lim) for x in oracle.all_nodes(heights)}
+        vals = {x: oracle.metric_value(table, s, metric) for x, s in stats.items() if s["feasible"]}
+        best = min(vals.values())
+        res = lattice_search(table, [M("KAnonymity", k=4)], 0.05, metric)
+        assert res.partition.levels == min(x for x, v in vals.items() if v == best), metric
+        assert res.metrics[metric] == best
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from([2, 3, 4]), st.sampled_from([0.05, 0.1, 0.3]), st.sampled_from(["dm", "dm_star"]))
+def test_dm_search_tie_break_equals_exhaustive(prob: tuple[Table, int], k: int, limit: float, metric: str) -> None:
+    # DM / DM* under suppression (the DM cut and the DM* probe paths are on): the exact optimum and, among tied
+    # nodes (integer objectives, so ties are exact), the lexicographically smallest levels
+    table, _ = prob
+    models = [M("KAnonymity", k=k)]
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    lim = math.floor(limit * table.n_rows)
+    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
+    best = min(vals.values())  # the top node is feasible whenever N >= k or the limit covers the rows
+    res = lattice_search(table, models, limit, metric)
+    assert res.metrics[metric] == best
+    assert res.partition.levels == min(lv for lv, v in vals.items() if v == best)
+
+
+def test_bottom_state_reused_across_problems() -> None:
+    # The engine's bottom frequency set depends on the table (and the sensitive column) alone: built by the
+    # first problem on a table, reused by later ones. Every reused problem must give what the same problem on
+    # a fresh copy of the table (own build from the rows) gives: levels, objective, node counts, partition.
+    rng = np.random.default_rng(11)
+    attrs, data = [], {}
+    for j in range(3):
+        hier = _random_hierarchy(rng, 7, 3, f"q{j}_")
+        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
+        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, 7, size=400)]
+    sh = _random_hierarchy(rng, 5, 2, "s")
+    data["s"] = [sh.leaves[i] for i in rng.integers(0, 5, size=400)]
+    attrs.append(Attribute("s", "sensitive", "categorical", hierarchy=sh))
+    table = Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+    configs = [
+        ([M("KAnonymity", k=3)], 0.1, "dm_star", False),
+        ([M("KAnonymity", k=4)], 0.0, "loss", True),
+        ([M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.3)], 0.1, "loss", False),
+        ([M("DistinctLDiversity", l=2)], 0.05, "entropy", True),
+        ([M("KAnonymity", k=2), M("HierarchicalDistanceTCloseness", t=0.25)], 0.2, "dm", True),
+    ]
+    for models, limit, metric, reused in configs:
+        assert LatticeProblem.build(table, models, limit, metric).engine.reused_bottom == reused
+        fresh = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
+        assert not LatticeProblem.build(fresh, models, limit, metric).engine.reused_bottom
+        got = lattice_search(table, models, limit, metric)
+        ref = lattice_search(fresh, models, limit, metric)
+        assert got.partition.levels == ref.partition.levels
+        assert got.metrics == ref.metrics
+        assert got.stats["nodes_evaluated"] == ref.stats["nodes_evaluated"]
+        np.testing.assert_array_equal(got.partition.labels, ref.partition.labels)
+        np.testing.assert_array_equal(got.partition.suppressed, ref.partition.suppressed)
+        assert got.achieved["audit_passed"]
+    # the engine refuses a state whose histograms do not fit (here: none, for a model that needs them)
+    other = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
+    plain = LatticeProblem.build(other, [M("KAnonymity", k=2)], 0.1, "loss").engine.bottom_state()
+    other._cache[("lattice_bottom", True, "s")] = plain
+    models = [M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.3)]
+    assert not LatticeProblem.build(other, models, 0.1, "loss").engine.reused_bottom
+    fresh = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
+    assert lattice_search(other, models, 0.1, "loss").metrics == lattice_search(fresh, models, 0.1, "loss").metrics
+
+
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(problems(), st.sampled_from([0.0, 0.2]))
 def test_heuristics_invariants(prob: tuple[Table, int], limit: float) -> None:

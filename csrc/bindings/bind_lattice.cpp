@@ -10,6 +10,11 @@ namespace {
 using lattice::Engine;
 using lattice::NodeResult;
 
+/// Opaque Python handle of an Engine's BottomState (see lattice.hpp).
+struct BottomHandle {
+  std::shared_ptr<const lattice::BottomState> p;
+};
+
 py::dict node_dict(const NodeResult& r) {
   py::dict d;
   d["feasible"] = r.feasible;
@@ -27,7 +32,7 @@ std::unique_ptr<Engine> make_engine(const CArray<int32_t>& codes, const std::vec
                                     int64_t m, const CArray<int32_t>& sa_parent, const CArray<int32_t>& sa_height,
                                     const CArray<int32_t>& crit_kind, const CArray<double>& crit_a,
                                     const CArray<double>& crit_b, int metric, int aggregate, double gs_factor,
-                                    int64_t limit, int n_threads, bool packed) {
+                                    int64_t limit, int n_threads, bool packed, const BottomHandle* bottom) {
   auto X = matrix_of(codes, "codes");
   const size_t r = static_cast<size_t>(X.cols);
   if (gens.size() != r || leaf_counts.size() != r || nu_bases.size() != r)
@@ -49,18 +54,26 @@ std::unique_ptr<Engine> make_engine(const CArray<int32_t>& codes, const std::vec
   std::vector<lattice::Criterion> crit;
   for (int64_t i = 0; i < ck.size; ++i) crit.push_back({static_cast<lattice::CriterionKind>(ck[i]), ca[i], cb[i]});
   lattice::MetricSpec ms{static_cast<lattice::MetricKind>(metric), static_cast<lattice::Aggregate>(aggregate), gs_factor};
+  std::shared_ptr<const lattice::BottomState> reuse = bottom != nullptr ? bottom->p : nullptr;
   py::gil_scoped_release nogil;
-  return std::make_unique<Engine>(X, std::move(qis), sa, std::move(crit), ms, limit, n_threads, packed);
+  return std::make_unique<Engine>(X, std::move(qis), sa, std::move(crit), ms, limit, n_threads, packed,
+                                  std::move(reuse));
 }
 }  // namespace
 
 void bind_lattice(py::module_ m) {
   m.doc() = "lattice kernels: frequency sets with roll-up, node predicates, optimal search";
+  py::class_<BottomHandle>(m, "BottomState",
+                           "An Engine's table-derived build (bottom classes); reused by a later Engine on the same "
+                           "table, hierarchies and sensitive column.");
   py::class_<Engine>(m, "Engine")
       .def(py::init(&make_engine), "codes"_a.noconvert(), "gens"_a, "heights"_a.noconvert(), "leaf_counts"_a,
            "nu_bases"_a, "sa_codes"_a.noconvert(), "m"_a, "sa_parent"_a.noconvert(), "sa_height"_a.noconvert(),
            "crit_kind"_a.noconvert(), "crit_a"_a.noconvert(), "crit_b"_a.noconvert(), "metric"_a, "aggregate"_a,
-           "gs_factor"_a, "limit"_a, "n_threads"_a, "packed"_a = true)
+           "gs_factor"_a, "limit"_a, "n_threads"_a, "packed"_a = true, "bottom"_a = nullptr)
+      .def("bottom_state", [](const Engine& e) { return BottomHandle{e.bottom_state()}; },
+           "This Engine's BottomState, to build later Engines on the same table faster.")
+      .def_property_readonly("reused_bottom", &Engine::reused_bottom)
       .def_property_readonly("n_qi", &Engine::n_qi)
       .def_property_readonly("n_rows", &Engine::n_rows)
       .def_property_readonly("bottom_classes", &Engine::bottom_classes)
@@ -78,6 +91,18 @@ void bind_lattice(py::module_ m) {
         }
         return node_dict(r);
       }, "levels"_a.noconvert(), "Evaluate one node.")
+      .def("evaluate_dm_cut", [](Engine& e, const CArray<int32_t>& lv, double cut) {
+        auto s = span_of(lv, "levels", e.n_qi());
+        NodeResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = e.evaluate_dm_cut(s, cut);
+        }
+        py::dict d = node_dict(r);
+        d["partial"] = r.partial;
+        return d;
+      }, "levels"_a.noconvert(), "cut"_a,
+         "The optimal search's evaluation under the DM / DM* cut (grouping stops once its bound exceeds cut).")
       .def("evaluate_many", [](Engine& e, const CArray<int32_t>& lv) {
         auto M = matrix_of(lv, "levels", -1, e.n_qi());
         std::vector<NodeResult> rs;

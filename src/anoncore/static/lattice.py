@@ -189,11 +189,18 @@ class LatticeProblem:
             sa_parent = np.zeros(0, dtype=np.int32)
             sa_height = np.zeros(0, dtype=np.int32)
         limit = math.floor(sup * n)
+        # The engine's bottom frequency set (the rows grouped on their leaf values, with the histograms of the
+        # sensitive column) depends on the frozen table alone: built once per table, layout and sensitive
+        # column, then reused by later problems on the same table (it skips the pass over the rows).
+        bkey = ("lattice_bottom", bool(_PACKED_KEYS), sa_name)
+        bottom = table._cache.get(bkey)
         engine = _core.lattice.Engine(
             qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
             np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
             np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt,
-            packed=_PACKED_KEYS)
+            packed=_PACKED_KEYS, bottom=bottom)
+        if bottom is None:
+            table._cache[bkey] = engine.bottom_state()
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, tuple(distinct), sa_name)
 
     @property

@@ -89,6 +89,9 @@ struct NodeResult {
   int64_t suppressed_size = 0;     // rows in classes violating the monotone part (size, distinct-l)
   double metric = 0.0;             // objective with the node's suppression
   double lower_bound = 0.0;        // monotone lower bound of the objective (<= metric)
+  // (optimal search only) the grouping stopped as soon as lower_bound exceeded the incumbent (DM / DM*):
+  // the node is neither the optimum nor below it, its feasibility is unknown (never used for tagging)
+  bool partial = false;
 };
 
 /// One search step (trace).
@@ -108,14 +111,23 @@ struct SearchResult {
   int64_t popped = 0;             // nodes taken from the queue
 };
 
+/// The table-derived part of an Engine's build: the per-QI value counts, the bottom frequency set (with the
+/// sensitive-value histograms when it was built with them) and the rows' bottom classes. Immutable; handed to
+/// a later Engine on the same rows, hierarchies and sensitive column (the caller's responsibility: the Python
+/// side keys it by the frozen Table) so that Engine skips the pass over the rows and their grouping.
+struct BottomState;
+
 class Engine {
  public:
   /// Builds the bottom frequency set from the rows. qi_codes (n_rows, r) are leaf codes; limit is the
   /// absolute suppression limit floor(suppression_limit * N).
   /// allow_packed = false forces the generic (re-densified mixed-radix) class layout even when the packed
   /// 64-bit keys would fit (tests of both layouts).
+  /// reuse: a BottomState of an earlier Engine on the same rows, hierarchies and sensitive column (used when
+  /// its layout and histograms match this Engine's; ignored otherwise).
   Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
-         MetricSpec metric, int64_t limit, int n_threads, bool allow_packed = true);
+         MetricSpec metric, int64_t limit, int n_threads, bool allow_packed = true,
+         std::shared_ptr<const BottomState> reuse = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -139,6 +151,10 @@ class Engine {
   /// class size suppressed: a lower bound of the node's Loss under any suppression that includes them (the
   /// optimal search's suppression-aware cut; tested against the true Loss).
   double suppression_loss_bound(Span<int32_t> levels);
+  /// The optimal search's evaluation under the DM / DM* cut with incumbent `cut`: grouping stops once its
+  /// lower bound of Σ n_E² exceeds `cut` (result.partial). Only for k-anonymity-only problems with packed keys
+  /// and metric DM / DM* (std::invalid_argument otherwise); tested against the exhaustive oracle.
+  NodeResult evaluate_dm_cut(Span<int32_t> levels, double cut);
   /// Per-row suppression flags and class labels (dense, first appearance) of a node; with ``first``, also the
   /// first row of every class (in label order).
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
@@ -146,6 +162,10 @@ class Engine {
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace);
   int64_t evaluations() const;
+  /// This Engine's BottomState (see above), for reuse by later Engines on the same table.
+  std::shared_ptr<const BottomState> bottom_state() const;
+  /// Whether this Engine was built from a reused BottomState.
+  bool reused_bottom() const;
   /// Total number of source classes rolled up so far (a machine-independent cost measure).
   int64_t rollup_work() const;
 
