@@ -66,6 +66,8 @@ _AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
 _STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
 #: Packed 64-bit class keys when the QIs' level-0 codes fit (tests switch it off to cover the generic layout).
 _PACKED_KEYS = True
+#: The optimal search's sweep where it applies (tests switch it off to compare with the queue).
+_SWEEP = True
 
 # Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
 _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
@@ -489,14 +491,15 @@ def lattice_search(
     if strategy == "exhaustive":
         return _exhaustive(problem)
     t0 = time.perf_counter()
-    out = problem.engine.optimal(with_trace)
+    out = problem.engine.optimal(with_trace, _SWEEP)
     secs = time.perf_counter() - t0
     if not out["feasible"]:
         raise _infeasible(problem, caller)
     trace = tuple((tuple(lv), ("evaluated", "inferred_feasible", "inferred_infeasible")[how], res)
                   for lv, how, res in out["trace"])
     stats = {"seconds": secs, "nodes_evaluated": out["evaluated"], "nodes_inferred": out["inferred"],
-             "nodes_popped": out["popped"], "lattice_size": lattice_size(problem.heights),
+             "nodes_popped": out["popped"], "search": "sweep" if out["swept"] else "queue",
+             "lattice_size": lattice_size(problem.heights),
              "bottom_classes": problem.engine.bottom_classes}
     return _finish(problem, "lattice_optimal", out["levels"], {"strategy": "optimal"}, trace, stats)
 
