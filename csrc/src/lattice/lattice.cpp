@@ -2170,6 +2170,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     }
   };
   NodeMap<NodeResult> pre(r, codec);  // evaluated in parallel, not yet processed
+  // the sweep (below): evaluated nodes flagged by their mixed-radix index (QI 0 most significant)
+  std::vector<uint8_t> sweep_known;
+  std::vector<int64_t> sweep_stride;
   auto eval_node = [&](const std::vector<int32_t>& x, bool may_cut = true) -> NodeResult {
     if (const NodeResult* kr = known.find(x.data())) return *kr;
     NodeResult res;
@@ -2177,6 +2180,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       res = I.dm_cut_on && may_cut ? I.evaluate_dm_bounded(x.data()) : I.evaluate(x.data(), early);
     }
     known.emplace(x.data(), res);
+    if (!sweep_known.empty()) {
+      int64_t idx = 0;
+      for (int64_t j = 0; j < r; ++j) idx += x[static_cast<size_t>(j)] * sweep_stride[static_cast<size_t>(j)];
+      sweep_known[static_cast<size_t>(idx)] = 1;
+    }
     if (trace) trace->push_back({x, res, 0});
     consider(x, res);
     if (res.partial) return res;  // feasibility unknown: no tag
@@ -2352,10 +2360,12 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       const auto n_nodes = static_cast<size_t>(size);
       std::vector<double> nkey(n_nodes);
       std::vector<uint64_t> ncode(n_nodes);
+      sweep_stride.assign(static_cast<size_t>(r), 1);
+      for (int64_t j = r - 2; j >= 0; --j)
+        sweep_stride[static_cast<size_t>(j)] = sweep_stride[static_cast<size_t>(j + 1)] * (H[static_cast<size_t>(j + 1)] + 1);
+      sweep_known.assign(n_nodes, 0);  // (nothing is evaluated yet)
       {
-        std::vector<int64_t> stride(static_cast<size_t>(r), 1);
-        for (int64_t j = r - 2; j >= 0; --j)
-          stride[static_cast<size_t>(j)] = stride[static_cast<size_t>(j + 1)] * (H[static_cast<size_t>(j + 1)] + 1);
+        const std::vector<int64_t>& stride = sweep_stride;
         std::vector<int32_t> x(static_cast<size_t>(r), 0);
         const bool loss = I.metric.kind == MetricKind::kLoss;
         const auto agg = I.metric.aggregate;
@@ -2447,9 +2457,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
             cand.push_back(id);
             continue;
           }
-          for (int64_t j = 0; j < r; ++j)
-            lv[static_cast<size_t>(j)] = static_cast<int32_t>((c >> codec.shift[static_cast<size_t>(j)]) & field_mask[static_cast<size_t>(j)]);
-          if (known.contains(lv.data())) cand.push_back(id);
+          if (sweep_known[id]) cand.push_back(id);
           else ++out.inferred;
         }
         std::sort(cand.begin(), cand.end(), [&](uint32_t a, uint32_t bb) {
