@@ -373,6 +373,16 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
     assert sw.achieved["audit_passed"]
     np.testing.assert_array_equal(sw.partition.labels, qu.partition.labels)
     np.testing.assert_array_equal(sw.partition.suppressed, qu.partition.suppressed)
+    # publishing with the search's result (zero limit: nothing suppressed, no class judged again) equals
+    # publishing with every class judged
+    problem = LatticeProblem.build(table, models, limit, metric, n_threads=threads)
+    out = problem.engine.optimal(False)
+    judged, res_j = problem.publish(out["levels"])
+    known, res_k = problem.publish(out["levels"], out["result"])
+    for name in ("labels", "suppressed", "gen_lo", "gen_hi", "gen_node"):
+        np.testing.assert_array_equal(getattr(known, name), getattr(judged, name), err_msg=name)
+    assert (res_k["metric"], res_k["n_classes"]) == (res_j["metric"], res_j["n_classes"])
+    assert not np.asarray(judged.suppressed).any() or limit > 0
 
 
 def test_dm_cut_stops_and_search_tie_break() -> None:

@@ -123,7 +123,7 @@ void bind_lattice(py::module_ m) {
         return e.suppression_loss_bound(s);
       }, "levels"_a.noconvert(),
          "ARX Loss of the node with only the classes below the minimal size suppressed (lower bound).")
-      .def("classify", [](Engine& e, const CArray<int32_t>& lv) {
+      .def("classify", [](Engine& e, const CArray<int32_t>& lv, bool clean) {
         auto s = span_of(lv, "levels", e.n_qi());
         CArray<int64_t> labels(e.n_rows());
         py::array_t<bool> sup(e.n_rows());
@@ -133,13 +133,14 @@ void bind_lattice(py::module_ m) {
         std::vector<int64_t> first;
         {
           py::gil_scoped_release nogil;
-          r = e.classify(s, ls, ss, &first);
+          r = e.classify(s, ls, ss, &first, clean);
         }
         CArray<int64_t> fa(static_cast<py::ssize_t>(first.size()));
         std::copy(first.begin(), first.end(), fa.mutable_data());
         return py::make_tuple(node_dict(r), labels, sup, fa);
-      }, "levels"_a.noconvert(),
-         "Row labels and suppression flags of a node, and the first row of every class (in label order).")
+      }, "levels"_a.noconvert(), "clean"_a = false,
+         "Row labels and suppression flags of a node, and the first row of every class (in label order); "
+         "clean=True: the caller knows the node suppresses nothing (no class judged, only n_classes set).")
       .def("optimal", [](Engine& e, bool with_trace, bool sweep) {
         std::vector<lattice::TraceEntry> trace;
         lattice::SearchResult res;

@@ -1843,13 +1843,24 @@ std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
 }
 
 NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
-                            std::vector<int64_t>* first) {
+                            std::vector<int64_t>* first, bool clean) {
   Impl& I = *impl_;
   Scratch& s = I.scratch[0];
   FreqSet f;
-  I.rollup(*I.bottom, levels.data, f, s);
+  NodeResult res;
+  if (clean) {
+    // nothing is suppressed (the caller's knowledge, checked by the audit of the published partition): the
+    // classes only, with the histograms left unmerged (a deferring roll-up; the generic layout merges)
+    I.rollup(*I.bottom, levels.data, f, s, I.bottom);
+    s.viol.assign(static_cast<size_t>(f.n_classes), 0);
+    res.feasible = true;
+    res.n_classes = f.n_classes;
+  }
+  else {
+    I.rollup(*I.bottom, levels.data, f, s);
+  }
   std::vector<int32_t> map(s.ids);  // bottom class -> node class
-  NodeResult res = I.judge(f, s);
+  if (!clean) res = I.judge(f, s);
   // dense labels in order of first appearance over the rows
   std::vector<int64_t> relabel(static_cast<size_t>(f.n_classes), -1);
   int64_t next = 0;

@@ -217,10 +217,19 @@ class LatticeProblem:
         arr = np.ascontiguousarray(np.asarray(levels, dtype=np.int32).reshape(-1, self.n_qi))
         return self.engine.evaluate_many(arr)  # type: ignore[no-any-return]
 
-    def publish(self, levels: Sequence[int]) -> tuple[Partition, dict[str, Any]]:
-        """The published partition of a node (violating classes suppressed)."""
+    def publish(self, levels: Sequence[int], known: dict[str, Any] | None = None) -> tuple[Partition, dict[str, Any]]:
+        """The published partition of a node (violating classes suppressed).
+
+        ``known``: the kernel's result for this node when it is feasible under a zero suppression limit (so no
+        class violates a model): the classes are then not judged again, and ``known`` is returned as the
+        result (its ``n_classes`` from the grouping). The output audit checks the partition independently.
+        """
         lv = np.asarray(levels, dtype=np.int32)
-        res, labels, sup, first = self.engine.classify(lv)
+        clean = known is not None and self.limit == 0 and bool(known["feasible"])
+        res, labels, sup, first = self.engine.classify(lv, clean)
+        if clean:
+            assert known is not None
+            res = {**known, "n_classes": res["n_classes"]}
         return _partition_from_labels(self.table, [int(x) for x in levels], labels, int(res["n_classes"]),
                                       sup, first), res
 
@@ -366,9 +375,9 @@ def level_sizes(heights: Sequence[int]) -> list[int]:
 
 # ---------------------------------------------------------------------------------------------- results
 def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], params: dict[str, Any],
-            trace: tuple[Any, ...], stats: dict[str, Any]) -> Result:
+            trace: tuple[Any, ...], stats: dict[str, Any], known: dict[str, Any] | None = None) -> Result:
     t0 = time.perf_counter()
-    part, res = problem.publish(levels)
+    part, res = problem.publish(levels, known)
     sizes = part.class_sizes
     kept = sizes[sizes > 0]
     achieved = {
@@ -501,7 +510,7 @@ def lattice_search(
              "nodes_popped": out["popped"], "search": "sweep" if out["swept"] else "queue",
              "lattice_size": lattice_size(problem.heights),
              "bottom_classes": problem.engine.bottom_classes}
-    return _finish(problem, "lattice_optimal", out["levels"], {"strategy": "optimal"}, trace, stats)
+    return _finish(problem, "lattice_optimal", out["levels"], {"strategy": "optimal"}, trace, stats, out["result"])
 
 
 def _exhaustive(problem: LatticeProblem) -> Result:

@@ -158,8 +158,11 @@ class Engine {
   NodeResult evaluate_dm_cut(Span<int32_t> levels, double cut);
   /// Per-row suppression flags and class labels (dense, first appearance) of a node; with ``first``, also the
   /// first row of every class (in label order).
+  /// clean: the caller knows that the node suppresses no row (the optimal search's answer under a zero
+  /// suppression limit: feasible means no violating class); then no class is judged (no histogram is merged)
+  /// and only n_classes of the result is set.
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
-                      std::vector<int64_t>* first = nullptr);
+                      std::vector<int64_t>* first = nullptr, bool clean = false);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   /// allow_sweep = false keeps the queue even where the sweep applies (tests compare both).
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace, bool allow_sweep = true);
