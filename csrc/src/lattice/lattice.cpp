@@ -1855,8 +1855,7 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
     s.viol.assign(static_cast<size_t>(f.n_classes), 0);
     res.feasible = true;
     res.n_classes = f.n_classes;
-  }
-  else {
+  } else {
     I.rollup(*I.bottom, levels.data, f, s);
   }
   std::vector<int32_t> map(s.ids);  // bottom class -> node class
