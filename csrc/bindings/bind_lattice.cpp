@@ -123,7 +123,7 @@ void bind_lattice(py::module_ m) {
         return e.suppression_loss_bound(s);
       }, "levels"_a.noconvert(),
          "ARX Loss of the node with only the classes below the minimal size suppressed (lower bound).")
-      .def("classify", [](Engine& e, const CArray<int32_t>& lv) {
+      .def("classify", [](Engine& e, const CArray<int32_t>& lv, bool clean) {
         auto s = span_of(lv, "levels", e.n_qi());
         CArray<int64_t> labels(e.n_rows());
         py::array_t<bool> sup(e.n_rows());
@@ -133,19 +133,20 @@ void bind_lattice(py::module_ m) {
         std::vector<int64_t> first;
         {
           py::gil_scoped_release nogil;
-          r = e.classify(s, ls, ss, &first);
+          r = e.classify(s, ls, ss, &first, clean);
         }
         CArray<int64_t> fa(static_cast<py::ssize_t>(first.size()));
         std::copy(first.begin(), first.end(), fa.mutable_data());
         return py::make_tuple(node_dict(r), labels, sup, fa);
-      }, "levels"_a.noconvert(),
-         "Row labels and suppression flags of a node, and the first row of every class (in label order).")
-      .def("optimal", [](Engine& e, bool with_trace) {
+      }, "levels"_a.noconvert(), "clean"_a = false,
+         "Row labels and suppression flags of a node, and the first row of every class (in label order); "
+         "clean=True: the caller knows the node suppresses nothing (no class judged, only n_classes set).")
+      .def("optimal", [](Engine& e, bool with_trace, bool sweep) {
         std::vector<lattice::TraceEntry> trace;
         lattice::SearchResult res;
         {
           py::gil_scoped_release nogil;
-          res = e.optimal(python_interrupt_hook(), with_trace ? &trace : nullptr);
+          res = e.optimal(python_interrupt_hook(), with_trace ? &trace : nullptr, sweep);
         }
         raise_for_status(res.status);
         py::dict d;
@@ -155,11 +156,13 @@ void bind_lattice(py::module_ m) {
         d["evaluated"] = res.evaluated;
         d["inferred"] = res.inferred;
         d["popped"] = res.popped;
+        d["swept"] = res.swept;
         py::list tr;
         for (const auto& t : trace) tr.append(py::make_tuple(t.levels, t.how, node_dict(t.result)));
         d["trace"] = tr;
         return d;
-      }, "with_trace"_a = false, "Globally optimal node (branch and bound with predictive tagging).");
+      }, "with_trace"_a = false, "sweep"_a = true,
+         "Globally optimal node (branch and bound with predictive tagging); sweep=False keeps the queue.");
   m.def("level_sizes", [](const CArray<int32_t>& h) { return lattice::level_sizes(span_of(h, "heights")); },
         "heights"_a.noconvert(), "Number of lattice nodes per height.");
 }

@@ -1843,13 +1843,23 @@ std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
 }
 
 NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
-                            std::vector<int64_t>* first) {
+                            std::vector<int64_t>* first, bool clean) {
   Impl& I = *impl_;
   Scratch& s = I.scratch[0];
   FreqSet f;
-  I.rollup(*I.bottom, levels.data, f, s);
+  NodeResult res;
+  if (clean) {
+    // nothing is suppressed (the caller's knowledge, checked by the audit of the published partition): the
+    // classes only, with the histograms left unmerged (a deferring roll-up; the generic layout merges)
+    I.rollup(*I.bottom, levels.data, f, s, I.bottom);
+    s.viol.assign(static_cast<size_t>(f.n_classes), 0);
+    res.feasible = true;
+    res.n_classes = f.n_classes;
+  } else {
+    I.rollup(*I.bottom, levels.data, f, s);
+  }
   std::vector<int32_t> map(s.ids);  // bottom class -> node class
-  NodeResult res = I.judge(f, s);
+  if (!clean) res = I.judge(f, s);
   // dense labels in order of first appearance over the rows
   std::vector<int64_t> relabel(static_cast<size_t>(f.n_classes), -1);
   int64_t next = 0;
@@ -1867,6 +1877,8 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
 }
 
 namespace {
+/// The optimal search's sweep (see Engine::optimal) is used up to this lattice size.
+constexpr int64_t kSweepMaxNodes = int64_t{1} << 16;
 struct QItem {
   double key;
   std::vector<int32_t> lv;
@@ -2084,7 +2096,7 @@ class NodeMap {
 };
 }  // namespace
 
-SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace) {
+SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace, bool allow_sweep) {
   Impl& I = *impl_;
   SearchResult out;
   const int64_t r = I.r;
@@ -2168,6 +2180,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     }
   };
   NodeMap<NodeResult> pre(r, codec);  // evaluated in parallel, not yet processed
+  // the sweep (below): evaluated nodes flagged by their mixed-radix index (QI 0 most significant)
+  std::vector<uint8_t> sweep_known;
+  std::vector<int64_t> sweep_stride;
   auto eval_node = [&](const std::vector<int32_t>& x, bool may_cut = true) -> NodeResult {
     if (const NodeResult* kr = known.find(x.data())) return *kr;
     NodeResult res;
@@ -2175,6 +2190,11 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       res = I.dm_cut_on && may_cut ? I.evaluate_dm_bounded(x.data()) : I.evaluate(x.data(), early);
     }
     known.emplace(x.data(), res);
+    if (!sweep_known.empty()) {
+      int64_t idx = 0;
+      for (int64_t j = 0; j < r; ++j) idx += x[static_cast<size_t>(j)] * sweep_stride[static_cast<size_t>(j)];
+      sweep_known[static_cast<size_t>(idx)] = 1;
+    }
     if (trace) trace->push_back({x, res, 0});
     consider(x, res);
     if (res.partial) return res;  // feasibility unknown: no tag
@@ -2325,6 +2345,169 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
     }
     return true;
   };
+  if (allow_sweep && trace == nullptr && !grouped_bound && codec.on && I.p_monotone && I.m_monotone) {
+    int64_t size = 1;
+    for (int64_t j = 0; j < r && size <= kSweepMaxNodes; ++j) size *= H[static_cast<size_t>(j)] + 1;
+    if (size <= kSweepMaxNodes) {
+      // ------------------------------------------------------------------------------------ the sweep
+      // With a monotone predicate and metric and a bound that an evaluation does not raise (every metric but
+      // DM / DM*: a node's key is max(parent key, cheap bound) along its spanning-tree path), the queue above
+      // pops nodes in the global (key, levels) order: keys never decrease from a node to its children and a
+      // child's levels follow its parent's, so a popped node precedes everything queued after it. The nodes it
+      // never pops are below the stop or above a feasible node (generated only through a feasible or
+      // dominated ancestor, never expanded), i.e. dominated by a feasible tag, which the sweep skips too.
+      // The nodes it pops and decides by a tag (below an infeasible one, above a feasible one) change
+      // nothing. So visiting every node in (key, levels) order, skipping the nodes a tag decides, and
+      // treating the others exactly as a pop does (probe first, evaluate, probe from an infeasible node)
+      // performs the same evaluations and probes in the same order: the same incumbents, optimum and
+      // evaluation count, without a queue. Tags only grow (a tag leaves its antichain only for a larger
+      // one), so a node decided when its bucket is filtered stays decided. Evaluated nodes are never
+      // skipped: a pop of an evaluated infeasible node probes from it again (as the queue does; such a node
+      // has only infeasible ancestors, so the queue generates it). Keys: the same doubles as the queue's
+      // (the same folds in the same order; the max over the spanning-tree parent). Cost: O(lattice) to
+      // compute the keys and bucket them by value (sorted within a bucket, candidates only), then a tag scan
+      // per node up to the stop; hence the size limit (the queue touches only what it pops).
+      const auto n_nodes = static_cast<size_t>(size);
+      std::vector<double> nkey(n_nodes);
+      std::vector<uint64_t> ncode(n_nodes);
+      sweep_stride.assign(static_cast<size_t>(r), 1);
+      for (int64_t j = r - 2; j >= 0; --j)
+        sweep_stride[static_cast<size_t>(j)] = sweep_stride[static_cast<size_t>(j + 1)] * (H[static_cast<size_t>(j + 1)] + 1);
+      sweep_known.assign(n_nodes, 0);  // (nothing is evaluated yet)
+      {
+        const std::vector<int64_t>& stride = sweep_stride;
+        std::vector<int32_t> x(static_cast<size_t>(r), 0);
+        const bool loss = I.metric.kind == MetricKind::kLoss;
+        const auto agg = I.metric.aggregate;
+        const auto D = static_cast<double>(r);
+        // prefix folds of the Loss bound (loss_lb's operations, in its order) and of the code
+        std::vector<double> pf(static_cast<size_t>(r + 1));
+        std::vector<uint64_t> pc(static_cast<size_t>(r + 1), 0);
+        pf[0] = agg == Aggregate::kGeometricMean ? 1.0 : 0.0;
+        auto refold = [&](int64_t from) {
+          for (int64_t j = from; j < r; ++j) {
+            const auto l = static_cast<size_t>(x[static_cast<size_t>(j)]);
+            const auto ju = static_cast<size_t>(j);
+            double v = pf[ju];
+            if (loss) {
+              switch (agg) {
+                case Aggregate::kGeometricMean: v *= I.lb_pow[ju][l]; break;
+                case Aggregate::kArithmeticMean: v += I.lb_x[ju][l] / D; break;
+                case Aggregate::kSum: v += I.lb_x[ju][l]; break;
+                case Aggregate::kMax: v = std::max(v, I.lb_x[ju][l]); break;
+              }
+            }
+            pf[ju + 1] = v;
+            pc[ju + 1] = pc[ju] | (static_cast<uint64_t>(x[ju]) << codec.shift[ju]);
+          }
+        };
+        refold(0);
+        int64_t last_nz = -1;  // position of the last nonzero level (the spanning-tree parent lowers it)
+        for (size_t idx = 0;; ) {
+          double lb;
+          if (loss) lb = agg == Aggregate::kGeometricMean ? pf[static_cast<size_t>(r)] - 1.0 : pf[static_cast<size_t>(r)];
+          else lb = I.cheap_lb(x.data());
+          nkey[idx] = last_nz < 0 ? lb : std::max(nkey[idx - static_cast<size_t>(stride[static_cast<size_t>(last_nz)])], lb);
+          ncode[idx] = pc[static_cast<size_t>(r)];
+          if (++idx == n_nodes) break;
+          int64_t p = r - 1;  // odometer: raise the last position that can be raised, reset those after it
+          while (x[static_cast<size_t>(p)] == H[static_cast<size_t>(p)]) x[static_cast<size_t>(p--)] = 0;
+          x[static_cast<size_t>(p)]++;
+          last_nz = p;
+          refold(p);
+        }
+      }
+      // bucket the nodes by key (monotone map of the key onto [0, NB)), counting sort
+      const size_t NB = std::max<size_t>(1, n_nodes / 8);
+      double kmin = nkey[0], kmax = nkey[0];
+      for (double k : nkey) {
+        kmin = std::min(kmin, k);
+        kmax = std::max(kmax, k);
+      }
+      const double scale = kmax > kmin ? static_cast<double>(NB) / (kmax - kmin) : 0.0;
+      auto bucket_of = [&](double k) {
+        const double b = (k - kmin) * scale;
+        return b >= static_cast<double>(NB - 1) ? NB - 1 : static_cast<size_t>(b);
+      };
+      std::vector<uint32_t> bstart(NB + 1, 0);
+      for (double k : nkey) bstart[bucket_of(k) + 1]++;
+      for (size_t b = 0; b < NB; ++b) bstart[b + 1] += bstart[b];
+      std::vector<uint32_t> order(n_nodes);
+      {
+        std::vector<uint32_t> pos(bstart.begin(), bstart.end() - 1);
+        for (size_t i = 0; i < n_nodes; ++i) order[pos[bucket_of(nkey[i])]++] = static_cast<uint32_t>(i);
+      }
+      std::vector<uint64_t> field_mask(static_cast<size_t>(r));
+      for (int64_t j = 0; j < r; ++j) {
+        uint32_t b = 0;
+        while ((int64_t{1} << b) <= H[static_cast<size_t>(j)]) ++b;
+        field_mask[static_cast<size_t>(j)] = (uint64_t{1} << b) - 1;
+      }
+      auto decided = [&](uint64_t c) {  // a tag decides the node (evaluated nodes never count as decided)
+        for (const auto& f : infeasible_tags)
+          if (codec.leq(c, f.code)) return true;
+        for (const auto& f : feasible_tags)
+          if (codec.leq(f.code, c)) return true;
+        return false;
+      };
+      std::vector<uint32_t> cand;
+      std::vector<int32_t> lv(static_cast<size_t>(r));
+      int64_t walked = 0;
+      bool stop = false;
+      for (size_t b = 0; b < NB && !stop; ++b) {
+        cand.clear();
+        for (uint32_t i = bstart[b]; i < bstart[b + 1]; ++i) {
+          const uint32_t id = order[i];
+          if ((++walked & 4095) == 0 && interrupted(hook)) {
+            out.status = Status::Interrupted;
+            return out;
+          }
+          const uint64_t c = ncode[id];
+          if (!decided(c)) {
+            cand.push_back(id);
+            continue;
+          }
+          if (sweep_known[id]) cand.push_back(id);
+          else ++out.inferred;
+        }
+        std::sort(cand.begin(), cand.end(), [&](uint32_t a, uint32_t bb) {
+          return nkey[a] != nkey[bb] ? nkey[a] < nkey[bb] : ncode[a] < ncode[bb];
+        });
+        for (const uint32_t id : cand) {
+          const double k = nkey[id];
+          const uint64_t c = ncode[id];
+          for (int64_t j = 0; j < r; ++j)
+            lv[static_cast<size_t>(j)] = static_cast<int32_t>((c >> codec.shift[static_cast<size_t>(j)]) & field_mask[static_cast<size_t>(j)]);
+          if (have_best && (k > best || (k == best && lv > out.best))) {
+            stop = true;
+            break;
+          }
+          ++out.popped;
+          if (++since_poll >= 64) {
+            since_poll = 0;
+            if (interrupted(hook)) {
+              out.status = Status::Interrupted;
+              return out;
+            }
+          }
+          const bool is_known = known.contains(lv.data());
+          if (!is_known && decided(c)) {
+            ++out.inferred;
+          } else if (!is_known && probe_first && probe(lv, false)) {
+            ++out.inferred;
+          } else {
+            const NodeResult res = eval_node(lv);
+            if (!res.feasible) probe(lv, true);  // (p_monotone)
+          }
+        }
+      }
+      I.cut_on = I.dm_cut_on = false;
+      out.evaluated = I.n_eval - eval0;
+      out.swept = true;
+      if (!have_best) out.status = Status::Infeasible;
+      return out;
+    }
+  }
   std::vector<QItem> batch;  // batch[0, nb): reused (its levels vectors keep their storage)
   size_t nb = 0, bpos = 0;
   while (true) {

@@ -108,7 +108,8 @@ struct SearchResult {
   NodeResult best_result;
   int64_t evaluated = 0;          // nodes whose frequency set was computed
   int64_t inferred = 0;           // nodes decided by predictive tagging without evaluation
-  int64_t popped = 0;             // nodes taken from the queue
+  int64_t popped = 0;             // nodes taken from the queue (the sweep: nodes it did not skip by a tag)
+  bool swept = false;             // found by the sweep instead of the queue (see Engine::optimal)
 };
 
 /// The table-derived part of an Engine's build: the per-QI value counts, the bottom frequency set (with the
@@ -157,10 +158,14 @@ class Engine {
   NodeResult evaluate_dm_cut(Span<int32_t> levels, double cut);
   /// Per-row suppression flags and class labels (dense, first appearance) of a node; with ``first``, also the
   /// first row of every class (in label order).
+  /// clean: the caller knows that the node suppresses no row (the optimal search's answer under a zero
+  /// suppression limit: feasible means no violating class); then no class is judged (no histogram is merged)
+  /// and only n_classes of the result is set.
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
-                      std::vector<int64_t>* first = nullptr);
+                      std::vector<int64_t>* first = nullptr, bool clean = false);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
-  SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace);
+  /// allow_sweep = false keeps the queue even where the sweep applies (tests compare both).
+  SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace, bool allow_sweep = true);
   int64_t evaluations() const;
   /// This Engine's BottomState (see above), for reuse by later Engines on the same table.
   std::shared_ptr<const BottomState> bottom_state() const;
