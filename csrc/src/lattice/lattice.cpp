@@ -617,7 +617,8 @@ struct Engine::Impl {
   /// Never through the bottom (round 8): a set deferred to the bottom is merged in full when it first
   /// becomes a source, so that the sets rolled up from it compose through it (a few thousand classes on
   /// Adult) instead of through the bottom (12,458): composed maps, the judge's lists and the later full
-  /// merges all scale with the anchor (Adult 5: bottom-anchored merges 3.5M -> 1.3M source classes read).
+  /// merges all scale with the anchor (Adult 5, with the meets below: full merges read 3.71M -> 1.55M
+  /// source classes).
   bool composes(const FreqSet& src) const {
     return packed && src.hsrc && src.hsrc != bottom && src.hsrc->n_classes <= compose_k * src.n_classes;
   }
@@ -1515,7 +1516,8 @@ struct Engine::Impl {
   // judged, not an evaluation), so that it and the later nodes above that meet roll up from the (much
   // smaller) meet. With histograms (round 8) the meet is merged in full (never deferred): it is about to be
   // a source, and its successors then compose through it rather than through the bottom (Adult 5: roll-ups
-  // from the bottom 237 -> 24). Only a cost matter: results never depend on what is cached.
+  // from the bottom 237 -> 20, 17 meets cached; source classes rolled up 5.67M -> 4.29M). Only a cost
+  // matter: results never depend on what is cached.
   std::vector<int32_t> last_from_bottom;
   int64_t n_primed = 0;  // meets rolled up and cached (diagnostic)
   void prime_source(const int32_t* lv) {
