@@ -676,17 +676,55 @@ struct Engine::Impl {
     if (m > 0 && needs_hist) merge_from(src, s.ids.data(), C, G, dst, s);
   }
 
+  // The cache's index (round 8): keyed by the levels packed into one integer (a bit field per QI, wide
+  // enough for its height) when they fit in 64 bits, else by node_key (a string). source_for, remember and
+  // the retirement make about 2r + 2 lookups per evaluation.
+  bool ck_packed = false;
+  std::vector<uint32_t> ck_shift;
+  std::unordered_map<uint64_t, std::shared_ptr<FreqSet>> pcache;
+  void init_cache_keys() {
+    uint32_t bits = 0;
+    ck_shift.assign(static_cast<size_t>(r), 0);
+    for (int64_t j = 0; j < r; ++j) {
+      uint32_t b = 1;
+      while ((int64_t{1} << b) <= qi[static_cast<size_t>(j)].h) ++b;
+      ck_shift[static_cast<size_t>(j)] = bits;
+      bits += b;
+    }
+    ck_packed = r > 0 && bits <= 64;
+  }
+  uint64_t ck(const int32_t* lv) const {
+    uint64_t c = 0;
+    for (int64_t j = 0; j < r; ++j) c |= static_cast<uint64_t>(lv[j]) << ck_shift[static_cast<size_t>(j)];
+    return c;
+  }
+  const std::shared_ptr<FreqSet>* cache_get(const int32_t* lv) const {
+    if (ck_packed) {
+      auto it = pcache.find(ck(lv));
+      return it == pcache.end() ? nullptr : &it->second;
+    }
+    auto it = cache.find(node_key(lv, r));
+    return it == cache.end() ? nullptr : &it->second;
+  }
+  void cache_drop(const int32_t* lv) {
+    if (ck_packed) pcache.erase(ck(lv));
+    else cache.erase(node_key(lv, r));
+  }
+  void cache_add(const int32_t* lv, const std::shared_ptr<FreqSet>& f) {
+    if (ck_packed) pcache.emplace(ck(lv), f);
+    else cache.emplace(node_key(lv, r), f);
+  }
+
   std::shared_ptr<FreqSet> source_for(const int32_t* target) const {
     std::shared_ptr<FreqSet> best = bottom;
     std::vector<int32_t> lv(target, target + r);
     // the node itself or a direct predecessor (the usual roll-up along the search)
-    auto self = cache.find(node_key(lv.data(), r));
-    if (self != cache.end()) return self->second;
+    if (const auto* self = cache_get(lv.data())) return *self;
     for (int64_t j = 0; j < r; ++j) {
       if (lv[static_cast<size_t>(j)] == 0) continue;
       lv[static_cast<size_t>(j)]--;
-      auto it = cache.find(node_key(lv.data(), r));
-      if (it != cache.end() && it->second->n_classes < best->n_classes) best = it->second;
+      const auto* it = cache_get(lv.data());
+      if (it != nullptr && (*it)->n_classes < best->n_classes) best = *it;
       lv[static_cast<size_t>(j)]++;
     }
     if (best != bottom) return best;
@@ -717,21 +755,20 @@ struct Engine::Impl {
     for (int64_t j = 0; j < r; ++j) {
       if (lv[static_cast<size_t>(j)] == 0) continue;
       lv[static_cast<size_t>(j)]--;
-      auto it = cache.find(node_key(lv.data(), r));
-      if (it != cache.end() && --it->second->pending == 0) {
-        const auto e = static_cast<size_t>(it->second->slot - cache_base);
-        cache_classes -= it->second->n_classes;
+      const auto* it = cache_get(lv.data());
+      if (it != nullptr && --(*it)->pending == 0) {
+        const auto e = static_cast<size_t>((*it)->slot - cache_base);
+        cache_classes -= (*it)->n_classes;
         cache_nc[e] = std::numeric_limits<int64_t>::max();  // never chosen by the ancestor scan
         cache_fs[e].reset();
-        cache.erase(it);
+        cache_drop(lv.data());
       }
       lv[static_cast<size_t>(j)]++;
     }
   }
 
   void remember(const std::shared_ptr<FreqSet>& f) {
-    std::string key = node_key(f->levels.data(), r);
-    if (cache.count(key)) return;
+    if (cache_get(f->levels.data()) != nullptr) return;
     retire_predecessors(f->levels);
     if (f->n_classes > cache_budget / 4) return;
     f->pending = 0;
@@ -739,7 +776,7 @@ struct Engine::Impl {
     if (f->pending == 0) return;  // the top: no successor
     f->slot = cache_base + static_cast<int64_t>(cache_fs.size());
     cache_classes += f->n_classes;
-    cache.emplace(std::move(key), f);
+    cache_add(f->levels.data(), f);
     cache_fs.push_back(f);
     cache_nc.push_back(f->n_classes);
     cache_lv.insert(cache_lv.end(), f->levels.begin(), f->levels.end());
@@ -750,7 +787,7 @@ struct Engine::Impl {
       const auto& old = cache_fs[drop];
       if (old) {  // (retired entries are already out)
         cache_classes -= old->n_classes;
-        cache.erase(node_key(old->levels.data(), r));
+        cache_drop(old->levels.data());
       }
       ++drop;
     }
@@ -1665,6 +1702,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
         q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
   }
   I.precompute_loss_lb();
+  I.init_cache_keys();
   // DM / DM* probe paths: ln Σ_v n_v² of each QI's own partition per level (see Impl::dm_step)
   I.dm_log.assign(static_cast<size_t>(I.r), {});
   const bool dm_kind = metric.kind == MetricKind::kDM || metric.kind == MetricKind::kDMStar;
