@@ -82,6 +82,7 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("metric_monotone", &Engine::metric_monotone)
       .def_property_readonly("evaluations", &Engine::evaluations)
       .def_property_readonly("rollup_work", &Engine::rollup_work)
+      .def_property_readonly("primed_sources", &Engine::primed_sources)
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         NodeResult r;

@@ -173,6 +173,8 @@ class Engine {
   bool reused_bottom() const;
   /// Total number of source classes rolled up so far (a machine-independent cost measure).
   int64_t rollup_work() const;
+  /// Intermediate sources (meets) rolled up and cached by the optimal search so far (diagnostic).
+  int64_t primed_sources() const;
 
  private:
   struct Impl;
