@@ -455,3 +455,24 @@ def _adult_with(sensitive: str) -> Table:
     if sensitive not in _ADULT_CACHE:
         _ADULT_CACHE[sensitive] = load_adult_arx(sensitive=sensitive)
     return _ADULT_CACHE[sensitive]
+
+
+
+def test_table_reference_cached_per_table(table_2_6: tuple[Table, Partition]) -> None:
+    # The whole-table sensitive distribution is counted once per (frozen) table and kept read-only; an audit
+    # that finds it cached must match one that counts it again (cache entry removed) exactly.
+    t, p = table_2_6
+    models = [EqualDistanceTCloseness(0.5, sensitive="Disease"), EnhancedBetaLikeness(2.0, sensitive="Disease")]
+    audit(t, p, models)
+    keys = [k for k in t._cache if isinstance(k, tuple) and k and k[0] == "audit_reference" and k[1] == "Disease"]
+    assert len(keys) == 1
+    ref = t._cache[keys[0]]
+    col = t.column("Disease").tolist()
+    assert ref.tolist() == [col.count(c) for c in range(t.cardinality("Disease"))]
+    assert not ref.flags.writeable
+    other = Partition.from_labels(t, [0, 1, 0, 1, 0, 1, 0, 1, 0])
+    cached = audit(t, other, models)
+    del t._cache[keys[0]]
+    counted = audit(t, other, models)
+    for a, b in zip(cached.models, counted.models):
+        assert a.values.tolist() == b.values.tolist() and a.achieved == b.achieved and a.passed == b.passed

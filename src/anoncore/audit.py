@@ -272,7 +272,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
             m_values = table.cardinality(sa)
             hist = _core.core.class_histogram(col, labels, suppressed, n_classes, m_values)
             if reference == "table":
-                ref = np.bincount(col, minlength=m_values).astype(np.int64)
+                ref = _table_reference(table, sa, col, m_values)
             else:
                 ref = np.ascontiguousarray(hist.sum(axis=0), dtype=np.int64)
             hists[sa] = (hist, ref)
@@ -289,6 +289,19 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     n_supp = int(suppressed.sum())
     return AuditReport(tuple(results), table.n_rows, n_supp, n_classes, int((~empty).sum()), reference,
                        {"validation_s": t_stats - t0, "kernels_s": t_end - t_stats, "total_s": t_end - t0})
+
+
+def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) -> NDArray[np.int64]:
+    """The sensitive distribution of the whole table (counts per code), from the original column alone.
+    A Table is frozen (its columns are read-only), so it is counted once per table and attribute and kept
+    read-only in the table's cache."""
+    key = ("audit_reference", sa, int(m_values))
+    ref = table._cache.get(key)
+    if ref is None:
+        ref = np.bincount(col, minlength=m_values).astype(np.int64)
+        ref.setflags(write=False)
+        table._cache[key] = ref
+    return ref  # type: ignore[no-any-return]
 
 
 def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[np.int64],
