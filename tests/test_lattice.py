@@ -45,6 +45,22 @@ def _random_hierarchy(rng: np.random.Generator, n_leaves: int, height: int, pref
     return Hierarchy.from_rows(list(zip(*cols)), name=prefix)
 
 
+
+def _uniform_table(rng: np.random.Generator, n_qi: int, n_leaves: int, height: int, n_rows: int,
+                   sa_leaves: int = 0) -> Table:
+    """n_qi categorical QIs with random hierarchies of n_leaves leaves and the given height, values drawn
+    uniformly; with sa_leaves, a sensitive column "s" with a random hierarchy of height 2."""
+    attrs, data = [], {}
+    for j in range(n_qi):
+        hier = _random_hierarchy(rng, n_leaves, height, f"q{j}_")
+        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
+        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, n_leaves, size=n_rows)]
+    if sa_leaves:
+        sh = _random_hierarchy(rng, sa_leaves, 2, "s")
+        data["s"] = [sh.leaves[i] for i in rng.integers(0, sa_leaves, size=n_rows)]
+        attrs.append(Attribute("s", "sensitive", "categorical", hierarchy=sh))
+    return Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+
 @st.composite
 def problems(draw: st.DrawFn) -> tuple[Table, int]:
     seed = draw(st.integers(0, 2**32 - 1))
@@ -418,13 +434,7 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
 def test_dm_cut_stops_and_search_tie_break() -> None:
     # the cut does stop groupings (so the test above exercises it), and the search under it returns the
     # lexicographically smallest of the optimal nodes (a cut at ">=" instead of ">" would drop tied nodes)
-    rng = np.random.default_rng(7)
-    attrs, data = [], {}
-    for j in range(3):
-        hier = _random_hierarchy(rng, 6, 3, f"q{j}_")
-        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
-        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, 6, size=300)]
-    table = Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+    table = _uniform_table(np.random.default_rng(7), 3, 6, 3, 300)
     problem = LatticeProblem.build(table, [M("KAnonymity", k=4)], 0.05, "dm_star")
     heights = problem.heights
     lv = np.zeros(len(heights), dtype=np.int32)
@@ -463,16 +473,7 @@ def test_bottom_state_reused_across_problems() -> None:
     # The engine's bottom frequency set depends on the table (and the sensitive column) alone: built by the
     # first problem on a table, reused by later ones. Every reused problem must give what the same problem on
     # a fresh copy of the table (own build from the rows) gives: levels, objective, node counts, partition.
-    rng = np.random.default_rng(11)
-    attrs, data = [], {}
-    for j in range(3):
-        hier = _random_hierarchy(rng, 7, 3, f"q{j}_")
-        attrs.append(Attribute(f"q{j}", "quasi_identifier", "categorical", hierarchy=hier))
-        data[f"q{j}"] = [hier.leaves[i] for i in rng.integers(0, 7, size=400)]
-    sh = _random_hierarchy(rng, 5, 2, "s")
-    data["s"] = [sh.leaves[i] for i in rng.integers(0, 5, size=400)]
-    attrs.append(Attribute("s", "sensitive", "categorical", hierarchy=sh))
-    table = Table.from_pandas(pd.DataFrame(data), Schema(tuple(attrs)))
+    table = _uniform_table(np.random.default_rng(11), 3, 7, 3, 400, sa_leaves=5)
     configs = [
         ([M("KAnonymity", k=3)], 0.1, "dm_star", False),
         ([M("KAnonymity", k=4)], 0.0, "loss", True),
