@@ -9,6 +9,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <deque>
 #include <unordered_map>
 
@@ -322,95 +323,144 @@ struct Engine::Impl {
     return f.codes[static_cast<size_t>(c * r + j)];
   }
 
-  /// Group n packed keys key(i) with weights w(i): s.ids[i] = group (first appearance), dst keys and counts.
-  template <class KeyFn, class WFn>
-  static int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
-                              std::vector<int64_t>& out_count, bool dense_table = false) {
-    // The table starts small (most roll-ups merge many classes) and grows x4 whenever it is half full, so
-    // it stays in cache; slots are empty unless stamped with the current generation (no clearing).
-    uint32_t lg = 4;
-    while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
-    s.ids.resize(static_cast<size_t>(n));
+  static constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ULL;
+
+  /// Room for n groups in s.gkeys / s.gcount (the keys and weights of the groups found, by first appearance).
+  static void reserve_groups(Scratch& s, int64_t n) {
     if (s.gkeys.size() < static_cast<size_t>(n)) {
       s.gkeys.resize(static_cast<size_t>(n));
       s.gcount.resize(static_cast<size_t>(n));
     }
-    int32_t* ids = s.ids.data();
+  }
+
+  /// The open-addressing grouping behind group_packed, group_narrow and group_bounded: n packed keys key(i)
+  /// into groups numbered by first appearance, their keys in s.gkeys (reserve_groups first). The table
+  /// starts small (most roll-ups merge many classes) and grows x4 whenever it is half full (3/4 with
+  /// dense_table: the one-off bottom grouping of the rows, so a table of many groups is not four times larger
+  /// than it needs to be); slots are empty unless stamped with the current generation (no clearing). The
+  /// slot of the key kPf items ahead is prefetched (a typical roll-up's table already outgrows L1; a hint
+  /// only: results do not depend on it), and those keys are computed once and kept in a ring until their
+  /// turn. Slot = GSlot (the key lives in the slot) or NSlot (8 bytes: the probe compares the group's key in
+  /// s.gkeys, which a small grouping keeps in L1). add(i, g, is_new) sees every item with its group and
+  /// returns false to stop: then read = items read and the result is false. G = groups found.
+  template <class Slot, class KeyFn, class AddFn>
+  static bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
+                         AddFn add, int32_t& G_out, int64_t& read, bool dense_table = false) {
+    uint32_t lg = 4;
+    while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
     uint64_t* ok = s.gkeys.data();
-    int64_t* oc = s.gcount.data();
     int32_t G = 0;
-    GSlot* tab = nullptr;
+    Slot* tab = nullptr;
     uint64_t mask = 0;
     uint32_t sh = 0, gen = 0;
     int64_t grow_at = 0;
+    auto put = [&](Slot& sl, uint64_t k, int32_t g) {
+      if constexpr (std::is_same_v<Slot, GSlot>) {
+        sl = GSlot{k, g, gen};
+      } else {
+        sl = NSlot{gen, g};
+      }
+    };
     auto setup = [&](uint32_t new_lg) {
       lg = new_lg;
       const uint64_t cap = uint64_t{1} << lg;
-      if (s.gtable.size() < cap || s.gen == std::numeric_limits<uint32_t>::max()) {
-        s.gtable.assign(std::max<size_t>(static_cast<size_t>(cap), s.gtable.size()), GSlot{0, 0, 0});
-        s.gen = 0;
+      if (table.size() < cap || table_gen == std::numeric_limits<uint32_t>::max()) {
+        table.assign(std::max<size_t>(static_cast<size_t>(cap), table.size()), Slot{});
+        table_gen = 0;
       }
-      gen = ++s.gen;
-      tab = s.gtable.data();
+      gen = ++table_gen;
+      tab = table.data();
       mask = cap - 1;
       sh = 64 - lg;
-      // dense_table (the one-off bottom grouping of the rows): grow at 3/4 full, so a table of many groups
-      // is not four times larger than it needs to be
       grow_at = static_cast<int64_t>(dense_table ? cap / 4 * 3 : cap / 2);
       for (int32_t g = 0; g < G; ++g) {  // re-insert the groups found so far
-        uint64_t p = (ok[g] * 0x9E3779B97F4A7C15ULL) >> sh;
+        uint64_t p = (ok[g] * kHashMul) >> sh;
         while (tab[p].gen == gen) p = (p + 1) & mask;
-        tab[p] = GSlot{ok[g], g, gen};
+        put(tab[p], ok[g], g);
       }
     };
     setup(lg);
-    // Software prefetch of the slot of the key kPf items ahead: the table outgrows the caches on large
-    // roll-ups and the probes are otherwise one cache miss each (a hint only: results do not depend on it).
     constexpr int64_t kPf = 16;
-    // The keys ahead are computed once and kept in a ring of kPf until their turn (a roll-up's key rewrites
-    // several bit fields through lookup tables).
-    const bool pf = true;
     uint64_t ring[kPf];
-    if (pf)
-      for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
+    for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
     for (int64_t i = 0; i < n; ++i) {
-      uint64_t k;
-      if (pf) {
-        k = ring[i % kPf];
-        if (i + kPf < n) {
-          const uint64_t ka = key(i + kPf);
-          ring[i % kPf] = ka;
+      const uint64_t k = ring[i % kPf];
+      if (i + kPf < n) {
+        const uint64_t ka = key(i + kPf);
+        ring[i % kPf] = ka;
 #if defined(__GNUC__) || defined(__clang__)
-          __builtin_prefetch(&tab[(ka * 0x9E3779B97F4A7C15ULL) >> sh]);
+        __builtin_prefetch(&tab[(ka * kHashMul) >> sh]);
 #endif
-        }
-      } else {
-        k = key(i);
       }
-      uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
+      uint64_t p = (k * kHashMul) >> sh;
       while (true) {
-        GSlot& sl = tab[p];
+        Slot& sl = tab[p];
         if (sl.gen != gen) {
-          sl.key = k;
-          sl.id = G;
-          sl.gen = gen;
+          put(sl, k, G);
           ok[G] = k;
-          oc[G] = w(i);
-          ids[i] = G++;
+          const int32_t g = G++;
           if (G >= grow_at) setup(lg + 2);
+          if (!add(i, g, true)) {
+            G_out = G;
+            read = i + 1;
+            return false;
+          }
           break;
         }
-        if (sl.key == k) {
-          oc[sl.id] += w(i);
-          ids[i] = sl.id;
+        bool same;
+        if constexpr (std::is_same_v<Slot, GSlot>) {
+          same = sl.key == k;
+        } else {
+          same = ok[sl.id] == k;
+        }
+        if (same) {
+          if (!add(i, sl.id, false)) {
+            G_out = G;
+            read = i + 1;
+            return false;
+          }
           break;
         }
         p = (p + 1) & mask;
       }
     }
-    out_keys.assign(ok, ok + G);
+    G_out = G;
+    read = n;
+    return true;
+  }
+
+  /// Group n packed keys key(i) with weights w(i) through the table of Slot: s.ids[i] = group (first
+  /// appearance), dst keys and counts.
+  template <class Slot, class KeyFn, class WFn>
+  static int64_t group_weighted(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
+                                WFn w, std::vector<uint64_t>& out_keys, std::vector<int64_t>& out_count,
+                                bool dense_table) {
+    reserve_groups(s, n);
+    s.ids.resize(static_cast<size_t>(n));
+    int32_t* ids = s.ids.data();
+    int64_t* oc = s.gcount.data();
+    int32_t G = 0;
+    int64_t read = 0;
+    group_core(s, table, table_gen, n, key, [&](int64_t i, int32_t g, bool is_new) {
+      if (is_new) {
+        oc[g] = w(i);
+      } else {
+        oc[g] += w(i);
+      }
+      ids[i] = g;
+      return true;
+    }, G, read, dense_table);
+    out_keys.assign(s.gkeys.data(), s.gkeys.data() + G);
     out_count.assign(oc, oc + G);
     return G;
+  }
+
+  /// Group n packed keys key(i) with weights w(i) (16-byte slots): s.ids[i] = group (first appearance), dst
+  /// keys and counts.
+  template <class KeyFn, class WFn>
+  static int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
+                              std::vector<int64_t>& out_count, bool dense_table = false) {
+    return group_weighted(s, s.gtable, s.gen, n, key, w, out_keys, out_count, dense_table);
   }
 
   /// The packed grouping of a roll-up that rewrites D fields (D known at compile time: the loop unrolls).
@@ -449,75 +499,7 @@ struct Engine::Impl {
   template <class KeyFn, class WFn>
   static int64_t group_narrow(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
                               std::vector<int64_t>& out_count) {
-    uint32_t lg = 4;
-    while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
-    s.ids.resize(static_cast<size_t>(n));
-    if (s.gkeys.size() < static_cast<size_t>(n)) {
-      s.gkeys.resize(static_cast<size_t>(n));
-      s.gcount.resize(static_cast<size_t>(n));
-    }
-    int32_t* ids = s.ids.data();
-    uint64_t* ok = s.gkeys.data();
-    int64_t* oc = s.gcount.data();
-    int32_t G = 0;
-    NSlot* tab = nullptr;
-    uint64_t mask = 0;
-    uint32_t sh = 0, gen = 0;
-    int64_t grow_at = 0;
-    auto setup = [&](uint32_t new_lg) {
-      lg = new_lg;
-      const uint64_t cap = uint64_t{1} << lg;
-      if (s.ntable.size() < cap || s.ngen == std::numeric_limits<uint32_t>::max()) {
-        s.ntable.assign(std::max<size_t>(static_cast<size_t>(cap), s.ntable.size()), NSlot{0, 0});
-        s.ngen = 0;
-      }
-      gen = ++s.ngen;
-      tab = s.ntable.data();
-      mask = cap - 1;
-      sh = 64 - lg;
-      grow_at = static_cast<int64_t>(cap / 2);
-      for (int32_t g = 0; g < G; ++g) {
-        uint64_t p = (ok[g] * 0x9E3779B97F4A7C15ULL) >> sh;
-        while (tab[p].gen == gen) p = (p + 1) & mask;
-        tab[p] = NSlot{gen, g};
-      }
-    };
-    setup(lg);
-    constexpr int64_t kPf = 16;
-    uint64_t ring[kPf];
-    for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
-    for (int64_t i = 0; i < n; ++i) {
-      const uint64_t k = ring[i % kPf];
-      if (i + kPf < n) {
-        const uint64_t ka = key(i + kPf);
-        ring[i % kPf] = ka;
-#if defined(__GNUC__) || defined(__clang__)
-        __builtin_prefetch(&tab[(ka * 0x9E3779B97F4A7C15ULL) >> sh]);
-#endif
-      }
-      uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
-      while (true) {
-        NSlot& sl = tab[p];
-        if (sl.gen != gen) {
-          sl.gen = gen;
-          sl.id = G;
-          ok[G] = k;
-          oc[G] = w(i);
-          ids[i] = G++;
-          if (G >= grow_at) setup(lg + 2);
-          break;
-        }
-        if (ok[sl.id] == k) {
-          oc[sl.id] += w(i);
-          ids[i] = sl.id;
-          break;
-        }
-        p = (p + 1) & mask;
-      }
-    }
-    out_keys.assign(ok, ok + G);
-    out_count.assign(oc, oc + G);
-    return G;
+    return group_weighted(s, s.ntable, s.ngen, n, key, w, out_keys, out_count, false);
   }
 
   void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
@@ -1437,89 +1419,26 @@ struct Engine::Impl {
     return true;
   }
 
-  /// Hash grouping of n packed keys with weights w (the scheme of group_packed, without the class map) that
-  /// maintains the bound B of rollup_dm_bounded and stops as soon as (double) B > cut; read = items read.
+  /// Hash grouping of n packed keys with weights w (group_core, without the class map) that maintains the
+  /// bound B of rollup_dm_bounded and stops as soon as (double) B > cut; read = items read.
   template <class KeyFn>
   static bool group_bounded(Scratch& s, int64_t n, KeyFn key, const int64_t* w, double cut, int64_t& B,
                             int64_t& read, std::vector<uint64_t>& out_keys, std::vector<int64_t>& out_count) {
-    uint32_t lg = 4;
-    while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, 8192)) ++lg;
-    if (s.gkeys.size() < static_cast<size_t>(n)) {
-      s.gkeys.resize(static_cast<size_t>(n));
-      s.gcount.resize(static_cast<size_t>(n));
-    }
-    uint64_t* ok = s.gkeys.data();
+    reserve_groups(s, n);
     int64_t* oc = s.gcount.data();
     int32_t G = 0;
-    GSlot* tab = nullptr;
-    uint64_t mask = 0;
-    uint32_t sh = 0, gen = 0;
-    int64_t grow_at = 0;
-    auto setup = [&](uint32_t new_lg) {
-      lg = new_lg;
-      const uint64_t cap = uint64_t{1} << lg;
-      if (s.gtable.size() < cap || s.gen == std::numeric_limits<uint32_t>::max()) {
-        s.gtable.assign(std::max<size_t>(static_cast<size_t>(cap), s.gtable.size()), GSlot{0, 0, 0});
-        s.gen = 0;
+    const bool done = group_core(s, s.gtable, s.gen, n, key, [&](int64_t i, int32_t g, bool is_new) {
+      if (is_new) {
+        oc[g] = w[i];
+        return true;
       }
-      gen = ++s.gen;
-      tab = s.gtable.data();
-      mask = cap - 1;
-      sh = 64 - lg;
-      grow_at = static_cast<int64_t>(cap / 2);
-      for (int32_t g = 0; g < G; ++g) {
-        uint64_t p = (ok[g] * 0x9E3779B97F4A7C15ULL) >> sh;
-        while (tab[p].gen == gen) p = (p + 1) & mask;
-        tab[p] = GSlot{ok[g], g, gen};
-      }
-    };
-    setup(lg);
-    constexpr int64_t kPf = 16;
-    const bool pf = (int64_t{1} << lg) >= 16384 || n >= 16384;
-    uint64_t ring[kPf];
-    if (pf)
-      for (int64_t i = 0; i < kPf && i < n; ++i) ring[i] = key(i);
-    for (int64_t i = 0; i < n; ++i) {
-      uint64_t k;
-      if (pf) {
-        k = ring[i % kPf];
-        if (i + kPf < n) {
-          const uint64_t ka = key(i + kPf);
-          ring[i % kPf] = ka;
-#if defined(__GNUC__) || defined(__clang__)
-          __builtin_prefetch(&tab[(ka * 0x9E3779B97F4A7C15ULL) >> sh]);
-#endif
-        }
-      } else {
-        k = key(i);
-      }
-      uint64_t p = (k * 0x9E3779B97F4A7C15ULL) >> sh;
-      while (true) {
-        GSlot& sl = tab[p];
-        if (sl.gen != gen) {
-          sl.key = k;
-          sl.id = G;
-          sl.gen = gen;
-          ok[G] = k;
-          oc[G] = w[i];
-          ++G;
-          if (G >= grow_at) setup(lg + 2);
-          break;
-        }
-        if (sl.key == k) {
-          int64_t& g = oc[sl.id];
-          B += 2 * g * w[i];
-          g += w[i];
-          if (static_cast<double>(B) > cut) {
-            read = i + 1;
-            return false;
-          }
-          break;
-        }
-        p = (p + 1) & mask;
-      }
-    }
-    out_keys.assign(ok, ok + G);
+      int64_t& c = oc[g];
+      B += 2 * c * w[i];
+      c += w[i];
+      return !(static_cast<double>(B) > cut);
+    }, G, read);
+    if (!done) return false;
+    out_keys.assign(s.gkeys.data(), s.gkeys.data() + G);
     out_count.assign(oc, oc + G);
     return true;
   }
