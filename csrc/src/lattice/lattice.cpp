@@ -2260,6 +2260,12 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
   pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
+  // the interrupt hook is polled every 64 nodes taken
+  auto poll_interrupt = [&]() {
+    if (++since_poll < 64) return false;
+    since_poll = 0;
+    return interrupted(hook);
+  };
   const int threads = std::max(1, I.n_threads);
   // Inferred-infeasible subtrees without the queue. A popped node x below an infeasible tag T only generates
   // its children. Its spanning-tree descendants y <= T that are not evaluated would be popped later in the
@@ -2454,12 +2460,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
             break;
           }
           ++out.popped;
-          if (++since_poll >= 64) {
-            since_poll = 0;
-            if (interrupted(hook)) {
-              out.status = Status::Interrupted;
-              return out;
-            }
+          if (poll_interrupt()) {
+            out.status = Status::Interrupted;
+            return out;
           }
           const bool is_known = known.contains(lv.data());
           if (!is_known && decided(c)) {
@@ -2572,12 +2575,9 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
       }
     }
     ++out.popped;
-    if (++since_poll >= 64) {
-      since_poll = 0;
-      if (interrupted(hook)) {
-        out.status = Status::Interrupted;
-        return out;
-      }
+    if (poll_interrupt()) {
+      out.status = Status::Interrupted;
+      return out;
     }
     double child_key = it.key;
     bool expand = true;
