@@ -166,6 +166,23 @@ class Schema:
     def sensitive(self) -> tuple[str, ...]:
         return self.with_role("sensitive")
 
+    def sensitive_column(self, sensitive: str | None = None, caller: str = "this model") -> str:
+        """The one sensitive attribute a model or algorithm uses: ``sensitive`` (which must be one of the
+        schema's sensitive attributes), or the schema's only one."""
+        sas = self.sensitive
+        if sensitive is not None:
+            if sensitive not in sas:
+                raise ValueError(f"The 'sensitive' parameter of {caller} must name a sensitive attribute among "
+                                 f"{list(sas)}; it names sensitive attribute {sensitive!r}.")
+            return sensitive
+        if not sas:
+            raise ValueError(f"{caller} needs a sensitive attribute, but the schema declares none (it needs exactly one "
+                             f"sensitive attribute, or one named with sensitive=...).")
+        if len(sas) > 1:
+            raise ValueError(f"The schema has several sensitive attributes {list(sas)}: {caller} needs exactly "
+                             f"one sensitive attribute, so name one with sensitive=...")
+        return sas[0]
+
     def replace_attribute(self, name: str, **changes: Any) -> Schema:
         """A copy with attribute ``name`` changed (e.g. its role)."""
         attrs = tuple(replace(a, **changes) if a.name == name else a for a in self.attributes)

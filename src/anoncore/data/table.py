@@ -327,19 +327,8 @@ class Table:
         return self._cache[key]  # type: ignore[no-any-return]
 
     def sensitive_column(self, sensitive: str | None = None, caller: str = "this model") -> str:
-        """Resolve which sensitive attribute a model protects."""
-        sas = self.sensitive
-        if sensitive is not None:
-            if sensitive not in sas:
-                raise ValueError(f"{caller} names sensitive attribute {sensitive!r}, but the table's sensitive "
-                                 f"attributes are {list(sas)}.")
-            return sensitive
-        if not sas:
-            raise ValueError(f"{caller} needs a sensitive attribute, but the table declares none.")
-        if len(sas) > 1:
-            raise ValueError(f"The table has several sensitive attributes {list(sas)}: {caller} must name one "
-                             f"with sensitive=...")
-        return sas[0]
+        """Resolve which sensitive attribute a model protects (``Schema.sensitive_column``)."""
+        return self.schema.sensitive_column(sensitive, caller)
 
     def decode(self, name: str, codes: Any) -> NDArray[Any]:
         d = self._dicts[name]

@@ -108,20 +108,6 @@ def resolve_stream_schema(schema: Any, caller: str) -> StreamQIs:
                      times[0] if times else None, passthrough)
 
 
-def resolve_sensitive(schema: Any, sensitive: str | None, caller: str) -> str:
-    """The one sensitive attribute a stream algorithm uses: `sensitive`, or the schema's only one."""
-    sas = schema.sensitive
-    if sensitive is not None:
-        if sensitive not in sas:
-            raise ValueError(f"The 'sensitive' parameter of {caller} must name a sensitive attribute among "
-                             f"{list(sas)}. Got {sensitive!r} instead.")
-        return sensitive
-    if len(sas) == 1:
-        return str(sas[0])
-    raise ValueError(f"{caller} needs exactly one sensitive attribute or sensitive=...; the schema has "
-                     f"{list(sas)}.")
-
-
 def encode_numeric(df: pd.DataFrame, names: Sequence[str], lo: NDArray[np.float64],
                    hi: NDArray[np.float64]) -> NDArray[np.float64]:
     """The numeric quasi-identifiers of a batch, refusing non-numbers and values outside the declared domain."""

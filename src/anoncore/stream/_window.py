@@ -31,7 +31,6 @@ from anoncore.stream._common import (
     batch_positions,
     encode_batch_qis,
     map_labels,
-    resolve_sensitive,
     resolve_stream_schema,
 )
 
@@ -131,7 +130,7 @@ class _WSpec:
     def build(cls, schema: Schema | Table, sensitive: str | None, sa_values: Any, caller: str) -> _WSpec:
         q = resolve_stream_schema(schema, caller)
         table, sch = q.table, q.schema
-        sa = resolve_sensitive(sch, sensitive, caller)
+        sa = sch.sensitive_column(sensitive, caller)
         a = sch[sa]
         sah: Hierarchy | None = None
         values: tuple[Any, ...]

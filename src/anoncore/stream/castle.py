@@ -29,7 +29,6 @@ from anoncore.stream._common import (
     ReleaseRows,
     batch_positions,
     encode_batch_qis,
-    resolve_sensitive,
     resolve_stream_schema,
 )
 from anoncore.stream._common import ro as _ro
@@ -529,7 +528,7 @@ class _StreamSpec:
     @classmethod
     def build(cls, schema: Schema | Table, need_sa: bool, sensitive: str | None) -> _StreamSpec:
         q = resolve_stream_schema(schema, "Castle")
-        sa = resolve_sensitive(q.schema, sensitive, "Castle") if need_sa else None
+        sa = q.schema.sensitive_column(sensitive, "Castle") if need_sa else None
         return cls(q.numeric, q.categorical, q.hierarchies, q.dom_lo, q.dom_hi, q.pid, q.time, sa, q.passthrough)
 
     def core_cats(self) -> list[tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], int]]:
