@@ -55,6 +55,10 @@ struct FreqSet {
   std::vector<int64_t> hoff;
   std::vector<int32_t> hval;
   std::vector<int64_t> hcnt;
+  // The set of sensitive values present in each class as a bit mask (value v: bit v), kept when the sensitive
+  // attribute has at most 64 values and a criterion has a support part (Impl::use_mask): OR-ed along every
+  // roll-up, so the monotone part is checked on every class without histograms (Impl::mask_violates).
+  std::vector<uint64_t> vmask;
   // Deferred histograms: a roll-up judged early (by the optimal search) records its source (whose histograms
   // are present) and the class map instead of merging the histograms: a node failing on class size needs
   // none, and the other criteria merge the few classes they check on the fly (judge). They are merged
@@ -116,6 +120,10 @@ struct Scratch {
   std::vector<int64_t> lz_acc, lz_cnt;
   std::vector<int32_t> lz_val, lz_head, lz_next;  // lz_head/lz_next: source classes per class (lists)
   std::vector<int32_t> lz_head2, lz_next2;        // two levels: the anchor's classes per source class
+  std::vector<uint64_t> memo_key;  // mask_violates: verdicts by value mask (open addressing, 0 = empty)
+  std::vector<uint8_t> memo_val;
+  std::vector<int32_t> memo_hv;
+  size_t memo_n = 0;
 };
 
 /// Sparse histograms of groups. The items' entries (value, count) are read in item order and scattered into
@@ -295,6 +303,9 @@ struct Engine::Impl {
   int64_t min_size = 1;
   int64_t distinct_l = 0;
   bool needs_hist = false;
+  bool support_mono = false;  // some criterion has a support part (support_violates)
+  bool use_mask = false;      // the sets carry value masks (FreqSet::vmask): needs_hist, m <= 64 and a
+                              // support part or distinct-l
   bool p_monotone = false;
   bool m_monotone = false;
   std::vector<int64_t> row_class;  // row -> bottom class
@@ -555,6 +566,7 @@ struct Engine::Impl {
     }
     dst.levels.assign(target, target + r);
     dst.n_classes = G;
+    or_masks(src, s.ids.data(), C, G, dst);
     if (m > 0 && needs_hist) {
       if (defer_src) {
         // judged early: the histograms are merged only when needed (see judge)
@@ -668,7 +680,25 @@ struct Engine::Impl {
       }
       dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
     }
+    or_masks(src, s.ids.data(), C, G, dst);
     if (m > 0 && needs_hist) merge_from(src, s.ids.data(), C, G, dst, s);
+  }
+
+  /// The bottom's value masks from its histograms.
+  void bottom_masks(FreqSet& f) const {
+    f.vmask.assign(static_cast<size_t>(f.n_classes), 0);
+    for (int64_t c = 0; c < f.n_classes; ++c)
+      for (int64_t x = f.hoff[static_cast<size_t>(c)]; x < f.hoff[static_cast<size_t>(c + 1)]; ++x)
+        f.vmask[static_cast<size_t>(c)] |= uint64_t{1} << f.hval[static_cast<size_t>(x)];
+  }
+
+  /// dst's value masks from src's through the class map ids (when the sets carry masks).
+  void or_masks(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst) const {
+    if (!use_mask) return;
+    dst.vmask.assign(static_cast<size_t>(G), 0);
+    const uint64_t* sm = src.vmask.data();
+    uint64_t* dm = dst.vmask.data();
+    for (int64_t i = 0; i < C; ++i) dm[ids[i]] |= sm[i];
   }
 
   // The cache's index (round 8): keyed by the levels packed into one integer (a bit field per QI, wide
@@ -945,9 +975,162 @@ struct Engine::Impl {
       }
       if (!ok) {
         viol = 1;
+        viol_m = !use_mask && support_violates(hv, nnz, s) ? 1 : 0;  // (with masks: found in pass 1)
         return;
       }
     }
+  }
+
+  // ------------------------------------------------------------------ the support part (monotone)
+  /// Whether every class whose sensitive values lie within the set S = {hv[0..nnz)} violates some criterion,
+  /// whatever its counts. A class of a specialization is a subset of a class here, so its values are a subset
+  /// of S, and it violates too: such a class's rows count towards the monotone part (`suppressed_size`), like
+  /// a class below the minimal size, and tag down-sets when they exceed the limit (round 11). Per criterion,
+  /// the least distance any distribution Q supported on S can have from the table's distribution P:
+  ///  - EMD with ground distance d (equal, ordered, hierarchical): moving each unit of P to its nearest value
+  ///    of S is a feasible transport plan and no plan is cheaper, so min_Q EMD = Σ_u P_u d(u, S);
+  ///    equal: 1 − P(S); ordered: the index distance to the nearest present value of S over (present − 1);
+  ///    hierarchical: the height of u's lowest ancestor above a value of S over the tree height.
+  ///  - Hellinger: Σ_v sqrt(P_v Q_v) ≤ sqrt(P(S)) (Cauchy-Schwarz), so H ≥ sqrt(1 − sqrt(P(S))).
+  ///  - β-likeness (basic, enhanced): Q_v ≤ T_v = P_v (1 + bound_v) for every v needs Σ_{v∈S} min(1, T_v) ≥ 1.
+  ///  - δ-disclosure: every value of the table present; entropy / recursive l: at least l values.
+  /// A bound must exceed its threshold by kSupportEps (relative) to count: the criteria's own checks round
+  /// in double, so a class is flagged only when its true distance clears t by far more than that rounding.
+  static constexpr double kSupportEps = 1e-9;
+  bool support_violates(const int32_t* hv, int64_t nnz, Scratch& s) const {
+    if (!support_mono) return false;
+    const auto P = static_cast<double>(n);
+    auto above = [](double bound, double t) { return bound > t + kSupportEps * std::max(1.0, std::fabs(t)); };
+    for (const Criterion& cr : crit) {
+      switch (cr.kind) {
+        case CriterionKind::kKAnonymity:
+        case CriterionKind::kDistinctL:
+          break;
+        case CriterionKind::kEntropyL:
+          if (nnz < static_cast<int64_t>(std::ceil(cr.a))) return true;
+          break;
+        case CriterionKind::kRecursiveCL:
+          if (nnz < static_cast<int64_t>(cr.a)) return true;
+          break;
+        case CriterionKind::kDeltaDisclosure:
+          if (nnz < n_present) return true;
+          break;
+        case CriterionKind::kEqualT:
+        case CriterionKind::kHellingerT: {
+          int64_t pres = 0;
+          for (int64_t x = 0; x < nnz; ++x) pres += ref[static_cast<size_t>(hv[x])];
+          const double ps = static_cast<double>(pres) / P;
+          const double bound = cr.kind == CriterionKind::kEqualT ? 1.0 - ps : std::sqrt(std::max(0.0, 1.0 - std::sqrt(ps)));
+          if (above(bound, cr.a)) return true;
+          break;
+        }
+        case CriterionKind::kBasicBeta:
+        case CriterionKind::kEnhancedBeta: {
+          double cap = 0.0;
+          for (int64_t x = 0; x < nnz; ++x) {
+            const auto v = static_cast<size_t>(hv[x]);
+            double b = cr.a;
+            if (cr.kind == CriterionKind::kEnhancedBeta) b = std::min(b, ref_neg_log_p[v]);
+            cap += std::min(1.0, ref_p[v] * (1.0 + b));
+          }
+          if (cap < 1.0 - kSupportEps) return true;
+          break;
+        }
+        case CriterionKind::kOrderedT: {
+          // nearest value of S by index among the table's values (the positions the check uses)
+          auto& dense = s.dense;
+          if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
+          for (int64_t x = 0; x < nnz; ++x) dense[static_cast<size_t>(hv[x])] = 1;
+          int64_t present = 0;
+          auto& dist = s.tmp2;
+          dist.assign(static_cast<size_t>(m), 0);
+          int64_t last = -1;
+          for (int64_t v = 0; v < m; ++v) {
+            if (ref[static_cast<size_t>(v)] == 0) continue;
+            if (dense[static_cast<size_t>(v)]) last = present;
+            dist[static_cast<size_t>(v)] = last < 0 ? std::numeric_limits<int64_t>::max() : present - last;
+            ++present;
+          }
+          last = -1;
+          int64_t pos = present;
+          for (int64_t v = m - 1; v >= 0; --v) {
+            if (ref[static_cast<size_t>(v)] == 0) continue;
+            --pos;
+            if (dense[static_cast<size_t>(v)]) last = pos;
+            if (last >= 0) dist[static_cast<size_t>(v)] = std::min(dist[static_cast<size_t>(v)], last - pos);
+          }
+          int64_t tot = 0;
+          for (int64_t v = 0; v < m; ++v)
+            if (ref[static_cast<size_t>(v)] > 0) tot += ref[static_cast<size_t>(v)] * dist[static_cast<size_t>(v)];
+          for (int64_t x = 0; x < nnz; ++x) dense[static_cast<size_t>(hv[x])] = 0;
+          if (present > 1 && above(static_cast<double>(tot) / (static_cast<double>(present - 1) * P), cr.a)) return true;
+          break;
+        }
+        case CriterionKind::kHierarchicalT: {
+          if (sa_H == 0) break;
+          // mark the ancestors of S's values; each table value moves to its lowest marked ancestor
+          auto& touched = s.touched;
+          touched.clear();
+          for (int64_t x = 0; x < nnz; ++x)
+            for (int32_t y = hv[x]; y >= 0 && !s.hmark[static_cast<size_t>(y)]; y = sa_parent[static_cast<size_t>(y)]) {
+              s.hmark[static_cast<size_t>(y)] = 1;
+              touched.push_back(y);
+            }
+          int64_t tot = 0;
+          for (int64_t v = 0; v < m; ++v) {
+            if (ref[static_cast<size_t>(v)] == 0) continue;
+            int32_t y = static_cast<int32_t>(v);
+            while (y >= 0 && !s.hmark[static_cast<size_t>(y)]) y = sa_parent[static_cast<size_t>(y)];
+            tot += ref[static_cast<size_t>(v)] * (y < 0 ? sa_H : sa_height[static_cast<size_t>(y)]);
+          }
+          for (int32_t y : touched) s.hmark[static_cast<size_t>(y)] = 0;
+          if (above(static_cast<double>(tot) / (static_cast<double>(sa_H) * P), cr.a)) return true;
+          break;
+        }
+      }
+    }
+    return false;
+  }
+
+  /// The monotone part of a class from its value mask alone: fewer than distinct-l values, or a support that
+  /// no distribution can satisfy (support_violates, memoised per scratch by mask: classes share few masks).
+  bool mask_violates(uint64_t mask, Scratch& s) const {
+    if (distinct_l > 0 && __builtin_popcountll(mask) < distinct_l) return true;
+    if (!support_mono) return false;
+    if (s.memo_key.empty()) {
+      s.memo_key.assign(1024, 0);
+      s.memo_val.assign(1024, 0);
+      s.memo_n = 0;
+    }
+    auto slot_of = [&](uint64_t key) {
+      const size_t mask_cap = s.memo_key.size() - 1;
+      size_t i = static_cast<size_t>((key * kHashMul) >> 40) & mask_cap;
+      while (s.memo_key[i] != 0 && s.memo_key[i] != key) i = (i + 1) & mask_cap;
+      return i;
+    };
+    size_t i = slot_of(mask);
+    if (s.memo_key[i] == mask) return s.memo_val[i] != 0;
+    auto& hv = s.memo_hv;
+    hv.clear();
+    for (uint64_t b = mask; b; b &= b - 1) hv.push_back(__builtin_ctzll(b));
+    const bool v = support_violates(hv.data(), static_cast<int64_t>(hv.size()), s);
+    s.memo_key[i] = mask;
+    s.memo_val[i] = v ? 1 : 0;
+    if (2 * ++s.memo_n >= s.memo_key.size()) {  // grow x4 past half full
+      std::vector<uint64_t> ok;
+      std::vector<uint8_t> ov;
+      ok.swap(s.memo_key);
+      ov.swap(s.memo_val);
+      s.memo_key.assign(ok.size() * 4, 0);
+      s.memo_val.assign(ok.size() * 4, 0);
+      for (size_t x = 0; x < ok.size(); ++x)
+        if (ok[x] != 0) {
+          const size_t y = slot_of(ok[x]);
+          s.memo_key[y] = ok[x];
+          s.memo_val[y] = ov[x];
+        }
+    }
+    return v;
   }
 
   // ------------------------------------------------------------------ metrics
@@ -1198,15 +1381,29 @@ struct Engine::Impl {
     // partial suppressed_size is a lower bound, which the search only uses in ways that stay valid (a
     // partial value above the limit proves the monotone part infeasible; one below it only tags less).
     const bool deferred = early && m > 0 && f.hsrc != nullptr;
-    const bool distinct_now = distinct_l > 0 && !deferred;
+    // With value masks (round 11) the whole monotone part (size, distinct-l, support) is checked here on
+    // every class without histograms; without them, distinct-l needs the histograms (not on a deferred set)
+    // and the support part is found only on the classes pass 2 checks (check_class).
+    const bool masks = !f.vmask.empty();
+    const bool distinct_now = distinct_l > 0 && !deferred && !masks;
     if (m > 0 && needs_hist && distinct_now) ensure_hist(f, s);
-    // pass 1: the monotone part (class size, distinct values), exact for every class
-    for (int64_t c = 0; c < C; ++c) {
-      const bool v = cnt[c] < min_size ||
-                     (distinct_now && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
-      if (v) {
-        s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
-        SM += cnt[c];
+    // pass 1: the monotone part (class size, distinct values, support), exact for every class
+    if (masks) {
+      const uint64_t* vm = f.vmask.data();
+      for (int64_t c = 0; c < C; ++c) {
+        if (cnt[c] < min_size || mask_violates(vm[c], s)) {
+          s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
+          SM += cnt[c];
+        }
+      }
+    } else {
+      for (int64_t c = 0; c < C; ++c) {
+        const bool v = cnt[c] < min_size ||
+                       (distinct_now && f.hoff[static_cast<size_t>(c + 1)] - f.hoff[static_cast<size_t>(c)] < distinct_l);
+        if (v) {
+          s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
+          SM += cnt[c];
+        }
       }
     }
     S = SM;
@@ -1699,6 +1896,8 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
         I.needs_hist = true;
     }
   }
+  for (const Criterion& c : I.crit)
+    I.support_mono = I.support_mono || (c.kind != CriterionKind::kKAnonymity && c.kind != CriterionKind::kDistinctL);
   I.adapt_compose = true;
   for (const Criterion& c : I.crit)
     I.adapt_compose = I.adapt_compose && c.kind != CriterionKind::kEntropyL && c.kind != CriterionKind::kHellingerT;
@@ -1709,6 +1908,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   I.m_monotone = limit == 0 || metric.kind == MetricKind::kDMStar || metric.kind == MetricKind::kEntropy ||
                  metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;
   I.m = I.needs_hist ? sa.m : 0;
+  I.use_mask = I.needs_hist && I.m > 0 && I.m <= 64 && (I.support_mono || I.distinct_l > 0);
   if (I.needs_hist) {
     if (sa.codes.size != I.n) throw std::invalid_argument("sensitive codes must have one entry per row");
     I.ref.assign(static_cast<size_t>(I.m), 0);
@@ -1745,6 +1945,11 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     I.reused = true;
     I.row_class = reuse->row_class;
     I.bottom = reuse->bottom;
+    if (I.use_mask && I.bottom->vmask.empty()) {  // (shared read-only: masks on a copy)
+      auto b = std::make_shared<FreqSet>(*I.bottom);
+      I.bottom_masks(*b);
+      I.bottom = b;
+    }
     return;
   }
   auto f = std::make_shared<FreqSet>();
@@ -1780,6 +1985,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     merge_histograms(s, s.ids.data(), I.n, G, I.m, [](int64_t) { return int64_t{1}; },
                      [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval, f->hcnt);
   }
+  if (I.use_mask) I.bottom_masks(*f);
   I.bottom = f;
 }
 
@@ -2298,7 +2504,7 @@ SearchResult Engine::optimal(const InterruptHook& hook, std::vector<TraceEntry>*
   // predicate, or a monotone part: a minimal class size from k-anonymity / l-diversity) and an evaluation
   // would not tighten the node's bound (every metric but DM / DM*, where the grouping's Σ n_E² bounds the
   // children: probing first was measured worse there).
-  const bool probe_first = !grouped_bound && (I.p_monotone || I.min_size > 1);
+  const bool probe_first = !grouped_bound && (I.p_monotone || I.min_size > 1 || I.support_mono);
   std::vector<int32_t> bottom(static_cast<size_t>(r), 0);
   pq.push({I.cheap_lb(bottom.data()), bottom, 0, codec.encode(bottom)});
   int64_t since_poll = 0;
