@@ -282,7 +282,7 @@ struct BottomState {
   bool packed = false;
   std::vector<std::vector<int64_t>> cnts;  // per-QI value counts
   std::shared_ptr<FreqSet> bottom;         // never modified once built (histograms present, never cached)
-  std::vector<int64_t> row_class;
+  std::shared_ptr<const std::vector<int64_t>> row_class;
 };
 
 struct Engine::Impl {
@@ -308,7 +308,7 @@ struct Engine::Impl {
                               // support part or distinct-l
   bool p_monotone = false;
   bool m_monotone = false;
-  std::vector<int64_t> row_class;  // row -> bottom class
+  std::shared_ptr<const std::vector<int64_t>> row_class;  // row -> bottom class (shared with bottom_state)
   std::shared_ptr<FreqSet> bottom;
   // cache of frequency sets: by node key, with insertion order for eviction under a class budget
   std::unordered_map<std::string, std::shared_ptr<FreqSet>> cache;
@@ -515,13 +515,19 @@ struct Engine::Impl {
     return group_weighted(s, s.ntable, s.ngen, n, key, w, out_keys, out_count, false);
   }
 
+  /// classes_only: the classes and counts alone (no masks, no histograms; classify's clean path).
   void rollup_packed(const FreqSet& src, const int32_t* target, FreqSet& dst, Scratch& s,
-                     const std::shared_ptr<FreqSet>& defer_src = nullptr) const {
+                     const std::shared_ptr<FreqSet>& defer_src = nullptr, bool classes_only = false) const {
     std::vector<int32_t> dj;
     std::vector<const int32_t*> dmap;
     uint64_t keep = ~uint64_t{0};
     for (int64_t j = 0; j < r; ++j) {
       if (target[j] == src.levels[static_cast<size_t>(j)] || fmask[static_cast<size_t>(j)] == 0) continue;
+      if (qi[static_cast<size_t>(j)].card[static_cast<size_t>(target[j])] == 1) {
+        // one value at the target level (code 0, e.g. the hierarchy's top): the field is cleared, no lookup
+        keep &= ~(fmask[static_cast<size_t>(j)] << shift[static_cast<size_t>(j)]);
+        continue;
+      }
       dj.push_back(static_cast<int32_t>(j));
       dmap.push_back(qi[static_cast<size_t>(j)].map(src.levels[static_cast<size_t>(j)], target[j]).data());
       keep &= ~(fmask[static_cast<size_t>(j)] << shift[static_cast<size_t>(j)]);
@@ -566,6 +572,7 @@ struct Engine::Impl {
     }
     dst.levels.assign(target, target + r);
     dst.n_classes = G;
+    if (classes_only) return;
     or_masks(src, s.ids.data(), C, G, dst);
     if (m > 0 && needs_hist) {
       if (defer_src) {
@@ -1387,13 +1394,16 @@ struct Engine::Impl {
     const bool masks = !f.vmask.empty();
     const bool distinct_now = distinct_l > 0 && !deferred && !masks;
     if (m > 0 && needs_hist && distinct_now) ensure_hist(f, s);
-    // pass 1: the monotone part (class size, distinct values, support), exact for every class
+    // pass 1: the monotone part (class size, distinct values, support), exact for every class (with an
+    // upward-closed predicate an early judge stops at the limit: there the search tags by feasibility alone)
     if (masks) {
       const uint64_t* vm = f.vmask.data();
+      const bool stop = early && p_monotone;
       for (int64_t c = 0; c < C; ++c) {
         if (cnt[c] < min_size || mask_violates(vm[c], s)) {
           s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
           SM += cnt[c];
+          if (stop && SM > limit) break;
         }
       }
     } else {
@@ -1717,6 +1727,10 @@ struct Engine::Impl {
   int64_t n_primed = 0;  // meets rolled up and cached (diagnostic)
   void prime_source(const int32_t* lv) {
     if (r == 0) return;
+    // Not with histograms under a zero limit (round 11): a judge there stops at the first violating class,
+    // so the meet's full merge from the bottom costs more than the roll-ups it saves (Adult 7a: kernel
+    // 1.02 -> 0.91 ms); with a positive limit the meets pay off (Adult 5, 6, 7b: 30-50 % slower without).
+    if (needs_hist && limit == 0) return;
     if (source_for(lv) != bottom) return;
     if (last_from_bottom.empty()) {
       last_from_bottom.assign(lv, lv + r);
@@ -1943,7 +1957,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   if (reuse_shape) {
     // the reused bottom set is shared read-only (the bottom is never cached, retired or merged into)
     I.reused = true;
-    I.row_class = reuse->row_class;
+    I.row_class = reuse->row_class;  // (shared, not copied)
     I.bottom = reuse->bottom;
     if (I.use_mask && I.bottom->vmask.empty()) {  // (shared read-only: masks on a copy)
       auto b = std::make_shared<FreqSet>(*I.bottom);
@@ -1960,7 +1974,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     G = Impl::group_packed(s, I.n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
                            [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
     f->n_classes = G;
-    I.row_class.assign(s.ids.begin(), s.ids.end());
+    I.row_class = std::make_shared<const std::vector<int64_t>>(s.ids.begin(), s.ids.end());
   } else {
     G = group_items(s, I.n, I.r, card0.data(), [&](int64_t i, int64_t j) {
       const Qi& q = I.qi[static_cast<size_t>(j)];
@@ -1969,10 +1983,11 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     f->n_classes = G;
     f->codes.assign(static_cast<size_t>(G * I.r), -1);
     f->count.assign(static_cast<size_t>(G), 0);
-    I.row_class.resize(static_cast<size_t>(I.n));
+    auto rcl = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(I.n));
+    I.row_class = rcl;
     for (int64_t i = 0; i < I.n; ++i) {
       const int64_t g2 = s.ids[static_cast<size_t>(i)];
-      I.row_class[static_cast<size_t>(i)] = g2;
+      (*rcl)[static_cast<size_t>(i)] = g2;
       if (f->codes[static_cast<size_t>(g2 * I.r)] < 0 || I.r == 0)
         for (int64_t j = 0; j < I.r; ++j) {
           const Qi& q = I.qi[static_cast<size_t>(j)];
@@ -2067,30 +2082,57 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
   Scratch& s = I.scratch[0];
   FreqSet f;
   NodeResult res;
+  std::vector<int32_t> map;  // bottom class -> node class
   if (clean) {
     // nothing is suppressed (the caller's knowledge, checked by the audit of the published partition): the
-    // classes only, with the histograms left unmerged (a deferring roll-up; the generic layout merges)
-    I.rollup(*I.bottom, levels.data, f, s, I.bottom);
-    s.viol.assign(static_cast<size_t>(f.n_classes), 0);
+    // classes only (no masks, no histograms; the generic layout merges them)
+    if (I.packed) I.rollup_packed(*I.bottom, levels.data, f, s, nullptr, true);
+    else I.rollup(*I.bottom, levels.data, f, s);
     res.feasible = true;
     res.n_classes = f.n_classes;
+    map.swap(s.ids);  // (given back below)
   } else {
     I.rollup(*I.bottom, levels.data, f, s);
+    map = s.ids;
+    res = I.judge(f, s);
   }
-  std::vector<int32_t> map(s.ids);  // bottom class -> node class
-  if (!clean) res = I.judge(f, s);
-  // dense labels in order of first appearance over the rows
-  std::vector<int64_t> relabel(static_cast<size_t>(f.n_classes), -1);
+  // dense labels in order of first appearance over the rows. The groupings number their groups by first
+  // appearance (the bottom's over the rows, a roll-up's over the source classes), so the node's class ids
+  // usually are that order already: one pass checks it (each row's class at most one above the largest
+  // seen) and the relabelling pass runs only when it fails.
+  const int32_t* mp = map.data();
+  const int64_t* rc = I.row_class->data();
   int64_t next = 0;
+  bool ordered = true;
+  if (first != nullptr) first->clear();
   for (int64_t i = 0; i < I.n; ++i) {
-    const int32_t c = map[static_cast<size_t>(I.row_class[static_cast<size_t>(i)])];
-    int64_t& rl = relabel[static_cast<size_t>(c)];
-    if (rl < 0) {
-      rl = next++;
+    const int32_t c = mp[rc[i]];
+    labels[i] = c;
+    if (c >= next) {
+      ordered = ordered && c == next;
+      next = c + 1;
       if (first != nullptr) first->push_back(i);
     }
-    labels[i] = rl;
-    suppressed[i] = s.viol[static_cast<size_t>(c)];
+  }
+  if (!ordered) {
+    std::vector<int64_t> relabel(static_cast<size_t>(f.n_classes), -1);
+    next = 0;
+    if (first != nullptr) first->clear();
+    for (int64_t i = 0; i < I.n; ++i) {
+      const int32_t c = mp[rc[i]];
+      int64_t& rl = relabel[static_cast<size_t>(c)];
+      if (rl < 0) {
+        rl = next++;
+        if (first != nullptr) first->push_back(i);
+      }
+      labels[i] = rl;
+    }
+  }
+  if (clean) {
+    std::fill(suppressed.data, suppressed.data + I.n, uint8_t{0});
+    map.swap(s.ids);
+  } else {
+    for (int64_t i = 0; i < I.n; ++i) suppressed[i] = s.viol[static_cast<size_t>(mp[rc[i]])];
   }
   return res;
 }
