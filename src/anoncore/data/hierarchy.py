@@ -69,6 +69,8 @@ class Hierarchy:
     n_leaves: int
     name: str | None = None
     _leaf_index: dict[str, int] = field(default_factory=dict, repr=False)
+    # arrays derived from the (frozen) hierarchy alone, computed once by the modules that need them
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from anoncore import _core
 from anoncore._threads import check_n_threads
 from anoncore.audit import audit
+from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.models import PrivacyModel
@@ -146,7 +147,6 @@ class LatticeProblem:
     metric: str
     heights: tuple[int, ...]
     engine: Any
-    distinct: tuple[tuple[int, ...], ...]  # distinct values per QI and level (Datafly)
     sensitive: str | None
 
     @classmethod
@@ -178,7 +178,7 @@ class LatticeProblem:
             b_par.append(float(getattr(m, bn)) if bn else 0.0)
         n = table.n_rows
         qc = table.qi_codes()
-        gens, lcs, nus, heights, distinct = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
+        gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
         if sa_name is not None:
             sa_codes = np.ascontiguousarray(table.column(sa_name), dtype=np.int32)
             sh = table.hierarchy(sa_name)
@@ -203,7 +203,12 @@ class LatticeProblem:
             packed=_PACKED_KEYS, bottom=bottom)
         if bottom is None:
             table._cache[bkey] = engine.bottom_state()
-        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, tuple(distinct), sa_name)
+        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name)
+
+    @property
+    def distinct(self) -> tuple[tuple[int, ...], ...]:
+        """Distinct values of every quasi-identifier at every level (Datafly's choice), once per table."""
+        return _distinct_per_level(self.table)
 
     @property
     def n_qi(self) -> int:
@@ -239,53 +244,86 @@ class LatticeProblem:
 
 
 def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], list[NDArray[np.int64]],
-                                                        list[NDArray[np.float64]], list[int],
-                                                        list[tuple[int, ...]]]:
-    """Per-QI arrays of the kernel, derived from the table alone: the dense generalization maps (leaf code x
-    level), the leaf counts of every level's nodes, the non-uniform entropy terms (only when ``needs_nu``;
-    zeros otherwise), the heights and the distinct values per level. Computed once per table and kept in the
-    table's cache (a Table and its hierarchies are frozen and their arrays read-only, like ``qi_codes``)."""
+                                                        list[NDArray[np.float64]], list[int]]:
+    """Per-QI arrays of the kernel: the dense generalization maps (leaf code x level), the leaf counts of every
+    level's nodes (both from the hierarchy, _hierarchy_levels), the non-uniform entropy terms (only when
+    ``needs_nu``; zeros otherwise) and the heights. Computed once per table and kept in the table's cache (a
+    Table and its hierarchies are frozen and their arrays read-only, like ``qi_codes``)."""
     key = ("lattice_qi_arrays", bool(needs_nu))
     cached = table._cache.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    qc = table.qi_codes()
-    gens, lcs, nus, heights, distinct = [], [], [], [], []
+    gens, lcs, nus, heights = [], [], [], []
+    qc = table.qi_codes() if needs_nu else None
     for j, q in enumerate(table.quasi_identifiers):
         h = table.hierarchy(q)
         assert h is not None
         H = int(h.height)
-        gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
-        lc_parts = []
-        counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
-        # the non-uniform entropy terms are only needed by the entropy metrics (one Python loop per level)
-        order = _first_appearance(qc[:, j], h.n_leaves) if needs_nu else None
+        gen, lcc, level_nodes = _hierarchy_levels(h)
         nu = np.zeros(H + 1)
-        dist = []
-        for lv in range(H + 1):
-            nodes, dense = np.unique(h.ancestor[:, lv], return_inverse=True)
-            gen[:, lv] = dense
-            lc_parts.append(h.leaf_count[nodes].astype(np.int64))
-            b = np.bincount(dense, weights=counts, minlength=len(nodes))
-            dist.append(int(np.count_nonzero(b)))
-            if order is None:
-                continue
-            base = 0.0
-            for v in order:  # ARX sums in dictionary (first appearance) order
-                av = float(counts[v])
-                base += av * (math.log(av / float(b[dense[v]])) / math.log(2.0))
-            nu[lv] = -base
-        gen = np.ascontiguousarray(gen)
-        lcc = np.ascontiguousarray(np.concatenate(lc_parts))
-        for a in (gen, lcc, nu):
-            a.setflags(write=False)
+        if qc is not None:
+            # the non-uniform entropy terms (one Python loop per level), only for the entropy metrics
+            counts = np.bincount(qc[:, j], minlength=h.n_leaves).astype(np.int64)
+            order = _first_appearance(qc[:, j], h.n_leaves)
+            for lv in range(H + 1):
+                dense = gen[:, lv]
+                b = np.bincount(dense, weights=counts, minlength=level_nodes[lv])
+                base = 0.0
+                for v in order:  # ARX sums in dictionary (first appearance) order
+                    av = float(counts[v])
+                    base += av * (math.log(av / float(b[dense[v]])) / math.log(2.0))
+                nu[lv] = -base
+        nu.setflags(write=False)
         gens.append(gen)
         lcs.append(lcc)
         nus.append(nu)
         heights.append(H)
-        distinct.append(tuple(dist))
-    out = (gens, lcs, nus, heights, distinct)
+    out = (gens, lcs, nus, heights)
     table._cache[key] = out
+    return out
+
+
+def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
+    """Distinct values of every quasi-identifier at every level over the table's rows (kept in its cache)."""
+    key = ("lattice_distinct",)
+    cached = table._cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    qc = table.qi_codes()
+    out = []
+    for j, q in enumerate(table.quasi_identifiers):
+        h = table.hierarchy(q)
+        assert h is not None
+        gen, _, level_nodes = _hierarchy_levels(h)
+        present = np.bincount(qc[:, j], minlength=h.n_leaves) > 0
+        out.append(tuple(int(np.count_nonzero(np.bincount(gen[present, lv], minlength=level_nodes[lv])))
+                         for lv in range(int(h.height) + 1)))
+    res = tuple(out)
+    table._cache[key] = res
+    return res
+
+
+def _hierarchy_levels(h: Hierarchy) -> tuple[NDArray[np.int32], NDArray[np.int64], list[int]]:
+    """The hierarchy's dense generalization map (leaf x level: the node's rank among the level's nodes), the
+    leaf counts of every level's nodes (concatenated) and the number of nodes per level. Derived from the
+    frozen hierarchy alone: kept in its memo, so tables sharing hierarchies compute them once."""
+    cached = h._memo.get("lattice_levels")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    H = int(h.height)
+    gen = np.empty((h.n_leaves, H + 1), dtype=np.int32)
+    lc_parts, sizes = [], []
+    for lv in range(H + 1):
+        nodes, dense = np.unique(h.ancestor[:, lv], return_inverse=True)
+        gen[:, lv] = dense
+        lc_parts.append(h.leaf_count[nodes].astype(np.int64))
+        sizes.append(len(nodes))
+    gen = np.ascontiguousarray(gen)
+    lcc = np.ascontiguousarray(np.concatenate(lc_parts))
+    for a in (gen, lcc):
+        a.setflags(write=False)
+    out = (gen, lcc, sizes)
+    h._memo["lattice_levels"] = out
     return out
 
 
