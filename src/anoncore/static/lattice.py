@@ -510,9 +510,11 @@ def lattice_search(
     feasible node makes all its generalizations feasible and an infeasible node all its specializations
     infeasible; an infeasible node triggers a Flash-like probe (a greedy path upward, binary search for its
     highest infeasible node) that tags a whole down-set. With non-monotone models only the monotone part
-    (class size, distinct values) tags infeasibility. The search stops when the lower bound of the queue head
-    exceeds the best feasible objective, so the answer is the exact optimum (ties: lexicographically smallest
-    levels). Frequency sets are rolled up from the nearest cached finer node.
+    tags infeasibility: classes below the minimal size, with too few distinct values, or whose set of
+    sensitive values no admissible distribution fits (e.g. an EMD above t for every distribution on those
+    values). The search stops when the lower bound of the queue head exceeds the best feasible objective, so
+    the answer is the exact optimum (ties: lexicographically smallest levels). Frequency sets are rolled up
+    from the nearest cached finer node.
 
     Examples
     --------

@@ -86,7 +86,7 @@ struct NodeResult {
   bool feasible = false;
   int64_t n_classes = 0;
   int64_t suppressed = 0;          // rows in classes violating some criterion
-  int64_t suppressed_size = 0;     // rows in classes violating the monotone part (size, distinct-l)
+  int64_t suppressed_size = 0;     // rows in classes violating the monotone part (size, distinct-l, support)
   double metric = 0.0;             // objective with the node's suppression
   double lower_bound = 0.0;        // monotone lower bound of the objective (<= metric)
   // (optimal search only) the grouping stopped as soon as lower_bound exceeded the incumbent (DM / DM*):
