@@ -283,6 +283,7 @@ struct BottomState {
   std::vector<std::vector<int64_t>> cnts;  // per-QI value counts
   std::shared_ptr<FreqSet> bottom;         // never modified once built (histograms present, never cached)
   std::shared_ptr<const std::vector<int64_t>> row_class;
+  std::vector<int64_t> ref;  // sensitive-value counts over the rows (when the bottom has histograms)
 };
 
 struct Engine::Impl {
@@ -1925,8 +1926,12 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   I.use_mask = I.needs_hist && I.m > 0 && I.m <= 64 && (I.support_mono || I.distinct_l > 0);
   if (I.needs_hist) {
     if (sa.codes.size != I.n) throw std::invalid_argument("sensitive codes must have one entry per row");
-    I.ref.assign(static_cast<size_t>(I.m), 0);
-    for (int64_t i = 0; i < I.n; ++i) I.ref[static_cast<size_t>(sa.codes[i])] += 1;
+    if (reuse_shape && static_cast<int64_t>(reuse->ref.size()) == I.m) {
+      I.ref = reuse->ref;  // (the same rows and sensitive column: the caller's contract, as for the bottom)
+    } else {
+      I.ref.assign(static_cast<size_t>(I.m), 0);
+      for (int64_t i = 0; i < I.n; ++i) I.ref[static_cast<size_t>(sa.codes[i])] += 1;
+    }
     I.sa_parent.assign(sa.parent.begin(), sa.parent.end());
     I.sa_height.assign(sa.node_height.begin(), sa.node_height.end());
     I.sa_H = I.sa_height.empty() ? 0 : I.sa_height.back();
@@ -2020,6 +2025,7 @@ std::shared_ptr<const BottomState> Engine::bottom_state() const {
   st->cnts = I.value_counts;
   st->bottom = I.bottom;
   st->row_class = I.row_class;
+  st->ref = I.ref;
   return st;
 }
 bool Engine::reused_bottom() const { return impl_->reused; }

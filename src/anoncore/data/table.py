@@ -290,7 +290,10 @@ class Table:
         key = ("qi",)
         if key not in self._cache:
             idx = [self.column_index(q) for q in self.quasi_identifiers]
-            self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, idx]))
+            if idx == list(range(self.codes.shape[1])) and self.codes.flags.c_contiguous:
+                self._cache[key] = _readonly(self.codes.view())  # every column, in order: no copy
+            else:
+                self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, idx]))
         return self._cache[key]  # type: ignore[no-any-return]
 
     def hierarchy(self, name: str) -> Hierarchy | None:
