@@ -116,6 +116,7 @@ struct Scratch {
   std::vector<int64_t> bucket;   // counting sort of source classes by destination
   std::vector<int64_t> order;
   std::vector<RunEntry> run;  // histogram entries grouped by destination class
+  std::vector<int32_t> run_v;  // merge_row_histograms: the rows' values grouped by class
   // judging a deferred set: source classes per class (linked lists over the class map), one class's histogram
   std::vector<int64_t> lz_acc, lz_cnt;
   std::vector<int32_t> lz_val, lz_head, lz_next;  // lz_head/lz_next: source classes per class (lists)
@@ -172,6 +173,51 @@ void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G
     for (int64_t x = first; x < out; ++x) {
       hc[x] = dense[hv[x]];
       dense[hv[x]] = 0;
+    }
+    hoff[static_cast<size_t>(g + 1)] = out;
+  }
+  hval.resize(static_cast<size_t>(out));
+  hcnt.resize(static_cast<size_t>(out));
+}
+
+/// merge_histograms for items of one value each with count 1 (the rows into the bottom classes), whose group
+/// sizes are known: the runs hold the values alone (4 bytes per row instead of a 16-byte entry) and the
+/// counting sort needs no counting pass. Same output, in the same order, as merge_histograms.
+void merge_row_histograms(Scratch& s, const int32_t* ids, const int32_t* vals, int64_t n, int64_t G, int64_t m,
+                          const int64_t* group_size, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
+                          std::vector<int64_t>& hcnt) {
+  auto& pos = s.order;
+  pos.resize(static_cast<size_t>(G));
+  int64_t acc = 0;
+  for (int64_t g = 0; g < G; ++g) {
+    pos[static_cast<size_t>(g)] = acc;
+    acc += group_size[g];
+  }
+  auto& run = s.run_v;
+  run.resize(static_cast<size_t>(n));
+  int32_t* rv = run.data();
+  int64_t* ps = pos.data();
+  for (int64_t i = 0; i < n; ++i) rv[ps[ids[i]]++] = vals[i];
+  if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
+  int64_t* dense = s.dense.data();
+  hoff.assign(static_cast<size_t>(G + 1), 0);
+  hval.resize(static_cast<size_t>(n));  // an upper bound, trimmed below
+  hcnt.resize(static_cast<size_t>(n));
+  int32_t* hv = hval.data();
+  int64_t* hc = hcnt.data();
+  int64_t out = 0, x = 0;
+  for (int64_t g = 0; g < G; ++g) {
+    const int64_t first = out;
+    for (const int64_t end = x + group_size[g]; x < end; ++x) {
+      const int32_t v = rv[x];
+      const int64_t d = dense[v];
+      hv[out] = v;
+      out += d == 0;
+      dense[v] = d + 1;
+    }
+    for (int64_t y = first; y < out; ++y) {
+      hc[y] = dense[hv[y]];
+      dense[hv[y]] = 0;
     }
     hoff[static_cast<size_t>(g + 1)] = out;
   }
@@ -1846,20 +1892,30 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     cnts = reuse->cnts;
   } else if (I.packed) {
     rk.assign(static_cast<size_t>(I.n), 0);
-    std::vector<const int32_t*> g0(static_cast<size_t>(I.r));
-    std::vector<int64_t> gstride(static_cast<size_t>(I.r));
+    // each leaf's level-0 code already shifted into its field (one load and an OR per value)
+    std::vector<std::vector<uint64_t>> k0(static_cast<size_t>(I.r));
+    std::vector<const uint64_t*> kp(static_cast<size_t>(I.r));
     std::vector<int64_t*> cp(static_cast<size_t>(I.r));
     for (int64_t j = 0; j < I.r; ++j) {
-      g0[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].gen.data();
-      gstride[static_cast<size_t>(j)] = I.qi[static_cast<size_t>(j)].h + 1;
+      const Qi& q = I.qi[static_cast<size_t>(j)];
+      auto& t = k0[static_cast<size_t>(j)];
+      t.resize(static_cast<size_t>(q.n_leaves));
+      for (int64_t v = 0; v < q.n_leaves; ++v)
+        t[static_cast<size_t>(v)] = static_cast<uint64_t>(q.gen[static_cast<size_t>(v * (q.h + 1))])
+                                    << I.shift[static_cast<size_t>(j)];
+      kp[static_cast<size_t>(j)] = t.data();
       cp[static_cast<size_t>(j)] = cnts[static_cast<size_t>(j)].data();
     }
+    const int64_t R = I.r;
+    const uint64_t* const* kpp = kp.data();
+    int64_t* const* cpp = cp.data();
     for (int64_t i = 0; i < I.n; ++i) {
+      const int32_t* row = &qi_codes(i, 0);
       uint64_t k = 0;
-      for (int64_t j = 0; j < I.r; ++j) {
-        const int32_t v = qi_codes(i, j);
-        cp[static_cast<size_t>(j)][v]++;
-        k |= static_cast<uint64_t>(g0[static_cast<size_t>(j)][v * gstride[static_cast<size_t>(j)]]) << I.shift[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < R; ++j) {
+        const int32_t v = row[j];
+        cpp[j][v]++;
+        k |= kpp[j][v];
       }
       rk[static_cast<size_t>(i)] = k;
     }
@@ -2002,8 +2058,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     }
   }
   if (I.m > 0) {
-    merge_histograms(s, s.ids.data(), I.n, G, I.m, [](int64_t) { return int64_t{1}; },
-                     [&](int64_t i, auto&& add) { add(sa.codes[i], int64_t{1}); }, f->hoff, f->hval, f->hcnt);
+    merge_row_histograms(s, s.ids.data(), sa.codes.data, I.n, G, I.m, f->count.data(), f->hoff, f->hval, f->hcnt);
   }
   if (I.use_mask) I.bottom_masks(*f);
   I.bottom = f;
