@@ -127,6 +127,41 @@ struct Scratch {
   size_t memo_n = 0;
 };
 
+/// The second half of merge_histograms / merge_row_histograms: group g's entries x in [start[g], start[g+1])
+/// (value val(x), count cnt(x), in item order) merged through a dense accumulator into CSR histograms, each
+/// value at its first appearance in the run.
+template <class Val, class Cnt>
+void merge_runs(Scratch& s, int64_t G, int64_t m, int64_t total, const int64_t* start, Val val, Cnt cnt,
+                std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) {
+  if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
+  int64_t* dense = s.dense.data();
+  hoff.assign(static_cast<size_t>(G + 1), 0);
+  hval.resize(static_cast<size_t>(total));  // an upper bound, trimmed below
+  hcnt.resize(static_cast<size_t>(total));
+  int32_t* hv = hval.data();
+  int64_t* hc = hcnt.data();
+  int64_t out = 0;
+  for (int64_t g = 0; g < G; ++g) {
+    const int64_t first = out;
+    for (int64_t x = start[g]; x < start[g + 1]; ++x) {
+      // a value is kept at the first entry that finds its accumulator empty (no branch: the slot is
+      // written every time and the end advances only then)
+      const int32_t v = val(x);
+      const int64_t d = dense[v];
+      hv[out] = v;
+      out += d == 0;
+      dense[v] = d + cnt(x);
+    }
+    for (int64_t x = first; x < out; ++x) {
+      hc[x] = dense[hv[x]];
+      dense[hv[x]] = 0;
+    }
+    hoff[static_cast<size_t>(g + 1)] = out;
+  }
+  hval.resize(static_cast<size_t>(out));
+  hcnt.resize(static_cast<size_t>(out));
+}
+
 /// Sparse histograms of groups. The items' entries (value, count) are read in item order and scattered into
 /// one contiguous run per group (counting sort by group id, upper bound = the items' entry counts), then each
 /// run is merged through a dense accumulator. Reads are sequential; O(items + nnz + G).
@@ -151,33 +186,8 @@ void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G
       ++p;
     });
   }
-  if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
-  int64_t* dense = s.dense.data();
-  hoff.assign(static_cast<size_t>(G + 1), 0);
-  hval.resize(static_cast<size_t>(total));  // an upper bound, trimmed below
-  hcnt.resize(static_cast<size_t>(total));
-  int32_t* hv = hval.data();
-  int64_t* hc = hcnt.data();
-  int64_t out = 0;
-  for (int64_t g = 0; g < G; ++g) {
-    const int64_t first = out;
-    for (int64_t x = start[static_cast<size_t>(g)]; x < start[static_cast<size_t>(g + 1)]; ++x) {
-      // a value is kept at the first entry that finds its accumulator empty (no branch: the slot is
-      // written every time and the end advances only then)
-      const int32_t v = run[x].v;
-      const int64_t d = dense[v];
-      hv[out] = v;
-      out += d == 0;
-      dense[v] = d + run[x].c;
-    }
-    for (int64_t x = first; x < out; ++x) {
-      hc[x] = dense[hv[x]];
-      dense[hv[x]] = 0;
-    }
-    hoff[static_cast<size_t>(g + 1)] = out;
-  }
-  hval.resize(static_cast<size_t>(out));
-  hcnt.resize(static_cast<size_t>(out));
+  merge_runs(s, G, m, total, start.data(), [&](int64_t x) { return run[x].v; }, [&](int64_t x) { return run[x].c; },
+             hoff, hval, hcnt);
 }
 
 /// merge_histograms for items of one value each with count 1 (the rows into the bottom classes), whose group
@@ -186,43 +196,19 @@ void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G
 void merge_row_histograms(Scratch& s, const int32_t* ids, const int32_t* vals, int64_t n, int64_t G, int64_t m,
                           const int64_t* group_size, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
                           std::vector<int64_t>& hcnt) {
+  auto& start = s.bucket;
+  start.resize(static_cast<size_t>(G + 1));
+  start[0] = 0;
+  for (int64_t g = 0; g < G; ++g) start[static_cast<size_t>(g + 1)] = start[static_cast<size_t>(g)] + group_size[g];
   auto& pos = s.order;
-  pos.resize(static_cast<size_t>(G));
-  int64_t acc = 0;
-  for (int64_t g = 0; g < G; ++g) {
-    pos[static_cast<size_t>(g)] = acc;
-    acc += group_size[g];
-  }
+  pos.assign(start.begin(), start.end() - 1);
   auto& run = s.run_v;
   run.resize(static_cast<size_t>(n));
   int32_t* rv = run.data();
   int64_t* ps = pos.data();
   for (int64_t i = 0; i < n; ++i) rv[ps[ids[i]]++] = vals[i];
-  if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
-  int64_t* dense = s.dense.data();
-  hoff.assign(static_cast<size_t>(G + 1), 0);
-  hval.resize(static_cast<size_t>(n));  // an upper bound, trimmed below
-  hcnt.resize(static_cast<size_t>(n));
-  int32_t* hv = hval.data();
-  int64_t* hc = hcnt.data();
-  int64_t out = 0, x = 0;
-  for (int64_t g = 0; g < G; ++g) {
-    const int64_t first = out;
-    for (const int64_t end = x + group_size[g]; x < end; ++x) {
-      const int32_t v = rv[x];
-      const int64_t d = dense[v];
-      hv[out] = v;
-      out += d == 0;
-      dense[v] = d + 1;
-    }
-    for (int64_t y = first; y < out; ++y) {
-      hc[y] = dense[hv[y]];
-      dense[hv[y]] = 0;
-    }
-    hoff[static_cast<size_t>(g + 1)] = out;
-  }
-  hval.resize(static_cast<size_t>(out));
-  hcnt.resize(static_cast<size_t>(out));
+  merge_runs(s, G, m, n, start.data(), [&](int64_t x) { return rv[x]; }, [](int64_t) { return int64_t{1}; }, hoff,
+             hval, hcnt);
 }
 
 /// Dense ids (first appearance) of keys[0..n). Returns the number of groups.
@@ -1967,8 +1953,6 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
         I.needs_hist = true;
     }
   }
-  for (const Criterion& c : I.crit)
-    I.support_mono = I.support_mono || (c.kind != CriterionKind::kKAnonymity && c.kind != CriterionKind::kDistinctL);
   I.adapt_compose = true;
   for (const Criterion& c : I.crit)
     I.adapt_compose = I.adapt_compose && c.kind != CriterionKind::kEntropyL && c.kind != CriterionKind::kHellingerT;
@@ -1976,6 +1960,7 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   for (const Criterion& c : I.crit)
     all_supp_monotone = all_supp_monotone && (c.kind == CriterionKind::kKAnonymity || c.kind == CriterionKind::kDistinctL);
   I.p_monotone = all_supp_monotone || limit == 0;
+  I.support_mono = !all_supp_monotone;  // some criterion beyond k-anonymity / distinct-l: a support part
   I.m_monotone = limit == 0 || metric.kind == MetricKind::kDMStar || metric.kind == MetricKind::kEntropy ||
                  metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;
   I.m = I.needs_hist ? sa.m : 0;
@@ -2020,11 +2005,8 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
     I.reused = true;
     I.row_class = reuse->row_class;  // (shared, not copied)
     I.bottom = reuse->bottom;
-    if (I.use_mask && I.bottom->vmask.empty()) {  // (shared read-only: masks on a copy)
-      auto b = std::make_shared<FreqSet>(*I.bottom);
-      I.bottom_masks(*b);
-      I.bottom = b;
-    }
+    // masks go with histograms of at most 64 values, and the reused bottom has this Engine's histograms
+    if (I.use_mask && I.bottom->vmask.empty()) throw std::logic_error("reused bottom state without value masks");
     return;
   }
   auto f = std::make_shared<FreqSet>();
@@ -2157,36 +2139,20 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
     map = s.ids;
     res = I.judge(f, s);
   }
-  // dense labels in order of first appearance over the rows. The groupings number their groups by first
+  // dense labels in order of first appearance over the rows: the groupings number their groups by first
   // appearance (the bottom's over the rows, a roll-up's over the source classes), so the node's class ids
-  // usually are that order already: one pass checks it (each row's class at most one above the largest
-  // seen) and the relabelling pass runs only when it fails.
+  // are that order already; the pass checks it (each new class is the next id) and records first rows.
   const int32_t* mp = map.data();
   const int64_t* rc = I.row_class->data();
   int64_t next = 0;
-  bool ordered = true;
   if (first != nullptr) first->clear();
   for (int64_t i = 0; i < I.n; ++i) {
     const int32_t c = mp[rc[i]];
     labels[i] = c;
     if (c >= next) {
-      ordered = ordered && c == next;
+      if (c != next) throw std::logic_error("classify: class ids not in order of first appearance");
       next = c + 1;
       if (first != nullptr) first->push_back(i);
-    }
-  }
-  if (!ordered) {
-    std::vector<int64_t> relabel(static_cast<size_t>(f.n_classes), -1);
-    next = 0;
-    if (first != nullptr) first->clear();
-    for (int64_t i = 0; i < I.n; ++i) {
-      const int32_t c = mp[rc[i]];
-      int64_t& rl = relabel[static_cast<size_t>(c)];
-      if (rl < 0) {
-        rl = next++;
-        if (first != nullptr) first->push_back(i);
-      }
-      labels[i] = rl;
     }
   }
   if (clean) {
