@@ -118,6 +118,10 @@ struct SearchResult {
 /// side keys it by the frozen Table) so that Engine skips the pass over the rows and their grouping.
 struct BottomState;
 
+namespace detail {
+class OptimalSearch;
+}
+
 class Engine {
  public:
   /// Builds the bottom frequency set from the rows. qi_codes (n_rows, r) are leaf codes; limit is the
@@ -177,6 +181,7 @@ class Engine {
   int64_t primed_sources() const;
 
  private:
+  friend class detail::OptimalSearch;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
