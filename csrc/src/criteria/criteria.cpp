@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <vector>
 
 #include "anoncore/core/parallel.hpp"
 #include "anoncore/core/per_class.hpp"
+#include "anoncore/criteria/class_criteria.hpp"
 
 namespace anoncore::criteria {
 namespace {
@@ -32,99 +32,73 @@ void distinct_values(Matrix<int64_t> hist, MutSpan<int64_t> out, int n_threads) 
 
 void entropy(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
-  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t n) -> double {
-    double s = 0.0;
-    for (int64_t v = 0; v < m; ++v) {
-      if (row[v] > 1) {
-        const double f = static_cast<double>(row[v]);
-        s += f * std::log(f);
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
+    std::vector<int32_t> val;
+    std::vector<int64_t> cnt;
+    for (int64_t c = b; c < e; ++c) {
+      if (sizes[c] <= 0) {
+        out[c] = kNaN;
+        continue;
       }
+      ClassHist h = sparse_row(hist.row(c), m, val, cnt);
+      h.size = sizes[c];
+      out[c] = entropy_nats(h);
     }
-    const double nd = static_cast<double>(n);
-    return std::max(0.0, std::log(nd) - s / nd);
   });
 }
 
 void recursive_cl_ratio(Matrix<int64_t> hist, Span<int64_t> sizes, int64_t l, MutSpan<double> out, int n_threads) {
   const int64_t m = hist.cols;
   parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    std::vector<int64_t> buf(static_cast<size_t>(m));
+    std::vector<int32_t> val;
+    std::vector<int64_t> cnt, buf;
     for (int64_t c = b; c < e; ++c) {
-      const int64_t n = sizes[c];
-      if (n <= 0) {
+      if (sizes[c] <= 0) {
         out[c] = kNaN;
         continue;
       }
-      const int64_t* row = hist.row(c);
-      size_t r = 0;
-      for (int64_t v = 0; v < m; ++v)
-        if (row[v] > 0) buf[r++] = row[v];
-      if (static_cast<int64_t>(r) < l) {
-        out[c] = kInf;
+      ClassHist h = sparse_row(hist.row(c), m, val, cnt);
+      h.size = sizes[c];
+      int64_t first = 0, tail = 0;
+      out[c] = recursive_cl_terms(h, l, buf, first, tail) ? static_cast<double>(first) / static_cast<double>(tail)
+                                                          : kInf;
+    }
+  });
+}
+
+/// f(class histogram) for every class with a positive size (NaN otherwise), with the reference's tables.
+template <class F>
+void per_class_sparse(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
+                      int n_threads, F&& f) {
+  const int64_t m = hist.cols;
+  ReferenceTables tables;
+  tables.build(reference.data, m, total_of(reference), nullptr, nullptr, 0);
+  const Reference R = tables.view();
+  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
+    std::vector<int32_t> val;
+    std::vector<int64_t> cnt;
+    for (int64_t c = b; c < e; ++c) {
+      if (sizes[c] <= 0) {
+        out[c] = kNaN;
         continue;
       }
-      // The l-1 largest counts go first; the tail sum r_l + ... + r_m' is n minus them.
-      const auto head = static_cast<std::ptrdiff_t>(std::max<int64_t>(l - 1, 1));
-      std::partial_sort(buf.begin(), buf.begin() + head, buf.begin() + static_cast<std::ptrdiff_t>(r),
-                        std::greater<int64_t>());
-      int64_t top = 0;
-      for (int64_t i = 0; i < l - 1; ++i) top += buf[static_cast<size_t>(i)];
-      out[c] = static_cast<double>(buf[0]) / static_cast<double>(n - top);
+      ClassHist h = sparse_row(hist.row(c), m, val, cnt);
+      h.size = sizes[c];
+      out[c] = f(h, R);
     }
   });
 }
 
 void beta_likeness(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, bool enhanced,
                    MutSpan<double> out, int n_threads) {
-  const int64_t m = hist.cols, P = total_of(reference);
-  std::vector<double> bound(static_cast<size_t>(m));  // -ln p_v
-  for (int64_t v = 0; v < m; ++v)
-    bound[static_cast<size_t>(v)] =
-        reference[v] > 0 ? -std::log(static_cast<double>(reference[v]) / static_cast<double>(P)) : 0.0;
-  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
-    double best = 0.0;
-    for (int64_t v = 0; v < m; ++v) {
-      if (row[v] == 0) continue;
-      if (reference[v] == 0) {
-        best = kInf;
-        break;
-      }
-      const int64_t num = row[v] * P - reference[v] * Q;  // (q - p) P Q
-      if (num <= 0) continue;
-      const double gain = static_cast<double>(num) / (static_cast<double>(reference[v]) * static_cast<double>(Q));
-      if (enhanced && gain > bound[static_cast<size_t>(v)]) {
-        best = kInf;
-        break;
-      }
-      best = std::max(best, gain);
-    }
-    return best;
-  });
+  per_class_sparse(hist, sizes, reference, out, n_threads,
+                   [&](const ClassHist& h, const Reference& R) { return beta_value(h, R, enhanced); });
 }
 
 void delta_disclosure(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                       int n_threads) {
-  const int64_t m = hist.cols, P = total_of(reference);
-  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
-    double best = 0.0;
-    for (int64_t v = 0; v < m; ++v) {
-      if (reference[v] == 0) {
-        if (row[v] > 0) {
-          best = kInf;
-          break;
-        }
-        continue;
-      }
-      if (row[v] == 0) {
-        best = kInf;
-        break;
-      }
-      const double ratio = (static_cast<double>(row[v]) * static_cast<double>(P)) /
-                           (static_cast<double>(reference[v]) * static_cast<double>(Q));
-      best = std::max(best, std::fabs(std::log(ratio)));
-    }
-    return best;
-  });
+  per_class_sparse(hist, sizes, reference, out, n_threads,
+                   [](const ClassHist& h, const Reference& R) { return delta_value(h, R); });
 }
 
 }  // namespace anoncore::criteria

@@ -162,7 +162,7 @@ void Engine::Impl::init_levels(const std::vector<std::vector<int64_t>>& cnts) {
   }
 }
 
-/// The reference distribution of the sensitive column (P_v, P_v / N, -ln(P_v / N), per SA hierarchy node).
+/// The reference distribution of the sensitive column (counts over the rows, then the criteria core's tables).
 void Engine::Impl::init_sensitive(const SensitiveInput& sa, const BottomState* reuse) {
   if (!needs_hist) return;
   if (sa.codes.size != n) throw std::invalid_argument("sensitive codes must have one entry per row");
@@ -172,33 +172,14 @@ void Engine::Impl::init_sensitive(const SensitiveInput& sa, const BottomState* r
     ref.assign(static_cast<size_t>(m), 0);
     for (int64_t i = 0; i < n; ++i) ref[static_cast<size_t>(sa.codes[i])] += 1;
   }
-  sa_parent.assign(sa.parent.begin(), sa.parent.end());
-  sa_height.assign(sa.node_height.begin(), sa.node_height.end());
-  sa_H = sa_height.empty() ? 0 : sa_height.back();
-  for (int64_t v = 0; v < m; ++v) n_present += ref[static_cast<size_t>(v)] > 0;
-  ref_p.resize(static_cast<size_t>(m));
-  ref_neg_log_p.resize(static_cast<size_t>(m));
-  for (int64_t v = 0; v < m; ++v) {
-    ref_p[static_cast<size_t>(v)] = static_cast<double>(ref[static_cast<size_t>(v)]) / static_cast<double>(n);
-    ref_neg_log_p[static_cast<size_t>(v)] = -std::log(ref_p[static_cast<size_t>(v)]);
-  }
-  p_node.assign(sa_parent.size(), 0);
-  for (int64_t v = 0; v < m && v < static_cast<int64_t>(sa_parent.size()); ++v)
-    for (int32_t y = static_cast<int32_t>(v); y >= 0; y = sa_parent[static_cast<size_t>(y)])
-      p_node[static_cast<size_t>(y)] += ref[static_cast<size_t>(v)];
+  sa_ref.build(ref.data(), m, n, sa.parent.data, sa.node_height.data, sa.parent.size);
+  reference = sa_ref.view();
 }
 
 /// One scratch per thread.
 void Engine::Impl::init_scratch() {
   scratch.resize(static_cast<size_t>(std::max(1, n_threads)));
-  for (Scratch& sc : scratch) {
-    const size_t nn = sa_parent.size();
-    sc.hq.assign(nn, 0);
-    sc.hsump.assign(nn, 0);
-    sc.hpos.assign(nn, 0);
-    sc.hneg.assign(nn, 0);
-    sc.hmark.assign(nn, 0);
-  }
+  for (Scratch& sc : scratch) sc.ws.prepare(m, static_cast<int64_t>(sa_ref.parent.size()));
 }
 
 /// The bottom frequency set, straight from the rows (rk: the rows' packed keys when packed).

@@ -5,164 +5,29 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <vector>
 
 namespace anoncore::lattice {
 
-// ------------------------------------------------------------------ criteria
-/// Returns (violates any criterion, violates the monotone part).
-/// The class of size nE whose sensitive-value histogram is (hv[x], hc[x]) for x in [0, nnz).
-void Engine::Impl::check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s, uint8_t& viol,
-                 uint8_t& viol_m) const {
+/// The class of size nE whose sensitive-value histogram is (hv[x], hc[x]) for x in [0, nnz): viol = violates
+/// some criterion, viol_m = violates the monotone part (class size, distinct values, support). The criteria
+/// are judged by the criteria core (anoncore/criteria/class_criteria.hpp), inlined here.
+void Engine::Impl::check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s,
+                               uint8_t& viol, uint8_t& viol_m) const {
   if (nE < min_size) {
     viol = viol_m = 1;
     return;
   }
   viol = viol_m = 0;
   if (crit.empty() || (!needs_hist)) return;
-  const int64_t b0 = 0, b1 = nnz;
-  const int64_t distinct = b1 - b0;
-  if (distinct < distinct_l) {
+  if (nnz < distinct_l) {
     viol = viol_m = 1;
     return;
   }
-  const int64_t P = n;
+  const criteria::ClassHist h{hv, hc, nnz, nE};
   for (const Criterion& cr : crit) {
-    bool ok = true;
-    switch (cr.kind) {
-      case CriterionKind::kKAnonymity:
-      case CriterionKind::kDistinctL:
-        break;
-      case CriterionKind::kEntropyL: {
-        const auto l = static_cast<int64_t>(std::ceil(cr.a));
-        if (distinct < l) { ok = false; break; }
-        double sum = 0.0;
-        for (int64_t x = b0; x < b1; ++x) sum += static_cast<double>(hc[x]) * std::log(static_cast<double>(hc[x]));
-        const double C = static_cast<double>(nE) * (std::log(static_cast<double>(nE)) - std::log(cr.a));
-        ok = sum <= C;
-        break;
-      }
-      case CriterionKind::kRecursiveCL: {
-        const auto l = static_cast<int64_t>(cr.a);
-        if (distinct < l) { ok = false; break; }
-        auto& t = s.tmp;
-        t.assign(hc + b0, hc + b1);
-        std::sort(t.begin(), t.end(), std::greater<int64_t>());
-        int64_t tail = 0;
-        for (size_t i = static_cast<size_t>(l - 1); i < t.size(); ++i) tail += t[i];
-        ok = static_cast<double>(t[0]) < cr.b * static_cast<double>(tail);
-        break;
-      }
-      case CriterionKind::kEqualT: {
-        // values absent from the class contribute P_v n each: n (P - Σ_present P_v)
-        int64_t num = 0, pres = 0;
-        for (int64_t x = b0; x < b1; ++x) {
-          const int64_t pv = ref[static_cast<size_t>(hv[x])];
-          const int64_t d = pv * nE - hc[x] * P;
-          num += d < 0 ? -d : d;
-          pres += pv;
-        }
-        num += (P - pres) * nE;
-        ok = static_cast<double>(num) / (2.0 * static_cast<double>(P) * static_cast<double>(nE)) <= cr.a;
-        break;
-      }
-      case CriterionKind::kHierarchicalT: {
-        // Sparse pass over the subtree spanned by the class's values (Li et al. 2007 closed form): a child
-        // with no class row has extra = P_c n > 0, so only ancestors of present values can carry cost.
-        auto& touched = s.touched;
-        touched.clear();
-        for (int64_t x = b0; x < b1; ++x) {
-          for (int32_t y = hv[x]; y >= 0; y = sa_parent[static_cast<size_t>(y)]) {
-            s.hq[static_cast<size_t>(y)] += hc[x];
-            if (s.hmark[static_cast<size_t>(y)]) continue;
-            s.hmark[static_cast<size_t>(y)] = 1;
-            touched.push_back(y);
-          }
-        }
-        std::sort(touched.begin(), touched.end());
-        int64_t total = 0;
-        for (int32_t y : touched) {
-          const auto yy = static_cast<size_t>(y);
-          int64_t e;
-          if (y < m) {
-            e = ref[yy] * nE - s.hq[yy] * P;
-          } else {
-            const int64_t pos = nE * (p_node[yy] - s.hsump[yy]) + s.hpos[yy];
-            const int64_t neg = s.hneg[yy];
-            total += static_cast<int64_t>(sa_height[yy]) * std::min(pos, neg);
-            e = pos - neg;
-          }
-          const int32_t par = sa_parent[yy];
-          if (par >= 0) {
-            const auto pp = static_cast<size_t>(par);
-            s.hsump[pp] += p_node[yy];
-            if (e > 0) s.hpos[pp] += e;
-            else s.hneg[pp] -= e;
-          }
-        }
-        for (int32_t y : touched) {
-          const auto yy = static_cast<size_t>(y);
-          s.hq[yy] = s.hsump[yy] = s.hpos[yy] = s.hneg[yy] = 0;
-          s.hmark[yy] = 0;
-        }
-        const double d = sa_H == 0 ? 0.0
-                                   : static_cast<double>(total) / (static_cast<double>(sa_H) * static_cast<double>(P) *
-                                                                   static_cast<double>(nE));
-        ok = d <= cr.a;
-        break;
-      }
-      case CriterionKind::kHellingerT: {
-        double bc = 0.0;
-        for (int64_t x = b0; x < b1; ++x)
-          bc += std::sqrt(static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P) *
-                          (static_cast<double>(hc[x]) / static_cast<double>(nE)));
-        ok = std::sqrt(std::max(0.0, 1.0 - bc)) <= cr.a;
-        break;
-      }
-      case CriterionKind::kBasicBeta:
-      case CriterionKind::kEnhancedBeta: {
-        for (int64_t x = b0; x < b1 && ok; ++x) {
-          const double p = ref_p[static_cast<size_t>(hv[x])];  // P_v / N and -ln(P_v / N), precomputed
-          const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
-          double bound = cr.a;
-          if (cr.kind == CriterionKind::kEnhancedBeta) bound = std::min(bound, ref_neg_log_p[static_cast<size_t>(hv[x])]);
-          ok = (q - p) / p <= bound;
-        }
-        break;
-      }
-      case CriterionKind::kDeltaDisclosure: {
-        if (distinct < n_present) { ok = false; break; }  // a reference value is absent: |ln 0| = inf
-        for (int64_t x = b0; x < b1 && ok; ++x) {
-          const double p = static_cast<double>(ref[static_cast<size_t>(hv[x])]) / static_cast<double>(P);
-          const double q = static_cast<double>(hc[x]) / static_cast<double>(nE);
-          ok = std::fabs(std::log(q / p)) < cr.a;  // strict, as the audit (Brickell & Shmatikov)
-        }
-        break;
-      }
-      case CriterionKind::kOrderedT: {
-        // dense expansion of the class histogram (cleared again below)
-        auto& dense = s.dense;
-        if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
-        for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(hv[x])] = hc[x];
-        const int64_t* h = dense.data();
-        int64_t present = 0, acc = 0, tot = 0;
-        for (int64_t v = 0; v < m; ++v) {
-          if (ref[static_cast<size_t>(v)] == 0) continue;
-          ++present;
-          acc += ref[static_cast<size_t>(v)] * nE - h[v] * P;
-          tot += acc < 0 ? -acc : acc;
-        }
-        const double d = present <= 1 ? 0.0
-                                      : static_cast<double>(tot) / (static_cast<double>(present - 1) *
-                                                                     static_cast<double>(P) * static_cast<double>(nE));
-        for (int64_t x = b0; x < b1; ++x) dense[static_cast<size_t>(hv[x])] = 0;
-        ok = d <= cr.a;
-        break;
-      }
-    }
-    if (!ok) {
+    if (!criteria::class_holds(cr, h, reference, s.ws)) {
       viol = 1;
       viol_m = !use_mask && support_violates(hv, nnz, s) ? 1 : 0;  // (with masks: found in pass 1)
       return;
@@ -172,97 +37,7 @@ void Engine::Impl::check_class(int64_t nE, const int32_t* hv, const int64_t* hc,
 
 bool Engine::Impl::support_violates(const int32_t* hv, int64_t nnz, Scratch& s) const {
   if (!support_mono) return false;
-  const auto P = static_cast<double>(n);
-  auto above = [](double bound, double t) { return bound > t + kSupportEps * std::max(1.0, std::fabs(t)); };
-  for (const Criterion& cr : crit) {
-    switch (cr.kind) {
-      case CriterionKind::kKAnonymity:
-      case CriterionKind::kDistinctL:
-        break;
-      case CriterionKind::kEntropyL:
-        if (nnz < static_cast<int64_t>(std::ceil(cr.a))) return true;
-        break;
-      case CriterionKind::kRecursiveCL:
-        if (nnz < static_cast<int64_t>(cr.a)) return true;
-        break;
-      case CriterionKind::kDeltaDisclosure:
-        if (nnz < n_present) return true;
-        break;
-      case CriterionKind::kEqualT:
-      case CriterionKind::kHellingerT: {
-        int64_t pres = 0;
-        for (int64_t x = 0; x < nnz; ++x) pres += ref[static_cast<size_t>(hv[x])];
-        const double ps = static_cast<double>(pres) / P;
-        const double bound = cr.kind == CriterionKind::kEqualT ? 1.0 - ps : std::sqrt(std::max(0.0, 1.0 - std::sqrt(ps)));
-        if (above(bound, cr.a)) return true;
-        break;
-      }
-      case CriterionKind::kBasicBeta:
-      case CriterionKind::kEnhancedBeta: {
-        double cap = 0.0;
-        for (int64_t x = 0; x < nnz; ++x) {
-          const auto v = static_cast<size_t>(hv[x]);
-          double b = cr.a;
-          if (cr.kind == CriterionKind::kEnhancedBeta) b = std::min(b, ref_neg_log_p[v]);
-          cap += std::min(1.0, ref_p[v] * (1.0 + b));
-        }
-        if (cap < 1.0 - kSupportEps) return true;
-        break;
-      }
-      case CriterionKind::kOrderedT: {
-        // nearest value of S by index among the table's values (the positions the check uses)
-        auto& dense = s.dense;
-        if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);
-        for (int64_t x = 0; x < nnz; ++x) dense[static_cast<size_t>(hv[x])] = 1;
-        int64_t present = 0;
-        auto& dist = s.tmp2;
-        dist.assign(static_cast<size_t>(m), 0);
-        int64_t last = -1;
-        for (int64_t v = 0; v < m; ++v) {
-          if (ref[static_cast<size_t>(v)] == 0) continue;
-          if (dense[static_cast<size_t>(v)]) last = present;
-          dist[static_cast<size_t>(v)] = last < 0 ? std::numeric_limits<int64_t>::max() : present - last;
-          ++present;
-        }
-        last = -1;
-        int64_t pos = present;
-        for (int64_t v = m - 1; v >= 0; --v) {
-          if (ref[static_cast<size_t>(v)] == 0) continue;
-          --pos;
-          if (dense[static_cast<size_t>(v)]) last = pos;
-          if (last >= 0) dist[static_cast<size_t>(v)] = std::min(dist[static_cast<size_t>(v)], last - pos);
-        }
-        int64_t tot = 0;
-        for (int64_t v = 0; v < m; ++v)
-          if (ref[static_cast<size_t>(v)] > 0) tot += ref[static_cast<size_t>(v)] * dist[static_cast<size_t>(v)];
-        for (int64_t x = 0; x < nnz; ++x) dense[static_cast<size_t>(hv[x])] = 0;
-        if (present > 1 && above(static_cast<double>(tot) / (static_cast<double>(present - 1) * P), cr.a)) return true;
-        break;
-      }
-      case CriterionKind::kHierarchicalT: {
-        if (sa_H == 0) break;
-        // mark the ancestors of S's values; each table value moves to its lowest marked ancestor
-        auto& touched = s.touched;
-        touched.clear();
-        for (int64_t x = 0; x < nnz; ++x)
-          for (int32_t y = hv[x]; y >= 0 && !s.hmark[static_cast<size_t>(y)]; y = sa_parent[static_cast<size_t>(y)]) {
-            s.hmark[static_cast<size_t>(y)] = 1;
-            touched.push_back(y);
-          }
-        int64_t tot = 0;
-        for (int64_t v = 0; v < m; ++v) {
-          if (ref[static_cast<size_t>(v)] == 0) continue;
-          int32_t y = static_cast<int32_t>(v);
-          while (y >= 0 && !s.hmark[static_cast<size_t>(y)]) y = sa_parent[static_cast<size_t>(y)];
-          tot += ref[static_cast<size_t>(v)] * (y < 0 ? sa_H : sa_height[static_cast<size_t>(y)]);
-        }
-        for (int32_t y : touched) s.hmark[static_cast<size_t>(y)] = 0;
-        if (above(static_cast<double>(tot) / (static_cast<double>(sa_H) * P), cr.a)) return true;
-        break;
-      }
-    }
-  }
-  return false;
+  return criteria::support_violates(crit.data(), static_cast<int64_t>(crit.size()), hv, nnz, reference, s.ws);
 }
 
 /// The monotone part of a class from its value mask alone: fewer than distinct-l values, or a support that

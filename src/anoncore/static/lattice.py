@@ -70,19 +70,10 @@ _PACKED_KEYS = True
 #: The optimal search's sweep where it applies (tests switch it off to compare with the queue).
 _SWEEP = True
 
-# Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
+# Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute): the kernel's metadata
+# table (csrc/include/anoncore/criteria/models.hpp), the models the lattice engine judges.
 _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
-    "KAnonymity": (0, "k", None, False),
-    "DistinctLDiversity": (1, "l", None, True),
-    "EntropyLDiversity": (2, "l", None, True),
-    "RecursiveCLDiversity": (3, "l", "c", True),
-    "EqualDistanceTCloseness": (4, "t", None, True),
-    "OrderedDistanceTCloseness": (5, "t", None, True),
-    "HierarchicalDistanceTCloseness": (6, "t", None, True),
-    "HellingerTCloseness": (7, "t", None, True),
-    "BasicBetaLikeness": (8, "beta", None, True),
-    "EnhancedBetaLikeness": (9, "beta", None, True),
-    "DeltaDisclosure": (10, "delta", None, True),
+    name: (kid, a, b, needs_sa) for name, (kid, a, b, needs_sa, lat) in _core.criteria.models.items() if lat
 }
 
 

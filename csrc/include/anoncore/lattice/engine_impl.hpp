@@ -37,12 +37,9 @@ struct Engine::Impl {
   bool reused = false;
   int n_threads = 1;
   std::vector<Qi> qi;
-  std::vector<int32_t> sa_parent, sa_height;
-  int32_t sa_H = 0;
-  std::vector<int64_t> ref;  // reference counts P_v over all rows
-  std::vector<double> ref_p, ref_neg_log_p;  // P_v / N and -ln(P_v / N)
-  std::vector<int64_t> p_node;  // reference counts summed per SA hierarchy node
-  int64_t n_present = 0;        // values with P_v > 0
+  std::vector<int64_t> ref;            // reference counts P_v over all rows
+  criteria::ReferenceTables sa_ref;    // the reference distribution's tables (criteria core)
+  criteria::Reference reference;       // their view, as the criteria core takes it
   std::vector<Criterion> crit;
   MetricSpec metric;
   double gF = 1.0, sF = 1.0;
@@ -187,22 +184,7 @@ struct Engine::Impl {
   void check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s, uint8_t& viol,
                    uint8_t& viol_m) const;
 
-  // ------------------------------------------------------------------ the support part (monotone)
-  /// Whether every class whose sensitive values lie within the set S = {hv[0..nnz)} violates some criterion,
-  /// whatever its counts. A class of a specialization is a subset of a class here, so its values are a subset
-  /// of S, and it violates too: such a class's rows count towards the monotone part (`suppressed_size`), like
-  /// a class below the minimal size, and tag down-sets when they exceed the limit. Per criterion,
-  /// the least distance any distribution Q supported on S can have from the table's distribution P:
-  ///  - EMD with ground distance d (equal, ordered, hierarchical): moving each unit of P to its nearest value
-  ///    of S is a feasible transport plan and no plan is cheaper, so min_Q EMD = Σ_u P_u d(u, S);
-  ///    equal: 1 − P(S); ordered: the index distance to the nearest present value of S over (present − 1);
-  ///    hierarchical: the height of u's lowest ancestor above a value of S over the tree height.
-  ///  - Hellinger: Σ_v sqrt(P_v Q_v) ≤ sqrt(P(S)) (Cauchy-Schwarz), so H ≥ sqrt(1 − sqrt(P(S))).
-  ///  - β-likeness (basic, enhanced): Q_v ≤ T_v = P_v (1 + bound_v) for every v needs Σ_{v∈S} min(1, T_v) ≥ 1.
-  ///  - δ-disclosure: every value of the table present; entropy / recursive l: at least l values.
-  /// A bound must exceed its threshold by kSupportEps (relative) to count: the criteria's own checks round
-  /// in double, so a class is flagged only when its true distance clears t by far more than that rounding.
-  static constexpr double kSupportEps = 1e-9;
+  /// The support part (monotone) of the classes whose values are {hv[0..nnz)} (criteria::support_violates).
   bool support_violates(const int32_t* hv, int64_t nnz, Scratch& s) const;
 
   bool mask_violates(uint64_t mask, Scratch& s) const;

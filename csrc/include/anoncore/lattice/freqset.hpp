@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "anoncore/criteria/class_criteria.hpp"
+
 namespace anoncore::lattice::detail {
 
 inline constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
@@ -103,13 +105,9 @@ struct Scratch {
   std::vector<int32_t> slot;
   std::vector<uint8_t> viol;
   std::vector<uint8_t> viol_m;
-  std::vector<int64_t> tmp;
-  std::vector<int64_t> tmp2;
   std::vector<int64_t> supp_codes;
-  std::vector<int64_t> dense;    // m, all zero between uses
-  std::vector<int32_t> touched;  // hierarchical EMD: nodes spanned by a class's values
-  std::vector<int64_t> hq, hsump, hpos, hneg;  // per SA node, all zero between uses
-  std::vector<uint8_t> hmark;
+  std::vector<int64_t> dense;    // m, all zero between uses (histogram merges)
+  criteria::Workspace ws;        // the criteria core's buffers (judging one class)
   std::vector<int64_t> bucket;   // counting sort of source classes by destination
   std::vector<int64_t> order;
   std::vector<RunEntry> run;  // histogram entries grouped by destination class

@@ -16,31 +16,15 @@
 #include <vector>
 
 #include "anoncore/core/status.hpp"
+#include "anoncore/criteria/models.hpp"
 #include "anoncore/core/views.hpp"
 
 namespace anoncore::lattice {
 
-/// Class-based privacy criteria (names as the Python model classes, STYLE.md §2.2).
-enum class CriterionKind : int {
-  kKAnonymity = 0,
-  kDistinctL = 1,
-  kEntropyL = 2,
-  kRecursiveCL = 3,
-  kEqualT = 4,
-  kOrderedT = 5,
-  kHierarchicalT = 6,
-  kHellingerT = 7,
-  kBasicBeta = 8,
-  kEnhancedBeta = 9,
-  kDeltaDisclosure = 10,
-};
-
-/// One criterion: a = k / l / t / beta / delta, b = c of recursive (c, l)-diversity.
-struct Criterion {
-  CriterionKind kind = CriterionKind::kKAnonymity;
-  double a = 0.0;
-  double b = 0.0;
-};
+/// Class-based privacy criteria: the models' kernel ids and instances of the criteria core
+/// (anoncore/criteria/models.hpp; the lattice judges the models whose `lattice` flag is set).
+using CriterionKind = criteria::Model;
+using Criterion = criteria::Criterion;
 
 /// Objective (ARX-ORACLES.md §7). Each has a lower bound that is monotone along the lattice.
 enum class MetricKind : int {
