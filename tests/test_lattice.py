@@ -327,10 +327,10 @@ def test_intermediate_sources_with_histograms_equal_exhaustive(seed: int, mi: in
     problem = LatticeProblem.build(table, models, 0.1, "loss", n_threads=1)
     out = problem.engine.optimal(False)
     assert problem.engine.primed_sources > 0
-    assert out["feasible"] == bool(vals)
+    assert out.feasible == bool(vals)
     if not vals:
         return
-    lv = tuple(int(x) for x in out["levels"])
+    lv = tuple(int(x) for x in out.levels)
     best = min(vals.values())
     assert lv == min(x for x, v in vals.items() if math.isclose(v, best, rel_tol=1e-9, abs_tol=1e-12))
     res = lattice_search(table, models, 0.1, "loss", n_threads=1)
@@ -433,14 +433,14 @@ def test_dm_cut_bound_below_true_dm_star(prob: tuple[Table, int], k: int, metric
         true = oracle.metric_value(table, st_, "dm_star")
         cut = float(true - 1) if rng.random() < 0.5 else float(rng.integers(table.n_rows, int(true) + 2))
         got = problem.engine.evaluate_dm_cut(np.asarray(lv, dtype=np.int32), cut)
-        if got["partial"]:
-            assert cut < got["lower_bound"] <= true, (lv, cut, got, true)
-            assert not got["feasible"]
+        if got.partial:
+            assert cut < got.lower_bound <= true, (lv, cut, got, true)
+            assert not got.feasible
         else:
-            assert got["lower_bound"] == true, (lv, got, true)
-            assert got["feasible"] == st_["feasible"], lv
-            if got["feasible"]:
-                assert got["metric"] == oracle.metric_value(table, st_, metric), lv
+            assert got.lower_bound == true, (lv, got, true)
+            assert got.feasible == st_["feasible"], lv
+            if got.feasible:
+                assert got.metric == oracle.metric_value(table, st_, metric), lv
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
@@ -493,8 +493,8 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
     # publishing with every class judged
     problem = LatticeProblem.build(table, models, limit, metric, n_threads=threads)
     out = problem.engine.optimal(False)
-    judged, res_j = problem.publish(out["levels"])
-    known, res_k = problem.publish(out["levels"], out["result"])
+    judged, res_j = problem.publish(out.levels)
+    known, res_k = problem.publish(out.levels, out.result)
     for name in ("labels", "suppressed", "gen_lo", "gen_hi", "gen_node"):
         np.testing.assert_array_equal(getattr(known, name), getattr(judged, name), err_msg=name)
     assert (res_k["metric"], res_k["n_classes"]) == (res_j["metric"], res_j["n_classes"])
@@ -510,8 +510,8 @@ def test_dm_cut_stops_and_search_tie_break() -> None:
     lv = np.zeros(len(heights), dtype=np.int32)
     full = problem.evaluate(list(heights))["lower_bound"]
     got = problem.engine.evaluate_dm_cut(lv + 1, 1.0 * table.n_rows)
-    assert got["partial"] and got["lower_bound"] > table.n_rows
-    assert full >= got["lower_bound"]
+    assert got.partial and got.lower_bound > table.n_rows
+    assert full >= got.lower_bound
     for metric in ("dm", "dm_star"):
         lim = math.floor(0.05 * table.n_rows)
         stats = {x: oracle.node_stats(table, x, [M("KAnonymity", k=4)], lim) for x in oracle.all_nodes(heights)}

@@ -151,7 +151,7 @@ class LatticeProblem:
         gs = _check_fraction(gs_factor, "gs_factor", caller)
         agg = _check_option(aggregate, list(_AGGREGATES), "aggregate", caller)
         nt = check_n_threads(n_threads, caller)
-        kinds, a_par, b_par = [], [], []
+        crit = []
         sa_name: str | None = None
         for m in mlist:
             kid, an, bn, needs_sa = _MODEL_KINDS[type(m).__name__]
@@ -164,9 +164,7 @@ class LatticeProblem:
                 if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
                     raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
                                      f"{s!r}; it has none.")
-            kinds.append(kid)
-            a_par.append(float(getattr(m, an)))
-            b_par.append(float(getattr(m, bn)) if bn else 0.0)
+            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
         n = table.n_rows
         qc = table.qi_codes()
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
@@ -187,11 +185,13 @@ class LatticeProblem:
         # column, then reused by later problems on the same table (it skips the pass over the rows).
         bkey = ("lattice_bottom", bool(_PACKED_KEYS), sa_name)
         bottom = table._cache.get(bkey)
-        engine = _core.lattice.Engine(
-            qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
-            np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
-            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt,
-            packed=_PACKED_KEYS, bottom=bottom)
+        cfg = _core.lattice.EngineConfig()
+        cfg.codes, cfg.gens, cfg.heights = qc, gens, np.asarray(heights, dtype=np.int32)
+        cfg.leaf_counts, cfg.nu_bases = lcs, nus
+        cfg.sa_codes, cfg.m, cfg.sa_parent, cfg.sa_height = sa_codes, m_sa, sa_parent, sa_height
+        cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
+        cfg.limit, cfg.n_threads, cfg.packed, cfg.bottom = limit, nt, _PACKED_KEYS, bottom
+        engine = _core.lattice.Engine(cfg)
         if bottom is None:
             table._cache[bkey] = engine.bottom_state()
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name)
@@ -207,13 +207,13 @@ class LatticeProblem:
 
     def evaluate(self, levels: Sequence[int]) -> dict[str, Any]:
         """Feasibility, suppressed rows, number of classes and objective of one node."""
-        return self.engine.evaluate(np.asarray(levels, dtype=np.int32))  # type: ignore[no-any-return]
+        return _node_dict(self.engine.evaluate(np.asarray(levels, dtype=np.int32)))
 
     def evaluate_many(self, levels: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
         arr = np.ascontiguousarray(np.asarray(levels, dtype=np.int32).reshape(-1, self.n_qi))
-        return self.engine.evaluate_many(arr)  # type: ignore[no-any-return]
+        return [_node_dict(r) for r in self.engine.evaluate_many(arr)]
 
-    def publish(self, levels: Sequence[int], known: dict[str, Any] | None = None) -> tuple[Partition, dict[str, Any]]:
+    def publish(self, levels: Sequence[int], known: Any = None) -> tuple[Partition, dict[str, Any]]:
         """The published partition of a node (violating classes suppressed).
 
         ``known``: the kernel's result for this node when it is feasible under a zero suppression limit (so no
@@ -221,17 +221,24 @@ class LatticeProblem:
         result (its ``n_classes`` from the grouping). The output audit checks the partition independently.
         """
         lv = np.asarray(levels, dtype=np.int32)
-        clean = known is not None and self.limit == 0 and bool(known["feasible"])
-        res, labels, sup, first = self.engine.classify(lv, clean)
+        clean = known is not None and self.limit == 0 and bool(known.feasible)
+        node, labels, sup, first = self.engine.classify(lv, clean)
+        res = _node_dict(node)
         if clean:
             assert known is not None
-            res = {**known, "n_classes": res["n_classes"]}
+            res = {**_node_dict(known), "n_classes": node.n_classes}
         return _partition_from_labels(self.table, [int(x) for x in levels], labels, int(res["n_classes"]),
                                       sup, first), res
 
     def nodes_at_height(self, height: int) -> list[tuple[int, ...]]:
         """All nodes with sum of levels == height, in lexicographic order."""
         return list(_compositions(height, self.heights))
+
+
+def _node_dict(r: Any) -> dict[str, Any]:
+    """A kernel NodeResult as the dict of LatticeProblem.evaluate (and of the optimal search's trace)."""
+    return {"feasible": r.feasible, "n_classes": r.n_classes, "suppressed": r.suppressed,
+            "suppressed_size": r.suppressed_size, "metric": r.metric, "lower_bound": r.lower_bound}
 
 
 def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], list[NDArray[np.int64]],
@@ -404,7 +411,7 @@ def level_sizes(heights: Sequence[int]) -> list[int]:
 
 # ---------------------------------------------------------------------------------------------- results
 def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], params: dict[str, Any],
-            trace: tuple[Any, ...], stats: dict[str, Any], known: dict[str, Any] | None = None) -> Result:
+            trace: tuple[Any, ...], stats: dict[str, Any], known: Any = None) -> Result:
     t0 = time.perf_counter()
     part, res = problem.publish(levels, known)
     sizes = part.class_sizes
@@ -533,15 +540,15 @@ def lattice_search(
     t0 = time.perf_counter()
     out = problem.engine.optimal(with_trace, _SWEEP)
     secs = time.perf_counter() - t0
-    if not out["feasible"]:
+    if not out.feasible:
         raise _infeasible(problem, caller)
-    trace = tuple((tuple(lv), ("evaluated", "inferred_feasible", "inferred_infeasible")[how], res)
-                  for lv, how, res in out["trace"])
-    stats = {"seconds": secs, "nodes_evaluated": out["evaluated"], "nodes_inferred": out["inferred"],
-             "nodes_popped": out["popped"], "search": "sweep" if out["swept"] else "queue",
+    trace = tuple((tuple(lv), ("evaluated", "inferred_feasible", "inferred_infeasible")[how], _node_dict(res))
+                  for lv, how, res in out.trace)
+    stats = {"seconds": secs, "nodes_evaluated": out.evaluated, "nodes_inferred": out.inferred,
+             "nodes_popped": out.popped, "search": "sweep" if out.swept else "queue",
              "lattice_size": lattice_size(problem.heights),
              "bottom_classes": problem.engine.bottom_classes}
-    return _finish(problem, "lattice_optimal", out["levels"], {"strategy": "optimal"}, trace, stats, out["result"])
+    return _finish(problem, "lattice_optimal", out.levels, {"strategy": "optimal"}, trace, stats, out.result)
 
 
 def _exhaustive(problem: LatticeProblem) -> Result:
