@@ -33,6 +33,7 @@ struct EngineConfig {
   int metric = 0;                          // lattice::MetricKind
   int aggregate = 0;                       // lattice::Aggregate
   double gs_factor = 0.5;
+  std::vector<double> weights;             // Loss's attribute weights (one per QI) or empty
   int64_t limit = 0;                       // absolute suppression limit
   int n_threads = 1;
   bool packed = true;                      // allow the packed 64-bit class keys
@@ -62,7 +63,7 @@ std::unique_ptr<Engine> make_engine(const EngineConfig& c) {
   lattice::SensitiveInput sa{span_of(c.sa_codes, "sa_codes"), c.m, span_of(c.sa_parent, "sa_parent"),
                              span_of(c.sa_height, "sa_height")};
   lattice::MetricSpec ms{static_cast<lattice::MetricKind>(c.metric), static_cast<lattice::Aggregate>(c.aggregate),
-                         c.gs_factor};
+                         c.gs_factor, c.weights};
   std::shared_ptr<const lattice::BottomState> reuse = c.bottom ? c.bottom->p : nullptr;
   std::vector<lattice::Criterion> crit = c.criteria;
   py::gil_scoped_release nogil;
@@ -96,6 +97,7 @@ void bind_results(py::module_ m) {
       .def_readwrite("metric", &EngineConfig::metric)
       .def_readwrite("aggregate", &EngineConfig::aggregate)
       .def_readwrite("gs_factor", &EngineConfig::gs_factor)
+      .def_readwrite("weights", &EngineConfig::weights)
       .def_readwrite("limit", &EngineConfig::limit)
       .def_readwrite("n_threads", &EngineConfig::n_threads)
       .def_readwrite("packed", &EngineConfig::packed)

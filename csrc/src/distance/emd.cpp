@@ -13,9 +13,6 @@
 namespace anoncore::distance {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int64_t kChunk = 256;
-
 /// Hierarchical EMD numerator: one post-order pass over node ids. `leaf_extra(v)` gives the extra earth of leaf
 /// v as type T; pos/neg are scratch buffers of length n_nodes. Returns sum_n height(n) * min(pos(n), neg(n)).
 template <class T, class Acc, class LeafExtra>
@@ -48,57 +45,34 @@ Acc hier_pass(const HierarchyView& h, std::vector<T>& pos, std::vector<T>& neg, 
 
 // The class-vectorised EMD kernels judge each class through the criteria core (criteria/class_criteria.hpp),
 // the functions the lattice engine uses, on the nonzero entries of the class's row in code order.
-namespace {
-
-/// f(class histogram, reference, workspace) for every class with a positive size (NaN otherwise).
-template <class F>
-void per_class_emd(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, const int32_t* parent,
-                   const int32_t* height, int64_t n_nodes, MutSpan<double> out, int n_threads, F&& f) {
-  const int64_t m = hist.cols;
-  criteria::ReferenceTables tables;
-  tables.build(reference.data, m, total_of(reference), parent, height, n_nodes);
-  const criteria::Reference R = tables.view();
-  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    std::vector<int32_t> val;
-    std::vector<int64_t> cnt;
-    criteria::Workspace ws;
-    ws.prepare(m, n_nodes);
-    for (int64_t c = b; c < e; ++c) {
-      if (sizes[c] <= 0) {
-        out[c] = kNaN;
-        continue;
-      }
-      criteria::ClassHist h = criteria::sparse_row(hist.row(c), m, val, cnt);
-      h.size = sizes[c];
-      out[c] = f(h, R, ws);
-    }
-  });
-}
-
-}  // namespace
-
 void emd_equal_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                        int n_threads) {
-  per_class_emd(hist, sizes, reference, nullptr, nullptr, 0, out, n_threads,
-                [](const criteria::ClassHist& h, const criteria::Reference& R, criteria::Workspace&) {
-                  return criteria::emd_equal(h, R);
-                });
+  criteria::ReferenceTables tables;
+  tables.build(reference.data, hist.cols, total_of(reference), nullptr, nullptr, 0);
+  const criteria::Reference R = tables.view();
+  criteria::per_class_hist(hist, sizes, 0, out, n_threads,
+                           [&](const criteria::ClassHist& h, criteria::Workspace&) { return criteria::emd_equal(h, R); });
 }
 
 void emd_ordered_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                          int n_threads) {
-  per_class_emd(hist, sizes, reference, nullptr, nullptr, 0, out, n_threads,
-                [](const criteria::ClassHist& h, const criteria::Reference& R, criteria::Workspace& ws) {
-                  return criteria::emd_ordered(h, R, ws);
-                });
+  criteria::ReferenceTables tables;
+  tables.build(reference.data, hist.cols, total_of(reference), nullptr, nullptr, 0);
+  const criteria::Reference R = tables.view();
+  criteria::per_class_hist(hist, sizes, 0, out, n_threads, [&](const criteria::ClassHist& h, criteria::Workspace& ws) {
+    return criteria::emd_ordered(h, R, ws);
+  });
 }
 
 void emd_hierarchical_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference,
                               const HierarchyView& h, MutSpan<double> out, int n_threads) {
-  per_class_emd(hist, sizes, reference, h.parent.data, h.height.data, h.n_nodes(), out, n_threads,
-                [](const criteria::ClassHist& ch, const criteria::Reference& R, criteria::Workspace& ws) {
-                  return criteria::emd_hierarchical(ch, R, ws);
-                });
+  criteria::ReferenceTables tables;
+  tables.build(reference.data, hist.cols, total_of(reference), h.parent.data, h.height.data, h.n_nodes());
+  const criteria::Reference R = tables.view();
+  criteria::per_class_hist(hist, sizes, h.n_nodes(), out, n_threads,
+                           [&](const criteria::ClassHist& ch, criteria::Workspace& ws) {
+                             return criteria::emd_hierarchical(ch, R, ws);
+                           });
 }
 
 void hellinger_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,

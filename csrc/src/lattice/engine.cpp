@@ -240,6 +240,13 @@ Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInpu
   I.gF = g <= 0.5 ? 1.0 : 1.0 - 2.0 * (g - 0.5);
   if (static_cast<int64_t>(qis.size()) != I.r) throw std::invalid_argument("one QiInput per quasi-identifier expected");
   I.init_qis(qis);
+  I.weight.assign(static_cast<size_t>(I.r), 1.0);
+  if (!metric.weights.empty()) {
+    if (static_cast<int64_t>(metric.weights.size()) != I.r) throw std::invalid_argument("one weight per QI expected");
+    const double wmax = *std::max_element(metric.weights.begin(), metric.weights.end());
+    if (!(wmax > 0.0)) throw std::invalid_argument("the largest weight must be positive");
+    for (int64_t j = 0; j < I.r; ++j) I.weight[static_cast<size_t>(j)] = metric.weights[static_cast<size_t>(j)] / wmax;
+  }
   I.init_layout(allow_packed);
   I.init_criteria(sa.m);
   // a reused BottomState (same rows, hierarchies and sensitive column: the caller's contract) with this

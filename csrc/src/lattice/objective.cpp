@@ -9,27 +9,30 @@
 namespace anoncore::lattice {
 
 // ------------------------------------------------------------------ metrics
+/// ARX's aggregates of the per-QI losses x_j with the attribute weights w_j (ARX-ORACLES.md §7.1; all 1 unless
+/// set): geometric mean Π (w_j x_j + 1)^(1/D) − 1, arithmetic mean Σ (x_j / D) w_j, sum Σ w_j x_j, max w_j x_j.
 double Engine::Impl::aggregate(const std::vector<double>& x) const {
   const auto D = static_cast<double>(x.size());
+  const double* w = weight.data();
   switch (metric.aggregate) {
     case Aggregate::kGeometricMean: {
       double res = 1.0;
-      for (double v : x) res *= std::pow(v + 1.0, 1.0 / D);
+      for (size_t j = 0; j < x.size(); ++j) res *= std::pow(w[j] * x[j] + 1.0, 1.0 / D);
       return res - 1.0;
     }
     case Aggregate::kArithmeticMean: {
       double res = 0.0;
-      for (double v : x) res += v / D;
+      for (size_t j = 0; j < x.size(); ++j) res += x[j] / D * w[j];
       return res;
     }
     case Aggregate::kSum: {
       double res = 0.0;
-      for (double v : x) res += v;
+      for (size_t j = 0; j < x.size(); ++j) res += w[j] * x[j];
       return res;
     }
     case Aggregate::kMax: {
       double res = 0.0;
-      for (double v : x) res = std::max(res, v);
+      for (size_t j = 0; j < x.size(); ++j) res = std::max(res, w[j] * x[j]);
       return res;
     }
   }
@@ -90,14 +93,15 @@ void Engine::Impl::precompute_loss_lb() {
       const double A = gF * (static_cast<double>(q.a_level[static_cast<size_t>(l)]) / rows);
       const double mn = gF * N / rows;
       const double x = N - mn > 0.0 ? round10(std::max(0.0, (A - mn) / (N - mn))) : 0.0;
-      lb_x[static_cast<size_t>(j)].push_back(x);
-      lb_pow[static_cast<size_t>(j)].push_back(std::pow(x + 1.0, 1.0 / D));
+      // the aggregate's term of QI j at level l (aggregate's operations, so the same doubles)
+      const double w = weight[static_cast<size_t>(j)];
+      lb_x[static_cast<size_t>(j)].push_back(metric.aggregate == Aggregate::kArithmeticMean ? x / D * w : w * x);
+      lb_pow[static_cast<size_t>(j)].push_back(std::pow(w * x + 1.0, 1.0 / D));
     }
   }
 }
 
 double Engine::Impl::loss_lb(const int32_t* lv) const {
-  const auto D = static_cast<double>(r);
   switch (metric.aggregate) {
     case Aggregate::kGeometricMean: {
       double res = 1.0;
@@ -106,7 +110,7 @@ double Engine::Impl::loss_lb(const int32_t* lv) const {
     }
     case Aggregate::kArithmeticMean: {
       double res = 0.0;
-      for (int64_t j = 0; j < r; ++j) res += lb_x[static_cast<size_t>(j)][static_cast<size_t>(lv[j])] / D;
+      for (int64_t j = 0; j < r; ++j) res += lb_x[static_cast<size_t>(j)][static_cast<size_t>(lv[j])];
       return res;
     }
     case Aggregate::kSum: {

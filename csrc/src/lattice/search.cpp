@@ -367,7 +367,6 @@ void OptimalSearch::refold(int64_t from, const std::vector<int32_t>& x, std::vec
                            std::vector<uint64_t>& pc) const {
   const bool loss = I.metric.kind == MetricKind::kLoss;
   const auto agg = I.metric.aggregate;
-  const auto D = static_cast<double>(r);
   for (int64_t j = from; j < r; ++j) {
     const auto l = static_cast<size_t>(x[static_cast<size_t>(j)]);
     const auto ju = static_cast<size_t>(j);
@@ -375,7 +374,7 @@ void OptimalSearch::refold(int64_t from, const std::vector<int32_t>& x, std::vec
     if (loss) {
       switch (agg) {
         case Aggregate::kGeometricMean: v *= I.lb_pow[ju][l]; break;
-        case Aggregate::kArithmeticMean: v += I.lb_x[ju][l] / D; break;
+        case Aggregate::kArithmeticMean: v += I.lb_x[ju][l]; break;
         case Aggregate::kSum: v += I.lb_x[ju][l]; break;
         case Aggregate::kMax: v = std::max(v, I.lb_x[ju][l]); break;
       }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +110,32 @@ def _check_option(x: Any, options: Sequence[str], name: str, caller: str) -> str
     return x
 
 
+def _check_weights(weights: Any, table: Table, metric: str, caller: str) -> list[float]:
+    """Loss's attribute weights (ARX's ``attribute_weights``): {quasi-identifier: weight >= 0}; the others keep
+    ARX's default 0.5; each is divided by the largest in the kernel. [] (all equal) when None."""
+    if weights is None:
+        return []
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"The 'weights' parameter of {caller} must be a dict {{quasi-identifier: weight}} or None. "
+                        f"Got {type(weights).__name__} instead.")
+    if metric != "loss":
+        raise ValueError(f"The 'weights' parameter of {caller} applies to metric='loss' only. Got metric={metric!r}.")
+    qis = list(table.quasi_identifiers)
+    out = [0.5] * len(qis)
+    for name, w in weights.items():
+        if name not in qis:
+            raise ValueError(f"The 'weights' parameter of {caller} names {name!r}, which is not a quasi-identifier "
+                             f"of the table; quasi-identifiers: {qis}.")
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not (
+                math.isfinite(float(w)) and float(w) >= 0.0):
+            raise ValueError(f"The weight of {name!r} in the 'weights' parameter of {caller} must be a finite "
+                             f"float >= 0. Got {w!r} instead.")
+        out[qis.index(name)] = float(w)
+    if max(out) <= 0.0:
+        raise ValueError(f"The 'weights' parameter of {caller} must give some quasi-identifier a positive weight.")
+    return out
+
+
 def _as_models(models: Any, caller: str) -> list[Any]:
     if models is None:
         raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
@@ -143,13 +169,14 @@ class LatticeProblem:
     @classmethod
     def build(cls, table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
               gs_factor: float = 0.5, aggregate: str = "geometric_mean", n_threads: int | None = None,
-              caller: str = "lattice_search") -> LatticeProblem:
+              caller: str = "lattice_search", weights: Any = None) -> LatticeProblem:
         table = _check_table(table, caller)
         mlist = _as_models(models, caller)
         sup = _check_fraction(suppression_limit, "suppression_limit", caller)
         metric = _check_option(metric, list(METRICS), "metric", caller)
         gs = _check_fraction(gs_factor, "gs_factor", caller)
         agg = _check_option(aggregate, list(_AGGREGATES), "aggregate", caller)
+        wts = _check_weights(weights, table, metric, caller)
         nt = check_n_threads(n_threads, caller)
         crit = []
         sa_name: str | None = None
@@ -191,6 +218,7 @@ class LatticeProblem:
         cfg.sa_codes, cfg.m, cfg.sa_parent, cfg.sa_height = sa_codes, m_sa, sa_parent, sa_height
         cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
         cfg.limit, cfg.n_threads, cfg.packed, cfg.bottom = limit, nt, _PACKED_KEYS, bottom
+        cfg.weights = wts
         engine = _core.lattice.Engine(cfg)
         if bottom is None:
             table._cache[bkey] = engine.bottom_state()
@@ -457,6 +485,7 @@ def lattice_search(
     gs_factor: float = 0.5,
     aggregate: str = "geometric_mean",
     with_trace: bool = False,
+    weights: Mapping[str, float] | None = None,
 ) -> Result:
     """Full-domain generalization (global recoding) with record suppression under privacy models.
 
@@ -484,6 +513,10 @@ def lattice_search(
         Aggregation of Loss over the quasi-identifiers.
     with_trace : bool, default=False
         Record every node visited by the optimal search (evaluated or decided by tagging).
+    weights : dict {quasi-identifier: float >= 0} or None, default=None
+        Attribute weights of Loss, as ARX's ``attribute_weights`` (ARX-ORACLES.md §7.1): quasi-identifiers not
+        named keep ARX's default 0.5, and every weight is divided by the largest, so that None (equal weights)
+        is all 1. The aggregates become Π (w_j x_j + 1)^(1/D) − 1, Σ (x_j / D) w_j, Σ w_j x_j and max w_j x_j.
 
     Returns
     -------
@@ -528,7 +561,7 @@ def lattice_search(
     if not isinstance(with_trace, bool):
         raise TypeError(f"The 'with_trace' parameter of {caller} must be a bool. Got {with_trace!r} instead.")
     problem = LatticeProblem.build(table, models, suppression_limit, metric, gs_factor, aggregate, n_threads,
-                                   caller)
+                                   caller, weights)
     if strategy == "datafly":
         return _datafly(problem)
     if strategy == "samarati":

@@ -24,6 +24,8 @@
 #include <limits>
 #include <vector>
 
+#include "anoncore/core/per_class.hpp"
+#include "anoncore/core/views.hpp"
 #include "anoncore/criteria/models.hpp"
 
 namespace anoncore::criteria {
@@ -129,6 +131,31 @@ inline ClassHist sparse_row(const int64_t* row, int64_t m, std::vector<int32_t>&
       size += row[v];
     }
   return ClassHist{val.data(), cnt.data(), static_cast<int64_t>(val.size()), size};
+}
+
+/// out[c] = f(class c's histogram, a workspace) for every class c of a dense (C, m) histogram with a positive
+/// size (NaN otherwise): the audit kernels' driver. Parallel chunks of classes, each with its own workspace
+/// (n_nodes: the SA hierarchy's nodes, for the hierarchical EMD); results do not depend on n_threads.
+template <class F>
+void per_class_hist(Matrix<int64_t> hist, Span<int64_t> sizes, int64_t n_nodes, MutSpan<double> out, int n_threads,
+                    F&& f) {
+  const int64_t m = hist.cols;
+  parallel_chunks(hist.rows, per_class_detail::kClassChunk, threads_for(hist.rows * hist.cols, n_threads),
+                  [&](int64_t, int64_t b, int64_t e) {
+                    std::vector<int32_t> val;
+                    std::vector<int64_t> cnt;
+                    Workspace ws;
+                    ws.prepare(m, n_nodes);
+                    for (int64_t c = b; c < e; ++c) {
+                      if (sizes[c] <= 0) {
+                        out[c] = std::numeric_limits<double>::quiet_NaN();
+                        continue;
+                      }
+                      ClassHist h = sparse_row(hist.row(c), m, val, cnt);
+                      h.size = sizes[c];
+                      out[c] = f(h, ws);
+                    }
+                  });
 }
 
 // ------------------------------------------------------------------------------------------ l-diversity

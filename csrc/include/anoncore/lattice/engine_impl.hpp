@@ -209,10 +209,11 @@ struct Engine::Impl {
     return d[static_cast<size_t>(lv[j] + 1)] - d[static_cast<size_t>(lv[j])];
   }
 
-  // Loss without suppression depends on each QI's level only: per (QI, level) term x and, for the geometric
-  // mean, pow(x + 1, 1/D), precomputed so that the bound costs r multiplications (same operations in the same
-  // order as loss_value, so the same double).
+  // Loss without suppression depends on each QI's level only: per (QI, level) the aggregate's term (w x, or
+  // x / D w for the arithmetic mean) and, for the geometric mean, pow(w x + 1, 1/D), precomputed so that the
+  // bound costs r operations (the same operations in the same order as aggregate, so the same double).
   std::vector<std::vector<double>> lb_x, lb_pow;
+  std::vector<double> weight;  // attribute weights of Loss (MetricSpec::weights normalised; all 1 by default)
 
   void precompute_loss_lb();
 

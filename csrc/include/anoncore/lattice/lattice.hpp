@@ -63,6 +63,9 @@ struct MetricSpec {
   MetricKind kind = MetricKind::kLoss;
   Aggregate aggregate = Aggregate::kGeometricMean;
   double gs_factor = 0.5;
+  /// Loss's attribute weights, one per QI (ARX-ORACLES.md §7.1: each divided by the largest, so the default
+  /// of equal weights is all 1); empty: all 1. Non-negative with a positive maximum (checked in Python).
+  std::vector<double> weights;
 };
 
 /// What an evaluation of one node gives.
