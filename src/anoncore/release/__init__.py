@@ -1,0 +1,19 @@
+"""Sequential releases (Wang & Fung, "Anonymizing Sequential Releases"): the lossy join model,
+(X,Y)-anonymity / (X,Y)-linkability audited on the join, and TDS4SA."""
+
+from __future__ import annotations
+
+from anoncore.release._problem import XYAnonymity, XYLinkability
+from anoncore.release.audit import ReleaseAudit, audit_release
+from anoncore.release.join import consistent, covers, lossy_join, population_related
+
+__all__ = [
+    "ReleaseAudit",
+    "XYAnonymity",
+    "XYLinkability",
+    "audit_release",
+    "consistent",
+    "covers",
+    "lossy_join",
+    "population_related",
+]
