@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 from anoncore.release._problem import XYAnonymity, XYLinkability
+from anoncore.release.api import ReleaseResult, kanonymize_t1, tds4sa
 from anoncore.release.audit import ReleaseAudit, audit_release
 from anoncore.release.join import consistent, covers, lossy_join, population_related
 
 __all__ = [
     "ReleaseAudit",
+    "ReleaseResult",
     "XYAnonymity",
     "XYLinkability",
     "audit_release",
     "consistent",
     "covers",
+    "kanonymize_t1",
     "lossy_join",
     "population_related",
+    "tds4sa",
 ]
