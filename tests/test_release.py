@@ -451,3 +451,31 @@ def test_value_level_thresholds() -> None:
     assert r.trace == () and r.achieved["L_y"][("T2", "Disease", "Cancer")] == 0.6
     req = XYLinkability(["T1.Job"], ["Disease"], 0.5, thresholds={("Disease", "Cancer"): 1.0, ("Disease", "HIV"): 1.0})
     assert tds4sa(T1, T2, req, taxonomies={"Job": JOB}, class_column="Class").achieved["L_Y"] == 1.0
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_release(tmp_path, capsys) -> None:
+    import json
+
+    from anoncore.cli import main
+
+    T1.to_csv(tmp_path / "t1.csv", index=False)
+    T2.to_csv(tmp_path / "t2.csv", index=False)
+    schema = {"requirement": {"model": "linkability", "x": ["T1.Job"], "y": ["Disease"], "k": 1.0},
+              "taxonomies": {"Job": {"ANY": ["Banker", "Clerk", "Driver", "Engineer"]}}, "class_column": "Class"}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    out = tmp_path / "out.csv"
+    assert main(["release", str(tmp_path / "t1.csv"), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "s.json"),
+                 "-o", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "release" and doc["result"]["achieved"]["L_Y"] == 1.0
+    assert pd.read_csv(out)["Job"].tolist() == T1["Job"].tolist()
+    schema["requirement"]["k"] = 0.5  # infeasible: Corollary 4.2
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    assert main(["release", str(tmp_path / "t1.csv"), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "s.json"),
+                 "-o", str(out)]) == 1
+    assert "infeasible" in capsys.readouterr().err
+    (tmp_path / "s.json").write_text(json.dumps({"requirement": {"model": "other", "x": ["Job"], "y": ["Disease"], "k": 1}}))
+    assert main(["release", str(tmp_path / "t1.csv"), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "s.json"),
+                 "-o", str(out)]) == 1
+    assert "'model' must be" in capsys.readouterr().err
