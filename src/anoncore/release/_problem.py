@@ -133,6 +133,7 @@ class Spec:
     items: list[tuple[int, str, str, float]]  # linkability: (table, attribute, value label, k_y)
     class_column: str | None
     requirement: Any = None
+    raw_t1: Any = None
 
     @property
     def n_rel(self) -> int:
@@ -169,13 +170,16 @@ def node_lookup(h: Hierarchy) -> dict[str, int]:
 def node_codes(h: Hierarchy, values: pd.Series, where: str) -> np.ndarray:
     """Node ids of the labels in ``values``; a clear error naming one value outside the taxonomy."""
     look = node_lookup(h)
-    uniq, inv = np.unique(values.astype(str).to_numpy(), return_inverse=True)
-    ids = np.empty(uniq.size, dtype=np.int32)
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        inv, uniq = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        inv, uniq = pd.factorize(values)
+    ids = np.empty(len(uniq), dtype=np.int32)
     for i, u in enumerate(uniq):
-        if u not in look:
-            raise ValueError(f"Value {u!r} of {where} is outside the taxonomy of {h.name!r}.")
-        ids[i] = look[u]
-    return ids[inv.reshape(-1)]
+        if str(u) not in look:
+            raise ValueError(f"Value {str(u)!r} of {where} is outside the taxonomy of {h.name!r}.")
+        ids[i] = look[str(u)]
+    return ids[inv]
 
 
 def flat_taxonomy(name: str, values: Sequence[Any]) -> Hierarchy:
@@ -295,6 +299,11 @@ def resolve(
             if df[a].isna().any():
                 bad = int(np.flatnonzero(df[a].isna().to_numpy())[0])
                 raise ValueError(f"Column {a!r} of T{t + 1} has a missing value (row {bad}); remove or fill it.")
+    raw_t1 = tables[0].copy()
+    for t, df in enumerate(tables):  # one hash pass per column; later factorizations read the codes
+        for a in set(used) & set(df.columns):
+            if not pd.api.types.is_numeric_dtype(df[a]) and not isinstance(df[a].dtype, pd.CategoricalDtype):
+                df[a] = df[a].astype(str).astype("category")
     items = _items(requirement, tables, y_sides) if isinstance(requirement, XYLinkability) else []
     if isinstance(requirement, XYLinkability):
         sides = [t for t in range(len(tables)) if y_sides[t]]
@@ -311,6 +320,7 @@ def resolve(
     spec = Spec(tables, tax, x1, x1_cont, x_sides[1:], common, incons,
                 "anonymity" if isinstance(requirement, XYAnonymity) else "linkability", k, y_sides, items,
                 class_column, requirement)
+    spec.raw_t1 = raw_t1
     _check_values(spec, published)
     return spec
 
@@ -380,9 +390,10 @@ def _check_values(spec: Spec, published: bool) -> None:
             continue
         h = spec.tax[a]
         leaves = set(h.leaves)
-        bad = ~t1[a].astype(str).isin(leaves)
-        if bad.any():
-            v = t1[a][bad].iloc[0]
+        uniq = pd.unique(t1[a])
+        bad = [u for u in uniq if str(u) not in leaves]
+        if bad:
+            v = bad[0]
             raise ValueError(f"Value {v!r} of T1.{a} is not a leaf of its taxonomy {h.name!r} (T1 must hold raw "
                              "values on the generalization attributes).")
     for side in range(len(spec.tables)):

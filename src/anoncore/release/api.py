@@ -79,12 +79,17 @@ class _Encoded:
     cont_values: dict[int, np.ndarray]
 
 
+def _tuple_ids(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """Dense id of every row's value tuple on ``cols``."""
+    return df.groupby(list(cols), sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
+
+
 def _y_mode(ys: list[str]) -> int:
     return 0 if not ys else 1 if KEY in ys else 2
 
 
 def _encode_release(spec: Spec, r: int, tax_index: dict[str, int], n_items: int) -> dict[str, Any]:
-    from anoncore.release.join import join_nodes
+    from anoncore.release.join import join_nodes, unique_rows
 
     df = spec.tables[r]
     js = spec.join_attrs(r)
@@ -93,15 +98,14 @@ def _encode_release(spec: Spec, r: int, tax_index: dict[str, int], n_items: int)
     xid = np.zeros(len(df), dtype=np.int64)
     n_x = 1
     if xs:
-        xid = pd.MultiIndex.from_frame(df[xs].astype(str)).factorize()[0].astype(np.int64)
+        xid = _tuple_ids(df, xs)
         n_x = int(xid.max()) + 1
     key = np.concatenate([jn.astype(np.int64), xid[:, None]], axis=1)
-    uk, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    uk, first, inv = unique_rows(key)
     part_size = np.bincount(inv, minlength=uk.shape[0]).astype(np.int64)
     gkey = uk[:, :-1]
     if gkey.shape[1]:
-        ug, gstart = np.unique(gkey, axis=0, return_index=True)
+        ug, gstart, _ = unique_rows(gkey)
     else:
         ug, gstart = np.zeros((1, 0), dtype=np.int64), np.zeros(1, dtype=np.int64)
     group_off = np.append(np.sort(gstart), uk.shape[0]).astype(np.int64)
@@ -113,7 +117,7 @@ def _encode_release(spec: Spec, r: int, tax_index: dict[str, int], n_items: int)
     yset_off = np.zeros(uk.shape[0] + 1, dtype=np.int64)
     yset = np.zeros(0, dtype=np.int64)
     if ym == 2:
-        yid = pd.MultiIndex.from_frame(df[spec.y[r]].astype(str)).factorize()[0].astype(np.int64)
+        yid = _tuple_ids(df, spec.y[r])
         pairs = np.unique(np.stack([inv.astype(np.int64), yid], axis=1), axis=0)
         yset = np.ascontiguousarray(pairs[:, 1])
         yset_off[1:] = np.cumsum(np.bincount(pairs[:, 0], minlength=uk.shape[0]))
@@ -147,9 +151,7 @@ def _encode(spec: Spec, metric: str, require_gain: bool, privloss: str, max_iter
             attr_tax.append(-1)
             attr_nvals.append(int(vals.size))
         else:
-            h = spec.tax[a]
-            look = h.leaf_lookup()
-            codes[:, j] = t1[a].astype(str).map(look).to_numpy(dtype=np.int32)
+            codes[:, j] = node_codes(spec.tax[a], t1[a], f"T1.{a}")
             attr_tax.append(tidx(a))
             attr_nvals.append(0)
     slots = spec.join_attrs(0)
@@ -180,7 +182,7 @@ def _encode(spec: Spec, metric: str, require_gain: bool, privloss: str, max_iter
     y1m = _y_mode(spec.y[0]) if spec.model == "anonymity" else 0
     y1_id = np.zeros(0, dtype=np.int64)
     if y1m == 2:
-        y1_id = pd.MultiIndex.from_frame(t1[spec.y[0]].astype(str)).factorize()[0].astype(np.int64)
+        y1_id = _tuple_ids(t1, spec.y[0])
     cls = np.zeros(n1, dtype=np.int32)
     n_cls = 0
     if spec.class_column is not None:
@@ -356,7 +358,7 @@ def tds4sa(
 
 
 def _publish(spec: Spec, enc: _Encoded, out: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, tuple[str, ...]]]:
-    pub = spec.tables[0].copy()
+    pub = (spec.raw_t1 if spec.raw_t1 is not None else spec.tables[0]).copy()
     gen = out["gen"]
     cut: dict[str, tuple[str, ...]] = {}
     for j, (a, c) in enumerate(zip(spec.x1, spec.x1_cont)):
@@ -368,7 +370,10 @@ def _publish(spec: Spec, enc: _Encoded, out: dict[str, Any]) -> tuple[pd.DataFra
         else:
             labels = spec.tax[a].labels
             lab = {int(i): labels[i] for i in used}
-        pub[a] = pd.Series(gen[:, j]).map(lab).to_numpy(dtype=object)
+        table = np.empty(int(used.max()) + 1 if used.size else 1, dtype=object)
+        for i, v in lab.items():
+            table[i] = v
+        pub[a] = table[gen[:, j]]
         cut[a] = tuple(lab[int(i)] for i in used)
     return pub, cut
 

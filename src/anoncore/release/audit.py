@@ -17,7 +17,7 @@ import pandas as pd
 
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.release._problem import KEY, Spec, resolve
-from anoncore.release.join import _distinct, join_nodes, match_matrix
+from anoncore.release.join import _distinct, join_nodes, match_matrix, unique_rows
 
 __all__ = ["ReleaseAudit", "audit_release", "join_statistics"]
 
@@ -53,15 +53,15 @@ class ReleaseAudit:
 def _codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
     if not cols:
         return np.zeros((len(df), 0), dtype=np.int64)
-    return np.stack([pd.factorize(df[c].astype(str))[0] for c in cols], axis=1).astype(np.int64)
+    return np.stack([pd.factorize(df[c])[0] for c in cols], axis=1).astype(np.int64)
 
 
 def _groups(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group id per row and the first row of each group."""
     if m.shape[1] == 0:
         return np.zeros(m.shape[0], dtype=np.int64), np.zeros(1, dtype=np.int64)
-    _, first, inv = np.unique(m, axis=0, return_index=True, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64), first
+    _, first, inv = unique_rows(m)
+    return inv, first
 
 
 def join_statistics(spec: Spec) -> pd.DataFrame:

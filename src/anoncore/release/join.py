@@ -80,11 +80,31 @@ def join_nodes(spec: Spec, side: int, df: pd.DataFrame | None = None) -> NDArray
     return np.ascontiguousarray(np.stack(cols, axis=1), dtype=np.int32)
 
 
+def unique_rows(m: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64], NDArray[np.int64]]:
+    """Distinct rows in lexicographic order, first index of each, and the inverse (like np.unique(axis=0)).
+
+    Rows of non-negative ints are packed into one int64 (mixed radix, first column most significant) and
+    sorted in 1-D, which is an order of magnitude faster than ``np.unique(axis=0)`` on a million rows.
+    """
+    m = np.asarray(m)
+    if m.shape[1] == 0:
+        return m[:1], np.zeros(min(1, m.shape[0]), dtype=np.int64), np.zeros(m.shape[0], dtype=np.int64)
+    hi = m.max(axis=0).astype(np.float64) + 1 if m.shape[0] else np.ones(m.shape[1])
+    if m.shape[0] and m.min() >= 0 and float(np.prod(hi)) < 2.0**62:
+        key = np.zeros(m.shape[0], dtype=np.int64)
+        for j in range(m.shape[1]):
+            key = key * np.int64(hi[j]) + m[:, j].astype(np.int64)
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(m, axis=0, return_index=True, return_inverse=True)
+    return m[first], first.astype(np.int64), inv.reshape(-1).astype(np.int64)
+
+
 def _distinct(rows: NDArray[np.int32]) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
     if rows.shape[1] == 0:
         return np.zeros((1, 0), dtype=np.int32), np.zeros(rows.shape[0], dtype=np.int64)
-    u, inv = np.unique(rows, axis=0, return_inverse=True)
-    return u, inv.reshape(-1).astype(np.int64)
+    u, _, inv = unique_rows(rows)
+    return u, inv
 
 
 def dangling(spec: Spec, t1: pd.DataFrame | None = None) -> list[tuple[int, int]]:
