@@ -6,6 +6,7 @@ from __future__ import annotations
 from anoncore.release._problem import XYAnonymity, XYLinkability
 from anoncore.release.api import ReleaseResult, kanonymize_t1, tds4sa
 from anoncore.release.audit import ReleaseAudit, audit_release
+from anoncore.release.evaluation import classification_error, remove_attributes
 from anoncore.release.join import consistent, covers, lossy_join, population_related
 
 __all__ = [
@@ -14,10 +15,12 @@ __all__ = [
     "XYAnonymity",
     "XYLinkability",
     "audit_release",
+    "classification_error",
     "consistent",
     "covers",
     "kanonymize_t1",
     "lossy_join",
     "population_related",
+    "remove_attributes",
     "tds4sa",
 ]
