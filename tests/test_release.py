@@ -479,3 +479,13 @@ def test_cli_release(tmp_path, capsys) -> None:
     assert main(["release", str(tmp_path / "t1.csv"), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "s.json"),
                  "-o", str(out)]) == 1
     assert "'model' must be" in capsys.readouterr().err
+
+
+def test_docs_page_example() -> None:
+    # The runnable example of docs/release.md (the page is not a docstring, so test_doctests does not see it).
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "release.md"
+    res = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert res.attempted >= 8 and res.failed == 0
