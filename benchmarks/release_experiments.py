@@ -85,7 +85,7 @@ def run_anonymity(df: pd.DataFrame, tax: dict, set_name: str, ks: tuple[int, ...
     train = (df["split"] == "train").to_numpy()
     tops = (3, 4, 5, 6) if set_name == "A" else (1, 3, 5, 7)
     ranking = SET_A_TOP if set_name == "A" else SET_B_TOP
-    base = dict(set=set_name, model="anonymity")
+    base = {"set": set_name, "model": "anonymity"}
     rows.append(dict(base, method="BLE", error=classification_error(t1, CLASS, train)))
     rows.append(dict(base, method="RJE", error=classification_error(remove_attributes(t1, JOIN), CLASS, train)))
     for k in ks:
@@ -120,7 +120,7 @@ def run_linkability(df: pd.DataFrame, tax: dict, set_name: str, ks: tuple[float,
     t1 = df[cont + list(CATEGORICAL) + [CLASS]]
     t2 = df[list(T2_ATTRS)]
     train = (df["split"] == "train").to_numpy()
-    base = dict(set=set_name, model="linkability")
+    base = {"set": set_name, "model": "linkability"}
     rows.append(dict(base, method="BLE", error=classification_error(t1, CLASS, train)))
     rows.append(dict(base, method="RJE", error=classification_error(remove_attributes(t1, JOIN), CLASS, train)))
     for n_y in (1, 2, 3, 4):
@@ -172,11 +172,11 @@ def run_scalability(df: pd.DataFrame, tax: dict, sizes: list[int], out: Path, ro
             for p in (t1p, t2p, out / f"scale_out_{n}.parquet"):
                 p.unlink()
             st = res.stats
-            rows.append(dict(model=model, records=n, reading_writing_s=io,
-                             preprocessing_s=st["time_encode"] + st["time_preprocess"],
-                             generalization_s=st["time_generalize"], audit_s=st["time_audit"], tds4sa_s=total,
-                             total_s=total + io, refine_accesses_per_record=st["refine_accesses_per_record"],
-                             score_accesses_per_record=st["score_accesses"] / n, specializations=len(res.trace)))
+            rows.append({"model": model, "records": n, "reading_writing_s": io,
+                             "preprocessing_s": st["time_encode"] + st["time_preprocess"],
+                             "generalization_s": st["time_generalize"], "audit_s": st["time_audit"], "tds4sa_s": total,
+                             "total_s": total + io, "refine_accesses_per_record": st["refine_accesses_per_record"],
+                             "score_accesses_per_record": st["score_accesses"] / n, "specializations": len(res.trace)})
             print(f"  scale {model} n={n}: tds4sa {total:.2f} s (generalization {st['time_generalize']:.2f} s), "
                   f"io {io:.2f} s", flush=True)
 
@@ -218,7 +218,7 @@ def plot(out: Path, anon: pd.DataFrame, link: pd.DataFrame, scale: pd.DataFrame 
         plt.close(fig)
     for s, fig_n in (("A", 6), ("B", 7)):
         lk = link[link["set"] == s]
-        ok = lk[(lk["method"] == "XYE") & (lk["infeasible"] == False)]  # noqa: E712
+        ok = lk[(lk["method"] == "XYE") & (lk["infeasible"] == False)]
         e = pd.DataFrame({"XYE": ok.groupby("top")["error"].mean(),
                           "RSE": lk[lk["method"] == "RSE"].groupby("top")["error"].mean()})
         for m in ("BLE", "RJE"):

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.oracles import release as oracle
 
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.exceptions import InfeasibleError
@@ -26,7 +27,6 @@ from anoncore.release import (
     population_related,
     tds4sa,
 )
-from tests.oracles import release as oracle
 
 # --------------------------------------------------------------------------- Table 1 (B.3.1)
 T1 = pd.DataFrame({"Name": ["Alice", "Alice", "Bob", "Bob", "Cathy"],

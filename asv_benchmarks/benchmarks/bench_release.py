@@ -12,6 +12,7 @@ A missing UCI Adult folder makes ``setup`` raise NotImplementedError (asv: skipp
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from .common import require_large
 
@@ -26,8 +27,8 @@ def _adult():  # type: ignore[no-untyped-def]
 
 
 class AnonymityScale:
-    params = ([200_000, 1_000_000],)
-    param_names = ["records_per_table"]
+    params: ClassVar[tuple[list[int], ...]] = ([200_000, 1_000_000],)
+    param_names: ClassVar[list[str]] = ["records_per_table"]
     timeout = 600
 
     def setup(self, n: int) -> None:

@@ -62,7 +62,7 @@ def _requirement(spec: Any) -> Any:
     from anoncore.release import XYAnonymity, XYLinkability
 
     if not isinstance(spec, dict):
-        raise ValueError("The schema's 'requirement' must be an object with model, x, y and k.")
+        raise TypeError("The schema's 'requirement' must be an object with model, x, y and k.")
     model = spec.get("model")
     missing = [k for k in ("x", "y", "k") if k not in spec]
     if missing:
@@ -103,18 +103,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                  metric=schema.get("metric", "entropy" if schema.get("class_column") else "distortion"),
                  privloss=schema.get("privloss", "max"))
     res.published.to_csv(args.output, index=False)
-    summary = dict(records=len(res.published), published=len(res.published), suppressed=0, cut=res.cut,
-                   achieved=res.achieved if "L_y" not in res.achieved else
+    summary = {"records": len(res.published), "published": len(res.published), "suppressed": 0, "cut": res.cut,
+                   "achieved": res.achieved if "L_y" not in res.achieved else
                    {"L_Y": res.achieved["L_Y"], "L_y": {"|".join(k): v for k, v in res.achieved["L_y"].items()}},
-                   audit_passed=bool(res.audit and res.audit.passed), specializations=len(res.trace),
-                   distortion=res.metrics["distortion"], output=args.output)
+                   "audit_passed": bool(res.audit and res.audit.passed), "specializations": len(res.trace),
+                   "distortion": res.metrics["distortion"], "output": args.output}
     if args.json:
-        doc = _document("release", dict(t1=args.t1, t2=args.t2, schema=schema), summary)
+        doc = _document("release", {"t1": args.t1, "t2": args.t2, "schema": schema}, summary)
         out.write(json.dumps(_jsonable(doc)) + "\n")
     else:
         value = ", ".join(f"{k} = {v:g}" for k, v in res.achieved.items() if not isinstance(v, dict))
         out.write(f"{len(res.published)} records published, 0 suppressed; {len(res.trace)} specializations; "
                   f"audit on the join: {value} ({'passed' if summary['audit_passed'] else 'FAILED'})\n")
-        for a, vals in res.cut.items():
-            out.write(f"  {a}: {', '.join(vals)}\n")
+        out.writelines(f"  {a}: {', '.join(vals)}\n" for a, vals in res.cut.items())
     return 0

@@ -17,7 +17,7 @@ import pandas as pd
 
 from anoncore.data.hierarchy import Hierarchy
 
-__all__ = ["XYAnonymity", "XYLinkability", "Spec", "resolve"]
+__all__ = ["Spec", "XYAnonymity", "XYLinkability", "resolve"]
 
 KEY = "__key__"
 
@@ -158,13 +158,13 @@ class Spec:
 
 def node_lookup(h: Hierarchy) -> dict[str, int]:
     """Label -> node id, preferring the lowest id (leaves first) when labels repeat across levels."""
-    memo = h._memo.get("release_node_lookup")
+    memo: dict[str, int] | None = h._memo.get("release_node_lookup")
     if memo is None:
         memo = {}
         for i, lab in enumerate(h.labels):
             memo.setdefault(lab, i)
         h._memo["release_node_lookup"] = memo
-    return memo  # type: ignore[no-any-return]
+    return memo
 
 
 def node_codes(h: Hierarchy, values: pd.Series, where: str) -> np.ndarray:
@@ -179,7 +179,8 @@ def node_codes(h: Hierarchy, values: pd.Series, where: str) -> np.ndarray:
         if str(u) not in look:
             raise ValueError(f"Value {str(u)!r} of {where} is outside the taxonomy of {h.name!r}.")
         ids[i] = look[str(u)]
-    return ids[inv]
+    out: np.ndarray = ids[inv]
+    return out
 
 
 def flat_taxonomy(name: str, values: Sequence[Any]) -> Hierarchy:

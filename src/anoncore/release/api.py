@@ -81,7 +81,8 @@ class _Encoded:
 
 def _tuple_ids(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
     """Dense id of every row's value tuple on ``cols``."""
-    return df.groupby(list(cols), sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
+    ids: np.ndarray = df.groupby(list(cols), sort=False, observed=True).ngroup().to_numpy(dtype=np.int64)
+    return ids
 
 
 def _y_mode(ys: list[str]) -> int:
@@ -101,7 +102,7 @@ def _encode_release(spec: Spec, r: int, tax_index: dict[str, int], n_items: int)
         xid = _tuple_ids(df, xs)
         n_x = int(xid.max()) + 1
     key = np.concatenate([jn.astype(np.int64), xid[:, None]], axis=1)
-    uk, first, inv = unique_rows(key)
+    uk, _, inv = unique_rows(key)
     part_size = np.bincount(inv, minlength=uk.shape[0]).astype(np.int64)
     gkey = uk[:, :-1]
     if gkey.shape[1]:
@@ -121,9 +122,9 @@ def _encode_release(spec: Spec, r: int, tax_index: dict[str, int], n_items: int)
         pairs = np.unique(np.stack([inv.astype(np.int64), yid], axis=1), axis=0)
         yset = np.ascontiguousarray(pairs[:, 1])
         yset_off[1:] = np.cumsum(np.bincount(pairs[:, 0], minlength=uk.shape[0]))
-    return dict(group_nodes=np.ascontiguousarray(ug, dtype=np.int32), group_off=group_off, part_size=part_size,
-                part_x=np.ascontiguousarray(uk[:, -1]), n_x=n_x, part_y=part_y, y_mode=ym, yset_off=yset_off,
-                yset=yset, join_in_x=set(js) <= set(xs))
+    return {"group_nodes": np.ascontiguousarray(ug, dtype=np.int32), "group_off": group_off, "part_size": part_size,
+                "part_x": np.ascontiguousarray(uk[:, -1]), "n_x": n_x, "part_y": part_y, "y_mode": ym, "yset_off": yset_off,
+                "yset": yset, "join_in_x": set(js) <= set(xs)}
 
 
 def _encode(spec: Spec, metric: str, require_gain: bool, privloss: str, max_iter: int | None,
@@ -155,7 +156,8 @@ def _encode(spec: Spec, metric: str, require_gain: bool, privloss: str, max_iter
             attr_tax.append(tidx(a))
             attr_nvals.append(0)
     slots = spec.join_attrs(0)
-    slot_src, raw_cols = [], []
+    slot_src: list[int] = []
+    raw_cols: list[np.ndarray] = []
     for a in slots:
         if a in spec.x1 and not spec.x1_cont[spec.x1.index(a)]:
             slot_src.append(spec.x1.index(a))
@@ -164,7 +166,9 @@ def _encode(spec: Spec, metric: str, require_gain: bool, privloss: str, max_iter
             raw_cols.append(node_codes(spec.tax[a], t1[a], f"T1.{a}"))
         tidx(a)
     raw_join = np.ascontiguousarray(np.stack(raw_cols, axis=1) if raw_cols else np.zeros((n1, 0)), dtype=np.int32)
-    cons, pa, pb = [], [], []
+    cons: list[list[int]] = []
+    pa: list[int] = []
+    pb: list[int] = []
     for r in range(1, len(spec.tables)):
         sr = spec.join_attrs(r)
         for a in spec.common[r - 1]:
@@ -198,20 +202,20 @@ def _encode(spec: Spec, metric: str, require_gain: bool, privloss: str, max_iter
     tax = []
     for a in tax_names:
         h = spec.tax[a]
-        tax.append(dict(parent=np.ascontiguousarray(h.parent, dtype=np.int32),
-                        leaf_start=np.ascontiguousarray(h.leaf_start, dtype=np.int32),
-                        leaf_count=np.ascontiguousarray(h.leaf_count, dtype=np.int32)))
-    problem = dict(
-        codes=codes, attr_tax=attr_tax, attr_nvals=attr_nvals, raw_join=raw_join, slot_src=slot_src, tax=tax,
-        cons=np.asarray(cons, dtype=np.int64).reshape(-1, 8), pair_a=np.asarray(pa, dtype=np.int32),
-        pair_b=np.asarray(pb, dtype=np.int32), releases=rels, cls=cls, n_cls=n_cls,
-        model=0 if spec.model == "anonymity" else 1, k_anon=int(spec.k) if spec.model == "anonymity" else 1,
-        y1_mode=y1m, y1_id=y1_id, n_items=n_items,
-        item_side=np.asarray([s for s, *_ in spec.items], dtype=np.int32),
-        item_k=np.asarray([ky for *_, ky in spec.items], dtype=np.float64), y1=y1,
-        metric=METRICS[metric], privloss=0 if privloss == "max" else 1, require_gain=require_gain,
-        force_general=counting == "general", max_iter=-1 if max_iter is None else int(max_iter),
-    )
+        tax.append({"parent": np.ascontiguousarray(h.parent, dtype=np.int32),
+                        "leaf_start": np.ascontiguousarray(h.leaf_start, dtype=np.int32),
+                        "leaf_count": np.ascontiguousarray(h.leaf_count, dtype=np.int32)})
+    problem = {
+        "codes": codes, "attr_tax": attr_tax, "attr_nvals": attr_nvals, "raw_join": raw_join, "slot_src": slot_src, "tax": tax,
+        "cons": np.asarray(cons, dtype=np.int64).reshape(-1, 8), "pair_a": np.asarray(pa, dtype=np.int32),
+        "pair_b": np.asarray(pb, dtype=np.int32), "releases": rels, "cls": cls, "n_cls": n_cls,
+        "model": 0 if spec.model == "anonymity" else 1, "k_anon": int(spec.k) if spec.model == "anonymity" else 1,
+        "y1_mode": y1m, "y1_id": y1_id, "n_items": n_items,
+        "item_side": np.asarray([s for s, *_ in spec.items], dtype=np.int32),
+        "item_k": np.asarray([ky for *_, ky in spec.items], dtype=np.float64), "y1": y1,
+        "metric": METRICS[metric], "privloss": 0 if privloss == "max" else 1, "require_gain": require_gain,
+        "force_general": counting == "general", "max_iter": -1 if max_iter is None else int(max_iter),
+    }
     return _Encoded(problem, tax_names, cont_values)
 
 
@@ -352,9 +356,9 @@ def tds4sa(
         raise RuntimeError(f"anoncore internal error: the TDS4SA output fails the independent audit ({audit}); "
                            "please report this bug.")
     t_audit = time.perf_counter()
-    return _result("tds4sa", spec, enc, out, published, cut, audit, dict(
-        requirement=requirement, metric=metric, require_gain=require_gain, privloss=privloss, counting=counting,
-        class_column=class_column, max_iter=max_iter), (t_start, t_enc, t_kernel, t_audit))
+    return _result("tds4sa", spec, enc, out, published, cut, audit, {
+        "requirement": requirement, "metric": metric, "require_gain": require_gain, "privloss": privloss, "counting": counting,
+        "class_column": class_column, "max_iter": max_iter}, (t_start, t_enc, t_kernel, t_audit))
 
 
 def _publish(spec: Spec, enc: _Encoded, out: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, tuple[str, ...]]]:
@@ -410,21 +414,21 @@ def _result(name: str, spec: Spec, enc: _Encoded, out: dict[str, Any], published
     def split_label(j: int, split: int) -> Any:
         return None if not spec.x1_cont[j] or split < 0 else float(enc.cont_values[j][split])
 
-    trace = tuple(dict(attribute=spec.x1[a], value=node_label(a, v), split=split_label(a, s), score=sc, info_gain=g,
-                       priv_loss=pl, privacy_after=va) for a, v, s, sc, g, pl, va in out["trace"])
-    remaining = tuple(dict(attribute=spec.x1[a], value=node_label(a, v), split=split_label(a, s),
-                           status="invalid" if st == 0 else "not beneficial", info_gain=g)
+    trace = tuple({"attribute": spec.x1[a], "value": node_label(a, v), "split": split_label(a, s), "score": sc, "info_gain": g,
+                       "priv_loss": pl, "privacy_after": va} for a, v, s, sc, g, pl, va in out["trace"])
+    remaining = tuple({"attribute": spec.x1[a], "value": node_label(a, v), "split": split_label(a, s),
+                           "status": "invalid" if st == 0 else "not beneficial", "info_gain": g}
                       for a, v, s, st, g, _ in out["remaining"])
     achieved: dict[str, Any] = ({"A_Y": audit.value} if audit.model == "anonymity"
                                 else {"L_Y": audit.value, "L_y": dict(audit.per_value)})
     t0, t1, t2, t3 = times
     n1 = len(spec.tables[0])
-    stats = dict(time_encode=t1 - t0, time_preprocess=out["t_pre"], time_generalize=out["t_gen"],
-                 time_kernel=t2 - t1, time_audit=t3 - t2, time_total=t3 - t0,
-                 refine_accesses=out["refine_accesses"], refine_accesses_per_record=out["refine_accesses"] / n1,
-                 score_accesses=out["score_accesses"], evaluations=out["evaluations"],
-                 pairs_probed=out["pairs_probed"], n_partitions=out["n_partitions"], case1=out["case1"],
-                 root_value=out["root_value"], kernel_value=out["final_value"])
+    stats = {"time_encode": t1 - t0, "time_preprocess": out["t_pre"], "time_generalize": out["t_gen"],
+                 "time_kernel": t2 - t1, "time_audit": t3 - t2, "time_total": t3 - t0,
+                 "refine_accesses": out["refine_accesses"], "refine_accesses_per_record": out["refine_accesses"] / n1,
+                 "score_accesses": out["score_accesses"], "evaluations": out["evaluations"],
+                 "pairs_probed": out["pairs_probed"], "n_partitions": out["n_partitions"], "case1": out["case1"],
+                 "root_value": out["root_value"], "kernel_value": out["final_value"]}
     metrics = dict(_distortion(spec, enc, out), n_specializations=len(trace))
     return ReleaseResult(name, published, cut, params, achieved, metrics, trace, remaining, audit, stats)
 
@@ -471,5 +475,5 @@ def kanonymize_t1(
     if not audit.passed:  # pragma: no cover
         raise RuntimeError("anoncore internal error: the k-anonymity baseline fails its audit; please report this bug.")
     return _result("kanonymize_t1", spec, enc, out, published, cut, audit,
-                   dict(quasi_identifiers=tuple(quasi_identifiers), k=k, metric=metric, require_gain=require_gain),
+                   {"quasi_identifiers": tuple(quasi_identifiers), "k": k, "metric": metric, "require_gain": require_gain},
                    (t_start, t_enc, t_kernel, time.perf_counter()))

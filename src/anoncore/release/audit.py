@@ -74,7 +74,7 @@ def join_statistics(spec: Spec) -> pd.DataFrame:
         pid, first = _groups(_codes(df, list(dict.fromkeys(xs + js))))
         xid = _groups(_codes(df, xs))[0]
         jn = join_nodes(spec, s)
-        side_parts.append(dict(pid=pid, n=np.bincount(pid), xid=xid[first], jn=jn[first]))
+        side_parts.append({"pid": pid, "n": np.bincount(pid), "xid": xid[first], "jn": jn[first]})
     n_p1 = side_parts[0]["n"].size
     pairs = pd.DataFrame({"p0": np.arange(n_p1)})
     for r in range(1, len(tabs)):

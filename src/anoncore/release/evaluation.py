@@ -23,11 +23,13 @@ _INTERVAL = re.compile(r"^\[(-?[0-9.eE+]+)-")
 
 def _numeric(col: pd.Series) -> np.ndarray | None:
     if pd.api.types.is_numeric_dtype(col):
-        return col.to_numpy(dtype=np.float64)
+        arr: np.ndarray = col.to_numpy(dtype=np.float64)
+        return arr
     s = col.astype(str)
     m = s.str.extract(_INTERVAL, expand=False)
     if m.notna().all():
-        return m.astype(np.float64).to_numpy()
+        low: np.ndarray = m.astype(np.float64).to_numpy()
+        return low
     return None
 
 

@@ -114,7 +114,9 @@ def dangling(spec: Spec, t1: pd.DataFrame | None = None) -> list[tuple[int, int]
     for r in range(1, len(spec.tables)):
         ur, invr = _distinct(join_nodes(spec, r))
         m = match_matrix(spec, r, u1, ur)
-        out.append((int((~m.any(axis=1))[inv1].sum()), int((~m.any(axis=0))[invr].sum())))
+        lone1 = np.asarray(~m.any(axis=1), dtype=bool)
+        lone_r = np.asarray(~m.any(axis=0), dtype=bool)
+        out.append((int(lone1[inv1].sum()), int(lone_r[invr].sum())))
     return out
 
 
