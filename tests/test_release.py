@@ -489,3 +489,28 @@ def test_docs_page_example() -> None:
     page = Path(__file__).resolve().parents[1] / "docs" / "release.md"
     res = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert res.attempted >= 8 and res.failed == 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_refinement_accesses_within_paper_bound(seed: int) -> None:
+    """Section 5.3: each T1 record is read at most |X1| * h times by the refinement scans."""
+    t1, t2, tax = random_instance(seed)
+    r = tds4sa(t1, t2, XYAnonymity(["T1.A", "T2.A", "B"], ["K1"], 1), taxonomies=tax, class_column="cls",
+               metric="distortion")
+    bound = sum(tax[a].height for a in ("A", "B"))
+    assert 0 < r.stats["refine_accesses_per_record"] <= bound
+    # with k = 1 and the distortion metric everything is specialized down to the leaves
+    assert set(r.published["A"]) <= set(tax["A"].leaves) and set(r.published["B"]) <= set(tax["B"].leaves)
+
+
+def test_kernel_rejects_wrong_dtypes() -> None:
+    from anoncore import _core
+    from anoncore.release._problem import resolve
+    from anoncore.release.api import _encode
+
+    spec = resolve(T1, T2, XYAnonymity(["T1.Job"], ["K1"], 1), {"Job": JOB}, "Class", None, None, None, "test")
+    enc = _encode(spec, "entropy", True, "max", None, "auto")
+    bad = dict(enc.problem, codes=enc.problem["codes"].astype(np.int64))
+    with pytest.raises(TypeError, match="'codes' has the wrong dtype"):
+        _core.release.tds4sa(bad)
+    assert _core.release.tds4sa(enc.problem)["feasible"]
