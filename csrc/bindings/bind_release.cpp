@@ -2,6 +2,8 @@
 #include "anoncore/release/tds4sa.hpp"
 #include "common.hpp"
 
+#include <pybind11/stl.h>
+
 namespace anoncore::bindings {
 
 namespace {
