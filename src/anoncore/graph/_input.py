@@ -160,7 +160,7 @@ def _finish(n: int, src: NDArray[Any], dst: NDArray[Any], w: NDArray[Any] | None
             i = int(bad[0])
             what = "negative" if w[i] < 0 else "not a positive finite number"
             raise ValueError(f"Edge ({nodes[int(src[i])]!r}, {nodes[int(dst[i])]!r}) given to {caller} has weight "
-                             f"{w[i]!r}, which is {what}; edge weights must be positive.")
+                             f"{float(w[i])!r}, which is {what}; edge weights must be positive.")
     lo, hi = (src, dst) if directed else (np.minimum(src, dst), np.maximum(src, dst))
     key = lo * n + hi
     uniq, counts = np.unique(key, return_counts=True)

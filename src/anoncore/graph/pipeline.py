@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from anoncore._threads import check_n_threads
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.graph._input import GraphData, as_graph, check_choice, check_int, check_real, node_labels
 from anoncore.graph.measures import MEASURES, RankPrestige, compute_measure, minmax
@@ -316,6 +317,7 @@ def prominence_anonymize(
     if not isinstance(merge, bool):
         raise TypeError(f"The 'merge' parameter of {caller} must be a bool. Got {merge!r} instead.")
     check_int(merge_min_level, "merge_min_level", caller, 0)
+    check_n_threads(n_threads, caller)
     given = not isinstance(measure, str)
     if not given:
         check_choice(measure, "measure", caller, MEASURES)
