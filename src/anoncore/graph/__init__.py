@@ -7,6 +7,7 @@ from anoncore.graph.datasets import (
     EdgeList,
     load_snap_edges,
     random_labels,
+    synthetic_weights,
     wiki_vote_like,
     wiki_vote_taxonomy,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "random_labels",
     "rank_prestige",
     "sensitivity_index",
+    "synthetic_weights",
     "wiki_vote_like",
     "wiki_vote_taxonomy",
 ]

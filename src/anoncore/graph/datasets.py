@@ -30,6 +30,7 @@ __all__ = [
     "EdgeList",
     "load_snap_edges",
     "random_labels",
+    "synthetic_weights",
     "wiki_vote_like",
     "wiki_vote_taxonomy",
 ]
@@ -158,12 +159,20 @@ def wiki_vote_like(
         keys = np.concatenate([keys, new])
     keys.sort()
     src, dst = keys // n_nodes, keys % n_nodes
-    weight = None
-    if weighted:
-        w = gen.geometric(0.5, size=keys.size).astype(np.float64)
-        recip = np.isin(dst * n_nodes + src, keys)
-        weight = np.where(recip, 2.0 * w, w)
+    weight = synthetic_weights(src, dst, n_nodes, rng=gen) if weighted else None
     return EdgeList(n_nodes, src, dst, weight, True)
+
+
+def synthetic_weights(src: Any, dst: Any, n_nodes: int, *, rng: int | np.random.Generator | None = 0
+                      ) -> NDArray[np.float64]:
+    """The documented synthetic interaction counts: ``Geometric(1/2)`` per edge, doubled when the edge is
+    reciprocated (``dst -> src`` also exists). Use it to weight a real SNAP graph the same way."""
+    gen = np.random.default_rng(rng)
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    w = gen.geometric(0.5, size=src.size).astype(np.float64)
+    recip = np.isin(dst * n_nodes + src, src * n_nodes + dst)
+    return np.where(recip, 2.0 * w, w)
 
 
 def wiki_vote_taxonomy() -> Hierarchy:
