@@ -1,15 +1,15 @@
-"""Command-line entry point for the temporal reposition model (to be wired into ``anoncore`` by cli.py).
+"""``anoncore temporal``: reposition a temporal stream so every snapshot is l-eligible.
 
-Proposed subcommand: ``anoncore temporal INPUT.csv --ts COL --sa COL --l 4 --w 7 [--mu quadratic] [--beta 1]
+``anoncore temporal INPUT.csv --ts COL --sa COL --l 4 --w 7 [--mu quadratic] [--beta 1]
 [--mode corrected] [--first-window warmup] [--anatomy] -o OUT.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from typing import Any, TextIO
 
-__all__ = ["build_parser", "cli_main"]
+__all__ = ["build_parser", "register", "run"]
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -32,15 +32,21 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return p
 
 
-def cli_main(argv: Sequence[str] | None = None) -> int:
-    """Run the temporal subcommand; returns the exit status.
+def register(sub: Any) -> None:
+    """Add the ``temporal`` subcommand to ``sub``."""
+    build_parser(sub.add_parser("temporal", help="reposition a temporal stream so every snapshot is "
+                                "l-eligible, then publish it (docs/temporal.md)"))
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``anoncore temporal``; returns the exit status.
 
     Examples
     --------
     >>> import tempfile, os
-    >>> from anoncore.temporal import cli_main
+    >>> from anoncore.cli import main
     >>> out = os.path.join(tempfile.mkdtemp(), "out.csv")
-    >>> cli_main(["demo", "--l", "3", "--w", "3", "-o", out])  # doctest: +ELLIPSIS
+    >>> main(["temporal", "demo", "--l", "3", "--w", "3", "-o", out])  # doctest: +ELLIPSIS
     2400 records, ... suppressed ...
     0
     """
@@ -51,7 +57,6 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
     from anoncore.temporal._stream import reposition_stream
     from anoncore.temporal._synthetic import make_temporal_stream
 
-    args = build_parser().parse_args(argv)
     if args.input == "demo":
         df = make_temporal_stream(60, 40, 8, rng=0, with_qi=True)
     else:
@@ -66,10 +71,10 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
         df[args.ts].to_numpy().astype(np.int64), codes.astype(np.int32), l=args.l, w=args.w, mu=args.mu,
         beta=args.beta, mode=args.mode, first_window=args.first_window, n_sa=max(1, len(uniques)),
     )
-    out = df.copy()
-    out["published_ts"] = res.published_ts
-    out["suppressed"] = res.suppressed
-    out.to_csv(args.output, index=False)
+    published = df.copy()
+    published["published_ts"] = res.published_ts
+    published["suppressed"] = res.suppressed
+    published.to_csv(args.output, index=False)
     if args.anatomy:
         qi = df.drop(columns=[args.ts, args.sa])
         rel = anatomize_stream(res, qi=qi)
@@ -77,8 +82,8 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
         base = args.output.removesuffix(".csv")
         rel.qit.to_csv(base + ".qit.csv", index=False)
         st.to_csv(base + ".st.csv", index=False)
-    print(
+    out.write(
         f"{len(df)} records, {res.n_suppressed} suppressed ({100 * res.suppression_rate:.2f}%), "
-        f"IL {res.information_loss:g}, max shift {int(res.shift.max()) if res.shift.size else 0}"
+        f"IL {res.information_loss:g}, max shift {int(res.shift.max()) if res.shift.size else 0}\n"
     )
     return 0

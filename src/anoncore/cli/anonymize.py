@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from anoncore import cli as _cli
+from anoncore.cli import _common as _cli
 
-__all__ = ["ALGORITHMS", "Algorithm", "add_arguments", "run"]
+__all__ = ["ALGORITHMS", "Algorithm", "add_arguments", "register", "register_algorithm", "run"]
 
 LATTICE_METRICS = ("loss", "dm", "dm_star", "entropy", "entropy_nm", "precision", "precision_nm", "height")
 
@@ -136,7 +136,7 @@ def _run_dmondrian(table: Any, args: argparse.Namespace) -> Any:
 ALGORITHMS: dict[str, Algorithm] = {}
 
 
-def register(alg: Algorithm) -> None:
+def register_algorithm(alg: Algorithm) -> None:
     """Add an algorithm to the command (name clashes are an error)."""
     if alg.name in ALGORITHMS:
         raise ValueError(f"algorithm {alg.name!r} is already registered")
@@ -149,16 +149,16 @@ for _name, _strategy, _help in (
     ("samarati", "samarati", "Samarati's binary search on lattice height"),
     ("greedy", "greedy", "the improved greedy heuristic of the Babu thesis"),
 ):
-    register(Algorithm(_name, _help, _lattice_runner(_strategy), _lattice_models, ("model",)))
-register(Algorithm("sabre", "SABRE t-closeness (bucketization + redistribution; --method ak|knn)", _run_sabre,
+    register_algorithm(Algorithm(_name, _help, _lattice_runner(_strategy), _lattice_models, ("model",)))
+register_algorithm(Algorithm("sabre", "SABRE t-closeness (bucketization + redistribution; --method ak|knn)", _run_sabre,
                    _t_models, ("t",)))
-register(Algorithm("tmondrian", "Mondrian with k-anonymity and t-closeness checks (baseline)", _run_tmondrian,
+register_algorithm(Algorithm("tmondrian", "Mondrian with k-anonymity and t-closeness checks (baseline)", _run_tmondrian,
                    _t_models, ("t",)))
-register(Algorithm("burel", "BUREL beta-likeness (DP bucketization + redistribution; --variant, --beta)", _run_burel,
+register_algorithm(Algorithm("burel", "BUREL beta-likeness (DP bucketization + redistribution; --variant, --beta)", _run_burel,
                    _beta_models, ("beta",)))
-register(Algorithm("lmondrian", "Mondrian with beta-likeness checks (baseline)", _run_lmondrian, _beta_models,
+register_algorithm(Algorithm("lmondrian", "Mondrian with beta-likeness checks (baseline)", _run_lmondrian, _beta_models,
                    ("beta",)))
-register(Algorithm("dmondrian", "Mondrian with delta-disclosure for beta-likeness (baseline)", _run_dmondrian,
+register_algorithm(Algorithm("dmondrian", "Mondrian with delta-disclosure for beta-likeness (baseline)", _run_dmondrian,
                    _beta_models, ("beta",)))
 
 
@@ -293,3 +293,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if args.output is not None:
             out.write(f"Published table written to {args.output}\n")
     return 1 if passed is False else 0
+
+
+def register(sub: Any) -> None:
+    """Add the ``anonymize`` subcommand to ``sub``."""
+    add_arguments(
+        sub.add_parser("anonymize", help="anonymize a CSV file with one algorithm and audit the output",
+                       description="Run a static anonymization algorithm (full-domain lattice search, SABRE, "
+                                   "Mondrian, ...) on a CSV file, audit the published partition against the "
+                                   "privacy models it must satisfy, and write the published table. Exit code 1 "
+                                   "when the audit fails."),
+        _cli.models_help())

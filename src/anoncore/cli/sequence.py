@@ -1,4 +1,4 @@
-"""``anoncore sequence``: sanitize users' event sequences from the command line (wired into ``anoncore`` by cli.py).
+"""``anoncore sequence``: sanitize users' event sequences from the command line.
 
 ::
 
@@ -19,12 +19,11 @@ import io
 import json
 import os
 import sys
-from collections.abc import Sequence
 from typing import Any, TextIO
 
-from anoncore.cli import UsageError
+from anoncore.cli._common import UsageError, _document
 
-__all__ = ["build_parser", "cli_main"]
+__all__ = ["build_parser", "register", "run"]
 
 
 class SequenceUsageError(UsageError):
@@ -264,8 +263,14 @@ def _record(uid: str, seq: list[str], u: Any, tax: Any) -> dict[str, Any]:
     }
 
 
-def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
-    """Run the ``sequence`` subcommand; returns the exit status (errors raise, cli.main maps them).
+def register(sub: Any) -> None:
+    """Add the ``sequence`` subcommand to ``sub``."""
+    build_parser(sub.add_parser("sequence", help="sanitize users' event sequences by taxonomy "
+                                "generalization with mutual-information privacy (docs/sequence.md)"))
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``anoncore sequence``; returns the exit status (errors raise, :func:`anoncore.cli.main` maps them).
 
     Examples
     --------
@@ -281,7 +286,8 @@ def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) ->
     ...                              "Beer Chips Cookies Milk Wine Cheese Milk Chips".split()}) + "\\n")
     >>> import io
     >>> buf = io.StringIO()
-    >>> cli_main([events, "--taxonomy", tax, "--pattern", "Beer,Chips", "--pattern", "Wine,Cheese",
+    >>> from anoncore.cli import main
+    >>> main(["sequence", events, "--taxonomy", tax, "--pattern", "Beer,Chips", "--pattern", "Wine,Cheese",
     ...           "--epsilon", "0.5", "--w", "2"], stdout=buf)
     0
     >>> rec = json.loads(buf.getvalue())
@@ -290,8 +296,6 @@ def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) ->
     """
     from anoncore.sequence.api import sanitize
 
-    out = stdout if stdout is not None else sys.stdout
-    args = build_parser().parse_args(argv)
     # Everything is read and validated before any work starts.
     tax = _read_taxonomy(args.taxonomy)
     patterns = _patterns(args)
@@ -322,8 +326,6 @@ def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) ->
         "seconds": res.stats["seconds"],
     }
     if args.json:
-        from anoncore.cli import _document
-
         params = {k: v for k, v in vars(args).items() if k not in ("json",)}
         out.write(
             json.dumps(
