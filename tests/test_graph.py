@@ -473,3 +473,63 @@ def test_edge_list_helpers() -> None:
     assert sensitivity_index([2.0, 2.0]).tolist() == [0.0, 0.0]
     with pytest.raises(ValueError, match="non-finite"):
         sensitivity_index([1.0, np.inf])
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+def _cli_files(tmp_path: Path) -> tuple[str, str, str]:
+    edges = tmp_path / "edges.txt"
+    edges.write_text("# toy\n1\t2\n1\t3\n1\t4\n2\t3\n4\t1\n")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("node,label\n1,a1\n2,a2\n3,b1\n4,b2\n")
+    tax = tmp_path / "tax.json"
+    tax.write_text('{"Any": {"A": ["a1", "a2"], "B": ["b1", "b2"]}}')
+    return str(edges), str(labels), str(tax)
+
+
+def test_cli_graph(tmp_path: Path) -> None:
+    import io
+    import json
+
+    import pandas as pd
+
+    from anoncore.cli import main
+
+    edges, labels, tax = _cli_files(tmp_path)
+    buf = io.StringIO()
+    prefix = str(tmp_path / "out")
+    assert main(["graph", edges, "--labels", labels, "--taxonomy", tax, "--json", "-o", prefix,
+                 "--mapping", str(tmp_path / "map.csv")], stdout=buf) == 0
+    doc = json.loads(buf.getvalue())
+    res = doc["result"]
+    assert doc["command"] == "graph" and res["n_nodes"] == 4 and res["n_edges"] == 5
+    g = nx.DiGraph([(1, 2), (1, 3), (1, 4), (2, 3), (4, 1)])
+    ref = prominence_anonymize(g, {1: "a1", 2: "a2", 3: "b1", 4: "b2"}, _small_taxonomy())
+    assert res["iloss"] == pytest.approx(ref.iloss) and res["super_nodes"] == ref.masked.n_nodes
+    nodes = pd.read_csv(prefix + ".nodes.csv")
+    e = pd.read_csv(prefix + ".edges.csv")
+    assert nodes["size"].sum() == 4 and e["weight"].sum() == 5
+    mp = pd.read_csv(tmp_path / "map.csv")
+    assert mp["node"].tolist() == [1, 2, 3, 4] and mp["label"].tolist() == list(ref.labels)
+    buf = io.StringIO()
+    assert main(["graph", edges, "--labels", labels, "--taxonomy", tax, "--measure", "betweenness"], stdout=buf) == 0
+    assert "Iloss" in buf.getvalue()
+
+
+def test_cli_graph_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from anoncore.cli import main
+
+    edges, labels, tax = _cli_files(tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("node,label\n1,a1\n2,a2\n3,b1\n")
+    assert main(["graph", edges, "--labels", str(bad), "--taxonomy", tax], stdout=io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert "anoncore graph: error: Node 4 has no label" in err and "Traceback" not in err
+    assert main(["graph", edges, "--labels", labels, "--taxonomy", tax, "--a", "2", "--measure", "combined"],
+                stdout=io.StringIO()) == 1
+    assert "'a' parameter" in capsys.readouterr().err
+    assert main(["graph", str(tmp_path / "none.txt"), "--labels", labels, "--taxonomy", tax],
+                stdout=io.StringIO()) == 1
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["graph", edges, "--taxonomy", tax], stdout=io.StringIO()) == 2
