@@ -5,6 +5,7 @@ Usage: ``PYTHONPATH=src python benchmarks/graph_libraries.py [--repeat 3]``. Pri
 from 200 sampled sources (x n/200), since the full run takes minutes.
 """
 
+# ruff: noqa: B023  (each lambda runs inside its own loop iteration)
 from __future__ import annotations
 
 import argparse
@@ -81,6 +82,16 @@ def main() -> None:
         rows.append(("networkit", "harmonic", kind,
                      _best(lambda: nk.centrality.HarmonicCloseness(gg, normalized=True).run(), args.repeat)))
         rows.append(("networkit", "pagerank", kind, _best(lambda: nk.centrality.PageRank(gg).run(), args.repeat)))
+
+    from anoncore.graph import betweenness_centrality, closeness_centrality, rank_prestige
+
+    for gg, kind in ((el.unweighted(), "unweighted"), (el, "weighted")):
+        for nt in (1, args.threads):
+            rows.append((f"anoncore ({nt} thread{'s' if nt > 1 else ''})", "betweenness", kind,
+                         _best(lambda: betweenness_centrality(gg, n_threads=nt), args.repeat)))
+        rows.append(("anoncore (1 thread)", "harmonic", kind,
+                     _best(lambda: closeness_centrality(gg, n_threads=1), args.repeat)))
+        rows.append(("anoncore", "pagerank", kind, _best(lambda: rank_prestige(gg, tol=1e-10), args.repeat)))
 
     print("library,measure,graph,seconds")
     for lib, meas, kind, t in rows:

@@ -73,7 +73,7 @@ def test_measures_equal_networkx(directed: bool, weighted: bool, gseed: int) -> 
     h = _length_graph(g, weighted)
     wt = "weight" if weighted else None
     rev = h.reverse() if directed else h
-    tol = dict(rtol=0, atol=1e-9)
+    tol = {"rtol": 0, "atol": 1e-9}
     # degree / prestige: out- and in-degree (strength) over n-1
     deg = dict(g.out_degree(weight=wt)) if directed else dict(g.degree(weight=wt))
     np.testing.assert_allclose(degree_centrality(g), _vec(deg, n) / (n - 1), **tol)
@@ -215,7 +215,6 @@ def _instances(draw):  # type: ignore[no-untyped-def]
     g = _random_graph(seed, n, draw(st.floats(0.0, 0.5)), directed, weighted)
     height = draw(st.integers(0, 3))
     fan = draw(st.integers(1, 3))
-    tree: dict = {}
 
     def build(prefix: str, h: int) -> dict | list:
         if h == 1:
@@ -365,31 +364,31 @@ def _toy() -> tuple[nx.DiGraph, dict]:
 @pytest.mark.parametrize(
     ("change", "exc", "match"),
     [
-        (dict(labels={0: "a1", 1: "a2"}), ValueError, r"Node 2 has no label"),
-        (dict(labels=["a1", "a2"]), ValueError, r"2 entries for 3 nodes \(node 2 has no label\)"),
-        (dict(labels={0: "a1", 1: "zz", 2: "b1"}), ValueError, r"Node 1 has label 'zz', which is not a leaf"),
-        (dict(labels={0: "a1", 1: "A", 2: "b1"}), ValueError, r"inner node"),
-        (dict(labels="a1"), TypeError, r"'labels' parameter"),
-        (dict(a=1.5), ValueError, r"The 'a' parameter of prominence_anonymize must be a float in the range \[0.0, 1.0\]"),
-        (dict(a=-0.1), ValueError, r"'a' parameter"),
-        (dict(a=True), TypeError, r"'a' parameter"),
-        (dict(damping=1.0), ValueError, r"'damping' parameter"),
-        (dict(measure="pagerank"), ValueError, r"'measure' parameter .* Got 'pagerank'"),
-        (dict(level_map="log"), ValueError, r"'level_map' parameter"),
-        (dict(iloss="x"), ValueError, r"'iloss' parameter"),
-        (dict(closeness="x"), ValueError, r"'closeness' parameter"),
-        (dict(merge_min_level=-1), ValueError, r"'merge_min_level' parameter"),
-        (dict(merge=1), TypeError, r"'merge' parameter"),
-        (dict(betweenness_samples=0), ValueError, r"'betweenness_samples' parameter"),
-        (dict(betweenness_samples=4), ValueError, r"range \[1, 3\]"),
-        (dict(taxonomy={"Any": ["a"]}), TypeError, r"'taxonomy' parameter .* Hierarchy"),
-        (dict(measure=np.ones(2)), ValueError, r"must have shape \(3,\)"),
-        (dict(n_threads=0), ValueError, r"'n_threads' parameter"),
+        ({"labels": {0: "a1", 1: "a2"}}, ValueError, r"Node 2 has no label"),
+        ({"labels": ["a1", "a2"]}, ValueError, r"2 entries for 3 nodes \(node 2 has no label\)"),
+        ({"labels": {0: "a1", 1: "zz", 2: "b1"}}, ValueError, r"Node 1 has label 'zz', which is not a leaf"),
+        ({"labels": {0: "a1", 1: "A", 2: "b1"}}, ValueError, r"inner node"),
+        ({"labels": "a1"}, TypeError, r"'labels' parameter"),
+        ({"a": 1.5}, ValueError, r"The 'a' parameter of prominence_anonymize must be a float in the range \[0.0, 1.0\]"),
+        ({"a": -0.1}, ValueError, r"'a' parameter"),
+        ({"a": True}, TypeError, r"'a' parameter"),
+        ({"damping": 1.0}, ValueError, r"'damping' parameter"),
+        ({"measure": "pagerank"}, ValueError, r"'measure' parameter .* Got 'pagerank'"),
+        ({"level_map": "log"}, ValueError, r"'level_map' parameter"),
+        ({"iloss": "x"}, ValueError, r"'iloss' parameter"),
+        ({"closeness": "x"}, ValueError, r"'closeness' parameter"),
+        ({"merge_min_level": -1}, ValueError, r"'merge_min_level' parameter"),
+        ({"merge": 1}, TypeError, r"'merge' parameter"),
+        ({"betweenness_samples": 0}, ValueError, r"'betweenness_samples' parameter"),
+        ({"betweenness_samples": 4}, ValueError, r"range \[1, 3\]"),
+        ({"taxonomy": {"Any": ["a"]}}, TypeError, r"'taxonomy' parameter .* Hierarchy"),
+        ({"measure": np.ones(2)}, ValueError, r"must have shape \(3,\)"),
+        ({"n_threads": 0}, ValueError, r"'n_threads' parameter"),
     ],
 )
 def test_invalid_parameters(change: dict, exc: type, match: str) -> None:
     g, labels = _toy()
-    kw = dict(graph=g, labels=labels, taxonomy=_small_taxonomy(), measure="degree")
+    kw = {"graph": g, "labels": labels, "taxonomy": _small_taxonomy(), "measure": "degree"}
     kw.update(change)
     with pytest.raises(exc, match=match):
         prominence_anonymize(**kw)
@@ -460,7 +459,7 @@ def test_every_measure_runs_on_every_network_type() -> None:
 
 def test_docs_example_runs() -> None:
     text = (ROOT / "docs" / "graph.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/graph.md", "exec"), {})  # noqa: S102 - the page's own example

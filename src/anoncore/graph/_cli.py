@@ -148,6 +148,5 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"  masked graph: {m.n_nodes} super nodes (largest {result['largest_super_node']}), {m.n_edges} edges "
               f"({result['self_loops']} self-loops)\n")
     out.write(f"  Iloss: {r.iloss:.6f}\n")
-    for path in written:
-        out.write(f"  wrote {path}\n")
+    out.writelines(f"  wrote {path}\n" for path in written)
     return 0

@@ -95,7 +95,7 @@ class EdgeList:
 def _zipf_weights(n: int, s: float, rng: np.random.Generator) -> NDArray[np.float64]:
     w = 1.0 / np.arange(1, n + 1, dtype=np.float64) ** s
     rng.shuffle(w)
-    return w / w.sum()
+    return np.asarray(w / w.sum(), dtype=np.float64)
 
 
 def wiki_vote_like(
@@ -136,7 +136,7 @@ def wiki_vote_like(
     gen = np.random.default_rng(rng)
     if n_nodes < 2:
         raise ValueError(f"The 'n_nodes' parameter of wiki_vote_like must be >= 2. Got {n_nodes!r} instead.")
-    n_voters = max(1, int(round(voter_fraction * n_nodes)))
+    n_voters = max(1, round(voter_fraction * n_nodes))
     if n_edges < 0 or n_edges > n_voters * (n_nodes - 1):
         raise ValueError(
             f"The 'n_edges' parameter of wiki_vote_like must be in [0, {n_voters * (n_nodes - 1)}] for "
@@ -172,7 +172,7 @@ def synthetic_weights(src: Any, dst: Any, n_nodes: int, *, rng: int | np.random.
     dst = np.asarray(dst, dtype=np.int64)
     w = gen.geometric(0.5, size=src.size).astype(np.float64)
     recip = np.isin(dst * n_nodes + src, src * n_nodes + dst)
-    return np.where(recip, 2.0 * w, w)
+    return np.asarray(np.where(recip, 2.0 * w, w), dtype=np.float64)
 
 
 def wiki_vote_taxonomy() -> Hierarchy:

@@ -61,14 +61,14 @@ def degree_centrality(graph: Any, **graph_kw: Any) -> Array:
     (attribute name for networkx graphs)."""
     g = _graph(graph, "degree_centrality", graph_kw)
     s, _, w = g.arcs()
-    return np.bincount(s, weights=w, minlength=g.n) * _scale(g.n)
+    return np.asarray(np.bincount(s, weights=w, minlength=g.n) * _scale(g.n), dtype=np.float64)
 
 
 def degree_prestige(graph: Any, **graph_kw: Any) -> Array:
     """Degree prestige ``P_D(i) = in-degree(i) / (n - 1)`` (in-strength when weighted; degree when undirected)."""
     g = _graph(graph, "degree_prestige", graph_kw)
     _, d, w = g.arcs()
-    return np.bincount(d, weights=w, minlength=g.n) * _scale(g.n)
+    return np.asarray(np.bincount(d, weights=w, minlength=g.n) * _scale(g.n), dtype=np.float64)
 
 
 def _sweep(g: GraphData, sources: NDArray[np.int64], *, reverse: bool, betweenness: bool, distances: bool,
@@ -220,13 +220,13 @@ def rank_prestige(graph: Any, *, damping: float = 0.85, tol: float = 1e-12, max_
     out_w = np.bincount(s, weights=w, minlength=g.n)
     dangling = out_w == 0
     coef = w / out_w[s]
-    x = np.full(g.n, 1.0 / g.n)
+    x: Array = np.full(g.n, 1.0 / g.n)
     ent, l1s = [], []
     e_prev = _entropy(x)
     converged = False
     for _ in range(max_iter):
         xlast = x
-        x = d * np.bincount(t, weights=coef * xlast[s], minlength=g.n)
+        x = np.asarray(d * np.bincount(t, weights=coef * xlast[s], minlength=g.n), dtype=np.float64)
         x += (d * float(xlast[dangling].sum()) + (1.0 - d)) / g.n
         err = float(np.abs(x - xlast).sum())
         e = _entropy(x)
@@ -248,7 +248,7 @@ def minmax(x: Any) -> Array:
     lo, hi = float(x.min()), float(x.max())
     if not hi > lo:
         return np.zeros_like(x)
-    return np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+    return np.asarray(np.clip((x - lo) / (hi - lo), 0.0, 1.0), dtype=np.float64)
 
 
 def combined_centrality(graph: Any, *, a: float = 0.5, combine: Sequence[str] = ("degree", "betweenness"),
@@ -293,8 +293,8 @@ def compute_measure(graph: Any, measure: str, *, a: float = 0.5, combine: Sequen
         return rp.scores, rp
     m1, m2 = _combine_pair(combine, caller)
     a = check_real(a, "a", caller, 0.0, 1.0)
-    opts = dict(damping=damping, closeness=closeness, distance=distance, betweenness_samples=betweenness_samples,
-                rng=rng, n_threads=n_threads)
+    opts = {"damping": damping, "closeness": closeness, "distance": distance, "betweenness_samples": betweenness_samples,
+                "rng": rng, "n_threads": n_threads}
     c1, t1 = compute_measure(g, m1, **opts)  # type: ignore[arg-type]
     c2, t2 = compute_measure(g, m2, **opts)  # type: ignore[arg-type]
     return a * minmax(c1) + (1.0 - a) * minmax(c2), t1 or t2

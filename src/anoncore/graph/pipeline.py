@@ -169,14 +169,14 @@ def level_map(si: Any, height: int, method: str = "linear") -> NDArray[np.int32]
     height = check_int(height, "height", "level_map", 0)
     if method == "linear":
         g = np.ceil(si * height - 1e-12)  # guard against 0.30000000000000004 * 10 style round-up
-        return np.clip(g, 0, height).astype(np.int32)
+        return np.asarray(np.clip(g, 0, height), dtype=np.int32)
     below = np.searchsorted(np.sort(si), si, side="left")
-    return np.minimum((height + 1) * below // si.size, height).astype(np.int32)
+    return np.asarray(np.minimum((height + 1) * below // si.size, height), dtype=np.int32)
 
 
 def generalize_labels(leaf_codes: Any, levels: Any, taxonomy: Hierarchy) -> NDArray[np.int32]:
     """Taxonomy node of each label generalized to its level: the ancestor at that height (spec §6.3 step 4)."""
-    return taxonomy.ancestor[np.asarray(leaf_codes), np.asarray(levels)].astype(np.int32)
+    return np.asarray(taxonomy.ancestor[np.asarray(leaf_codes), np.asarray(levels)], dtype=np.int32)
 
 
 def information_loss(label_nodes: Any, levels: Any, taxonomy: Hierarchy, method: str = "leaves") -> NDArray[np.float64]:
@@ -184,7 +184,7 @@ def information_loss(label_nodes: Any, levels: Any, taxonomy: Hierarchy, method:
     ILoss), or ``'level'`` ``level / H``."""
     check_choice(method, "iloss", "information_loss", ("leaves", "level"))
     if method == "leaves":
-        return (taxonomy.leaf_count[np.asarray(label_nodes)].astype(np.float64) - 1.0) / taxonomy.n_leaves
+        return np.asarray((taxonomy.leaf_count[np.asarray(label_nodes)] - 1.0) / taxonomy.n_leaves, dtype=np.float64)
     h = taxonomy.height
     lv = np.asarray(levels, dtype=np.float64)
     return lv / h if h > 0 else np.zeros_like(lv)
