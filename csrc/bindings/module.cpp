@@ -19,6 +19,7 @@ void bind_sequence(py::module_ m);
 void bind_sabre_w(py::module_ m);
 void bind_burel(py::module_ m);
 void bind_release(py::module_ m);
+void bind_graph(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -41,4 +42,5 @@ PYBIND11_MODULE(_core, m) {
   bind_sabre_w(m.def_submodule("sabre_w"));
   bind_burel(m.def_submodule("burel"));
   bind_release(m.def_submodule("release"));
+  bind_graph(m.def_submodule("graph"));
 }
