@@ -84,6 +84,7 @@ def test_dp_partition_is_minimum(counts: list[int], beta: float, enhanced: bool,
         assert b["size"][j] / n <= b["bound"][j] * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(st.lists(st.integers(1, 30), min_size=1, max_size=8), st.sampled_from([0.5, 1.0, 2.0, 4.0]))
 def test_bisplit_equals_reference_dichotomize(counts: list[int], beta: float) -> None:
@@ -408,7 +409,7 @@ def test_merging_never_increases_a_gain(ref: list[int], seed: int) -> None:
         for b in range(a, m):
             p = Fraction(sum(ref[a:b + 1]), P)
 
-            def gain(h: np.ndarray) -> Fraction:
+            def gain(h: np.ndarray, a: int = a, b: int = b, p: Fraction = p) -> Fraction:
                 return (Fraction(int(h[a:b + 1].sum()), int(h.sum())) - p) / p
 
             assert gain(g1 + g2) <= max(gain(g1), gain(g2))

@@ -171,6 +171,7 @@ def uci_all(data_dir: Path) -> Table:
     return load_uci_adult("all")
 
 
+@pytest.mark.slow
 def test_uci_adult_counts(data_dir: Path, uci_all: Table) -> None:
     from anoncore.datasets import load_uci_adult
 

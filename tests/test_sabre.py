@@ -239,6 +239,7 @@ table_cases = st.tuples(st.integers(0, 10**6), st.integers(1, 60), st.integers(1
 @settings(max_examples=80)
 @given(table_cases, st.sampled_from([("ak", "random"), ("knn", "random"), ("ak", "min_key"), ("knn", "min_key"),
                                      ("ak", "slices")]))
+@pytest.mark.slow
 def test_sabre_output_is_k_anonymous_and_t_close(case: tuple[Any, ...], variant: tuple[str, str]) -> None:
     seed, n, n_qi, m, cat, t, k = case
     tab = random_table(seed, n, n_qi, m, cat)
