@@ -373,7 +373,7 @@ def test_slices_follow_shared_hilbert_keys(n: int, n_qi: int) -> None:
     tab = random_table(n, n, n_qi, 5, "numeric", skew=1.0)
     res = burel(tab, beta=2.0, seed_policy="slices", rng=0)
     sp = _space.qi_space(tab)
-    tw = _core.twophase
+    tw = _core.sabre
     keys = tw.hilbert_keys(sp.codes, sp.values, sp.offsets, tw.hilbert_bits(len(tab.quasi_identifiers), sp.max_card), 1)
     code = {str(int(v)): i for i, v in enumerate(tab.dictionary("s"))}
     bucket_of = np.full(tab.cardinality("s"), -1)
