@@ -18,7 +18,8 @@ import pandas as pd
 from anoncore.data.builders import interval_hierarchy, masking_hierarchy
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
-from anoncore.data.synthetic import (
+from anoncore.data.table import Table
+from anoncore.datasets.census import (
     CENSUS_COLUMNS,
     CENSUS_QUASI_IDENTIFIERS,
     census_hierarchies,
@@ -26,7 +27,6 @@ from anoncore.data.synthetic import (
     synthetic_census_frame,
     synthetic_census_schema,
 )
-from anoncore.data.table import Table
 
 __all__ = [
     "ADULT_COLUMNS",
