@@ -301,7 +301,7 @@ def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) ->
         ref = np.bincount(col, minlength=m_values).astype(np.int64)
         ref.setflags(write=False)
         table._cache[key] = ref
-    return ref  # type: ignore[no-any-return]
+    return ref
 
 
 def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[np.int64],
@@ -320,26 +320,26 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         distinct[empty] = np.nan
         return distinct
     if isinstance(m, EntropyLDiversity):
-        return c.entropy(hist, sizes, nt)  # type: ignore[no-any-return]
+        return c.entropy(hist, sizes, nt)
     if isinstance(m, RecursiveCLDiversity):
-        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)  # type: ignore[no-any-return]
+        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)
     if isinstance(m, EqualDistanceTCloseness):
-        return d.emd_equal_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_equal_classes(hist, sizes, ref, nt)
     if isinstance(m, OrderedDistanceTCloseness):
-        return d.emd_ordered_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_ordered_classes(hist, sizes, ref, nt)
     if isinstance(m, HierarchicalDistanceTCloseness):
         h = table.hierarchy(sa)
         assert h is not None
-        return d.emd_hierarchical_classes(  # type: ignore[no-any-return]
+        return d.emd_hierarchical_classes(
             hist, sizes, ref, h.parent, h.node_height, h.n_leaves, nt)
     if isinstance(m, HellingerTCloseness):
-        return d.hellinger_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.hellinger_classes(hist, sizes, ref, nt)
     if isinstance(m, BasicBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, False, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, False, nt)
     if isinstance(m, EnhancedBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, True, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, True, nt)
     if isinstance(m, DeltaDisclosure):
-        return c.delta_disclosure(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return c.delta_disclosure(hist, sizes, ref, nt)
     if isinstance(m, SemanticBetaLikeness):
         h = table.hierarchy(sa)
         assert h is not None

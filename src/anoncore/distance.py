@@ -279,9 +279,9 @@ def cet_upper_bounds(reference: Any, bucket_of: Any, hierarchy: Hierarchy | None
     if not isinstance(tight, bool):
         raise TypeError(f"The 'tight' parameter of {caller} must be a bool. Got {tight!r} instead.")
     if hierarchy is None:
-        return _core.distance.cet_upper_ordered(ref, b, nb)  # type: ignore[no-any-return]
+        return _core.distance.cet_upper_ordered(ref, b, nb)
     h = _check_hierarchy(hierarchy, caller, ref.size)
-    return _core.distance.cet_upper_hierarchical(  # type: ignore[no-any-return]
+    return _core.distance.cet_upper_hierarchical(
         ref, b, nb, h.parent, h.node_height, h.leaf_start, h.leaf_count, tight)
 
 
@@ -361,7 +361,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
         closed = bool(np.all(hi - lo + 1 == np.array([g.size for g in members])))
         if closed and method != "general":
             order = np.argsort(lo, kind="stable")
-            return _core.distance.bucket_emd_ordered(  # type: ignore[no-any-return]
+            return _core.distance.bucket_emd_ordered(
                 np.ascontiguousarray(cnt[:, order]), np.ascontiguousarray(totals[order]),
                 np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order]), int(present.sum()), nt)
         if method == "closed_form":
@@ -376,7 +376,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
         order = np.argsort(start, kind="stable")
         closed = not np.any(start[order][1:] < end[order][:-1])
         if closed and method != "general":
-            return _core.distance.bucket_emd_hierarchical(  # type: ignore[no-any-return]
+            return _core.distance.bucket_emd_hierarchical(
                 cnt, totals, np.ascontiguousarray(nodes), h.parent, h.node_height, h.n_leaves, nt)
         if method == "closed_form":
             raise ValueError(f"The buckets of {caller} must be disjoint hierarchy subtrees (an antichain of nodes) "
@@ -391,7 +391,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
                     ground[i, j] = pair[np.ix_([where[int(v)] for v in members[i]],
                                                [where[int(v)] for v in members[j]])].max()
     np.fill_diagonal(ground, 0.0)
-    return _core.distance.emd_general(  # type: ignore[no-any-return]
+    return _core.distance.emd_general(
         cnt, totals, np.ascontiguousarray(ground, dtype=np.float64), nt)
 
 

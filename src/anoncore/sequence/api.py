@@ -598,12 +598,12 @@ def _cpp_batch(
         out = _core.sequence.bottom_up_batch(*common, distance == "delta_ul", use_table, w, nt)
     gen, mi, ent, eps, ul, evals, fs = out
     per_user_seconds = (time.perf_counter() - t0) / max(1, n_users)
-    out = []
+    users = []
     for u in range(n_users):
         seq = flat[offsets[u] : offsets[u + 1]]
         h = np.array(gen[u], dtype=np.int32)
         n = int(seq.shape[0])
-        out.append(
+        users.append(
             UserSanitization(
                 generalization=_readonly(h),
                 sanitized=_readonly(h[seq]),
@@ -620,7 +620,7 @@ def _cpp_batch(
                 stats={"seconds": per_user_seconds, "mi_evaluations": float(evals[u])},
             )
         )
-    return out
+    return users
 
 
 def _is_pattern_list(x: Any) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
+from anoncore import _core
 from anoncore._threads import check_n_threads
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema

@@ -1,0 +1,19 @@
+"""
+anoncore compiled kernels (private; use the anoncore package)
+"""
+
+from . import burel as burel
+from . import core as core
+from . import criteria as criteria
+from . import distance as distance
+from . import lattice as lattice
+from . import metrics as metrics
+from . import mondrian as mondrian
+from . import sabre_w as sabre_w
+from . import sequence as sequence
+from . import stream as stream
+from . import temporal as temporal
+from . import twophase as twophase
+
+__version__: str = "0.1.0"
+has_openmp: bool
