@@ -58,7 +58,7 @@ class Engine:
         """
         The optimal search's evaluation under the DM / DM* cut (grouping stops once its bound exceeds cut).
         """
-    def evaluate_many(self, levels: NDArray[np.int32]) -> list[Any]:
+    def evaluate_many(self, levels: NDArray[np.int32]) -> list[dict[str, Any]]:
         """
         Evaluate many nodes (parallel over nodes).
         """

@@ -146,7 +146,7 @@ class LatticeProblem:
     limit: int
     metric: str
     heights: tuple[int, ...]
-    engine: Any
+    engine: _core.lattice.Engine
     sensitive: str | None
 
     @classmethod
@@ -216,11 +216,11 @@ class LatticeProblem:
 
     def evaluate(self, levels: Sequence[int]) -> dict[str, Any]:
         """Feasibility, suppressed rows, number of classes and objective of one node."""
-        return self.engine.evaluate(np.asarray(levels, dtype=np.int32))  # type: ignore[no-any-return]
+        return self.engine.evaluate(np.asarray(levels, dtype=np.int32))
 
     def evaluate_many(self, levels: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
         arr = np.ascontiguousarray(np.asarray(levels, dtype=np.int32).reshape(-1, self.n_qi))
-        return self.engine.evaluate_many(arr)  # type: ignore[no-any-return]
+        return self.engine.evaluate_many(arr)
 
     def publish(self, levels: Sequence[int], known: dict[str, Any] | None = None) -> tuple[Partition, dict[str, Any]]:
         """The published partition of a node (violating classes suppressed).
