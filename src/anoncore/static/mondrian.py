@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from anoncore import _core
+from anoncore._validation import check_float, check_int
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
@@ -66,8 +67,8 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     """
     t0 = time.perf_counter()
     table = _space.check_table(table, _CALLER)
-    tt = _space.check_t(t, _CALLER)
-    kk = _space.check_k(k, table.n_rows, _CALLER)
+    tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
+    kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
     space = _space.qi_space(table)
