@@ -133,19 +133,21 @@ def _among(options: Iterable[str]) -> str:
 
 def check_option(value: Any, name: str, caller: str, options: Collection[str], *,
                  ignore_case: bool = False, phrase: str = "a str among") -> str:
-    """``value`` as one of the strings ``options`` (drawn in the order given); ``ValueError`` otherwise.
+    """``value`` as one of the strings ``options`` (drawn in the order given); ``TypeError`` for a value that is
+    not a str, ``ValueError`` for another str.
 
     ``ignore_case=True`` matches case-insensitively and returns the option in the case written in ``options``.
     ``phrase`` introduces the set in the message (``"one of"`` where a caller's documented message says so).
     """
     allowed = f"{phrase} {_among(options)}"
-    if isinstance(value, str):
-        if value in options:
-            return value
-        if ignore_case:
-            for o in options:
-                if o.lower() == value.lower():
-                    return o
+    if not isinstance(value, str):
+        raise TypeError(invalid(name, caller, allowed, value))
+    if value in options:
+        return value
+    if ignore_case:
+        for o in options:
+            if o.lower() == value.lower():
+                return o
     raise ValueError(invalid(name, caller, allowed, value))
 
 
