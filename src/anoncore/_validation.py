@@ -90,13 +90,14 @@ def _is_real(value: Any) -> bool:
 
 
 def check_int(value: Any, name: str, caller: str, low: int | None = None, high: float | None = None,
-              *, closed: Closed = "both") -> int:
+              *, closed: Closed = "both", allowed: str | None = None) -> int:
     """``value`` as an int in ``Interval(low, high, closed)``; ``bool`` is not an int here.
 
-    Raises ``TypeError`` for a non-integral value and ``ValueError`` for one outside the range.
+    Raises ``TypeError`` for a non-integral value and ``ValueError`` for one outside the range. ``allowed``
+    replaces "an int in the range ..." in the message where a caller states the range in words.
     """
     interval = Interval(low, high, closed)
-    allowed = f"an int in the range {interval}"
+    allowed = allowed or f"an int in the range {interval}"
     if not _is_int(value):
         raise TypeError(invalid(name, caller, allowed, value))
     if int(value) not in interval:
@@ -105,14 +106,14 @@ def check_int(value: Any, name: str, caller: str, low: int | None = None, high: 
 
 
 def check_float(value: Any, name: str, caller: str, low: float | None = None, high: float | None = None,
-                *, closed: Closed = "both", kind: str = "a float") -> float:
+                *, closed: Closed = "both", allowed: str | None = None) -> float:
     """``value`` (any real number but ``bool``) as a float in ``Interval(low, high, closed)``; NaN is in no range.
 
-    ``kind`` names the accepted type in the message (``"a float"``, or ``"a number"`` where ints read better).
-    Raises ``TypeError`` for a non-real value and ``ValueError`` for one outside the range.
+    Raises ``TypeError`` for a non-real value and ``ValueError`` for one outside the range. ``allowed``
+    replaces "a float in the range ..." in the message where a caller states the range in words.
     """
     interval = Interval(low, high, closed)
-    allowed = f"{kind} in the range {interval}"
+    allowed = allowed or f"a float in the range {interval}"
     if not _is_real(value):
         raise TypeError(invalid(name, caller, allowed, value))
     if float(value) not in interval:
