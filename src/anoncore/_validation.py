@@ -6,8 +6,8 @@ Every public function checks its scalar parameters here, once, before any work a
     # TypeError  for k=5.0 or k=True, ValueError for k=0, both with
     # "The 'k' parameter of lattice_search must be an int in the range [1, 30162]. Got 0 instead."
 
-A wrong type raises ``TypeError``, a value of the right type outside its range or set ``ValueError``; both carry
-the same sentence, naming the parameter, the caller, what is allowed and the value received. Ranges are
+A wrong type raises :class:`ParameterTypeError` (a ``TypeError``), a value of the right type outside its range or
+set ``ValueError``; both carry the same sentence, naming the parameter, the caller, what is allowed and the value received. Ranges are
 :class:`Interval` objects; a bound of None is unbounded (drawn ``-inf`` / ``inf`` with an open bracket).
 """
 
@@ -26,6 +26,7 @@ from anoncore import _core
 
 __all__ = [
     "Interval",
+    "ParameterTypeError",
     "check_bool",
     "check_float",
     "check_instance",
@@ -38,6 +39,15 @@ __all__ = [
 ]
 
 Closed = Literal["left", "right", "both", "neither"]
+
+
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type (STYLE.md §2.6: ``TypeError``).
+
+    It is also a ``ValueError``, as scikit-learn's ``InvalidParameterError`` is, because several functions
+    raised ``ValueError`` for a wrong type before this module unified the checks; callers catching either keep
+    working.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +109,7 @@ def check_int(value: Any, name: str, caller: str, low: int | None = None, high: 
     interval = Interval(low, high, closed)
     allowed = allowed or f"an int in the range {interval}"
     if not _is_int(value):
-        raise TypeError(invalid(name, caller, allowed, value))
+        raise ParameterTypeError(invalid(name, caller, allowed, value))
     if int(value) not in interval:
         raise ValueError(invalid(name, caller, allowed, value))
     return int(value)
@@ -115,7 +125,7 @@ def check_float(value: Any, name: str, caller: str, low: float | None = None, hi
     interval = Interval(low, high, closed)
     allowed = allowed or f"a float in the range {interval}"
     if not _is_real(value):
-        raise TypeError(invalid(name, caller, allowed, value))
+        raise ParameterTypeError(invalid(name, caller, allowed, value))
     if float(value) not in interval:
         raise ValueError(invalid(name, caller, allowed, value))
     return float(value)
@@ -124,7 +134,7 @@ def check_float(value: Any, name: str, caller: str, low: float | None = None, hi
 def check_bool(value: Any, name: str, caller: str) -> bool:
     """``value`` as a bool; only ``bool`` and ``numpy.bool_`` are accepted (not 0 / 1), else ``TypeError``."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(invalid(name, caller, "a bool", value))
+        raise ParameterTypeError(invalid(name, caller, "a bool", value))
     return bool(value)
 
 
@@ -142,7 +152,7 @@ def check_option(value: Any, name: str, caller: str, options: Collection[str], *
     """
     allowed = f"{phrase} {_among(options)}"
     if not isinstance(value, str):
-        raise TypeError(invalid(name, caller, allowed, value))
+        raise ParameterTypeError(invalid(name, caller, allowed, value))
     if value in options:
         return value
     if ignore_case:
@@ -155,7 +165,7 @@ def check_option(value: Any, name: str, caller: str, options: Collection[str], *
 def check_instance(value: Any, name: str, caller: str, types: type | tuple[type, ...], what: str) -> Any:
     """``value`` if it is an instance of ``types``; else ``TypeError`` naming ``what`` and the type received."""
     if not isinstance(value, types):
-        raise TypeError(f"The {name!r} parameter of {caller} must be {what}. Got {type(value).__name__} instead.")
+        raise ParameterTypeError(f"The {name!r} parameter of {caller} must be {what}. Got {type(value).__name__} instead.")
     return value
 
 
@@ -164,7 +174,7 @@ def check_rng(rng: Any, caller: str, name: str = "rng") -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is not None and not _is_int(rng):
-        raise TypeError(invalid(name, caller, "an int, a numpy Generator or None", rng))
+        raise ParameterTypeError(invalid(name, caller, "an int, a numpy Generator or None", rng))
     return np.random.default_rng(None if rng is None else int(rng))
 
 
@@ -181,7 +191,7 @@ def check_n_threads(n_threads: Any, caller: str, *, openmp: bool = True) -> int:
         return 0
     allowed = "an int in the range [1, inf) or None"
     if not _is_int(n_threads):
-        raise TypeError(invalid("n_threads", caller, allowed, n_threads))
+        raise ParameterTypeError(invalid("n_threads", caller, allowed, n_threads))
     if int(n_threads) < 1:
         raise ValueError(invalid("n_threads", caller, allowed, n_threads))
     if openmp and int(n_threads) > 1 and not _core.has_openmp:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from anoncore._validation import check_int
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 
@@ -258,8 +259,7 @@ def transaction_stream(
     """
     for name, v in (("n_transactions", n_transactions), ("n_patterns", n_patterns), ("n_items", n_items),
                     ("n_persons", n_persons)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"The {name!r} parameter of transaction_stream must be an int >= 1. Got {v!r} instead.")
+        check_int(v, name, "transaction_stream", 1)
     if not avg_len >= 1 or not avg_pattern_len >= 1:
         raise ValueError(f"avg_len and avg_pattern_len must be >= 1. Got {avg_len!r} and {avg_pattern_len!r}.")
     if not 0 <= correlation <= 1 or not 0 <= corruption <= 1:
