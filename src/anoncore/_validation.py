@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,6 +25,9 @@ import numpy as np
 from anoncore import _core
 
 __all__ = [
+    "Boolean",
+    "Constraint",
+    "InstanceOf",
     "Interval",
     "ParameterTypeError",
     "check_bool",
@@ -33,6 +36,7 @@ __all__ = [
     "check_int",
     "check_n_threads",
     "check_option",
+    "check_params",
     "check_rng",
     "check_seed",
     "invalid",
@@ -50,18 +54,34 @@ class ParameterTypeError(TypeError, ValueError):
     """
 
 
+def invalid(name: str, caller: str, allowed: str, value: Any) -> str:
+    """The library's one error sentence: ``The 'name' parameter of caller must be allowed. Got value instead.``"""
+    return f"The {name!r} parameter of {caller} must be {allowed}. Got {value!r} instead."
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A range of numbers for a parameter, as in scikit-learn's ``Interval``.
+    """A range of ints (``kind="int"``) or real numbers (``kind="float"``), as scikit-learn's ``Interval``.
 
     ``low`` / ``high`` of None are unbounded. ``closed`` says which finite ends belong to the range; an unbounded
     end is always open (``[1, inf)`` admits no infinity). A bound is drawn as given (``0`` and ``0.0`` differ),
-    and an explicit ``math.inf`` bound is drawn with the bracket ``closed`` gives it.
+    and an explicit ``math.inf`` bound is drawn with the bracket ``closed`` gives it. ``allowed`` replaces the
+    drawn "an int in the range ..." in messages where a caller states the range in words.
     """
 
+    kind: Literal["int", "float"]
     low: float | None = None
     high: float | None = None
     closed: Closed = "both"
+    allowed: str | None = None
 
     def __contains__(self, x: float) -> bool:
         if math.isnan(x):
@@ -85,54 +105,76 @@ class Interval:
         hi = "inf" if self.high is None else str(self.high)
         return f"{left}{lo}, {hi}{right}"
 
+    def check(self, value: Any, name: str, caller: str) -> Any:
+        """``value`` as an int or a float inside the range; ``ParameterTypeError`` / ``ValueError`` otherwise."""
+        integral = self.kind == "int"
+        allowed = self.allowed or f"{'an int' if integral else 'a float'} in the range {self}"
+        if not (_is_int(value) if integral else _is_real(value)):
+            raise ParameterTypeError(invalid(name, caller, allowed, value))
+        x = int(value) if integral else float(value)
+        if x not in self:
+            raise ValueError(invalid(name, caller, allowed, value))
+        return x
 
-def invalid(name: str, caller: str, allowed: str, value: Any) -> str:
-    """The library's one error sentence: ``The 'name' parameter of caller must be allowed. Got value instead.``"""
-    return f"The {name!r} parameter of {caller} must be {allowed}. Got {value!r} instead."
+
+@dataclass(frozen=True, slots=True)
+class Boolean:
+    """Constraint: a ``bool`` (or ``numpy.bool_``); 0 and 1 are not booleans here."""
+
+    def check(self, value: Any, name: str, caller: str) -> bool:
+        return check_bool(value, name, caller)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+@dataclass(frozen=True, slots=True)
+class InstanceOf:
+    """Constraint: an instance of ``types`` (described as ``what`` in messages), or None with ``allow_none``."""
+
+    types: type | tuple[type, ...]
+    what: str
+    allow_none: bool = False
+
+    def check(self, value: Any, name: str, caller: str) -> Any:
+        if (value is None and self.allow_none) or isinstance(value, self.types):
+            return value
+        allowed = f"{self.what} or None" if self.allow_none else self.what
+        raise ParameterTypeError(invalid(name, caller, allowed, value))
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+Constraint = Interval | Boolean | InstanceOf
+
+
+def check_params(values: Any, constraints: Mapping[str, Constraint], caller: str) -> None:
+    """Check every parameter named in ``constraints`` (in their order): ``getattr(values, name)``, or
+    ``values[name]`` for a mapping. A declarative table of constraints per class or function (as
+    scikit-learn's ``_parameter_constraints``) replaces per-parameter code."""
+    get = values.__getitem__ if isinstance(values, Mapping) else lambda n: getattr(values, n)
+    for name, constraint in constraints.items():
+        constraint.check(get(name), name, caller)
 
 
 def check_int(value: Any, name: str, caller: str, low: int | None = None, high: float | None = None,
               *, closed: Closed = "both", allowed: str | None = None) -> int:
-    """``value`` as an int in ``Interval(low, high, closed)``; ``bool`` is not an int here.
+    """``value`` as an int in ``[low, high]`` (``closed`` as in :class:`Interval`); ``bool`` is not an int here.
 
-    Raises ``TypeError`` for a non-integral value and ``ValueError`` for one outside the range. ``allowed``
-    replaces "an int in the range ..." in the message where a caller states the range in words.
+    Raises ``ParameterTypeError`` for a non-integral value and ``ValueError`` for one outside the range.
     """
-    interval = Interval(low, high, closed)
-    allowed = allowed or f"an int in the range {interval}"
-    if not _is_int(value):
-        raise ParameterTypeError(invalid(name, caller, allowed, value))
-    if int(value) not in interval:
-        raise ValueError(invalid(name, caller, allowed, value))
-    return int(value)
+    out: int = Interval("int", low, high, closed, allowed).check(value, name, caller)
+    return out
 
 
 def check_float(value: Any, name: str, caller: str, low: float | None = None, high: float | None = None,
                 *, closed: Closed = "both", allowed: str | None = None) -> float:
-    """``value`` (any real number but ``bool``) as a float in ``Interval(low, high, closed)``; NaN is in no range.
+    """``value`` (any real number but ``bool``) as a float in ``[low, high]`` (``closed`` as in
+    :class:`Interval`); NaN is in no range.
 
-    Raises ``TypeError`` for a non-real value and ``ValueError`` for one outside the range. ``allowed``
-    replaces "a float in the range ..." in the message where a caller states the range in words.
+    Raises ``ParameterTypeError`` for a non-real value and ``ValueError`` for one outside the range.
     """
-    interval = Interval(low, high, closed)
-    allowed = allowed or f"a float in the range {interval}"
-    if not _is_real(value):
-        raise ParameterTypeError(invalid(name, caller, allowed, value))
-    if float(value) not in interval:
-        raise ValueError(invalid(name, caller, allowed, value))
-    return float(value)
+    out: float = Interval("float", low, high, closed, allowed).check(value, name, caller)
+    return out
 
 
 def check_bool(value: Any, name: str, caller: str) -> bool:
-    """``value`` as a bool; only ``bool`` and ``numpy.bool_`` are accepted (not 0 / 1), else ``TypeError``."""
+    """``value`` as a bool; only ``bool`` and ``numpy.bool_`` are accepted (not 0 / 1)."""
     if not isinstance(value, (bool, np.bool_)):
         raise ParameterTypeError(invalid(name, caller, "a bool", value))
     return bool(value)
