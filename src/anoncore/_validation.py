@@ -18,7 +18,7 @@ import numbers
 import warnings
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 Closed = Literal["left", "right", "both", "neither"]
+_T = TypeVar("_T")
 
 
 class ParameterTypeError(TypeError, ValueError):
@@ -204,10 +205,11 @@ def check_option(value: Any, name: str, caller: str, options: Collection[str], *
     raise ValueError(invalid(name, caller, allowed, value))
 
 
-def check_instance(value: Any, name: str, caller: str, types: type | tuple[type, ...], what: str) -> Any:
-    """``value`` if it is an instance of ``types``; else ``TypeError`` naming ``what`` and the type received."""
-    if not isinstance(value, types):
-        raise ParameterTypeError(f"The {name!r} parameter of {caller} must be {what}. Got {type(value).__name__} instead.")
+def check_instance(value: Any, name: str, caller: str, cls: type[_T], what: str) -> _T:
+    """``value`` if it is an instance of ``cls``; else ``ParameterTypeError`` naming ``what`` and the type received."""
+    if not isinstance(value, cls):
+        raise ParameterTypeError(f"The {name!r} parameter of {caller} must be {what}. "
+                                 f"Got {type(value).__name__} instead.")
     return value
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_instance, check_n_threads
 from anoncore.data.table import Table
 from anoncore.models import (
     MODELS,
@@ -227,11 +227,8 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     (True, 2.0)
     """
     t0 = time.perf_counter()
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of audit must be a Table. Got {type(table).__name__} instead.")
-    if not isinstance(partition, Partition):
-        raise TypeError(f"The 'partition' parameter of audit must be a Partition. Got {type(partition).__name__} "
-                        "instead.")
+    check_instance(table, "table", "audit", Table, "a Table")
+    check_instance(partition, "partition", "audit", Partition, "a Partition")
     if partition.n_rows != table.n_rows:
         raise ValueError(f"The partition has {partition.n_rows} rows but the table has {table.n_rows}.")
     mods = _check_models(models)

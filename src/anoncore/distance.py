@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_bool, check_float, check_n_threads, check_option
+from anoncore._validation import check_bool, check_float, check_instance, check_n_threads, check_option
 from anoncore.data.hierarchy import Hierarchy
 
 __all__ = [
@@ -59,15 +59,10 @@ def _pair(p: Any, q: Any, caller: str) -> tuple[NDArray[np.float64], NDArray[np.
 
 
 def _check_hierarchy(hierarchy: Any, caller: str, m: int) -> Hierarchy:
-    if not isinstance(hierarchy, Hierarchy):
-        raise TypeError(
-            f"The 'hierarchy' parameter of {caller} must be a Hierarchy. Got {type(hierarchy).__name__} instead."
-        )
-    if hierarchy.n_leaves != m:
-        raise ValueError(
-            f"The distributions of {caller} have {m} values but the hierarchy has {hierarchy.n_leaves} leaves."
-        )
-    return hierarchy
+    h = check_instance(hierarchy, "hierarchy", caller, Hierarchy, "a Hierarchy")
+    if h.n_leaves != m:
+        raise ValueError(f"The distributions of {caller} have {m} values but the hierarchy has {h.n_leaves} leaves.")
+    return h
 
 
 def emd_equal(p: Any, q: Any) -> float:

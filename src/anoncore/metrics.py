@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_bool, check_float, check_option
+from anoncore._validation import check_bool, check_float, check_instance, check_option
 from anoncore.data.table import Table
 from anoncore.results import Partition
 
@@ -80,12 +80,8 @@ class _View:
 
 
 def _view(table: Any, partition: Any, caller: str) -> _View:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be a Table. Got {type(table).__name__} instead.")
-    if not isinstance(partition, Partition):
-        raise TypeError(
-            f"The 'partition' parameter of {caller} must be a Partition. Got {type(partition).__name__} instead."
-        )
+    check_instance(table, "table", caller, Table, "a Table")
+    check_instance(partition, "partition", caller, Partition, "a Partition")
     pt = partition.table
     if pt is not table and (pt.n_rows != table.n_rows or pt.quasi_identifiers != table.quasi_identifiers
                             or not np.array_equal(pt.qi_codes(), table.qi_codes())):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore._validation import check_option
+from anoncore._validation import check_instance, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
@@ -67,12 +67,10 @@ class SensitiveInfo:
 
 
 def check_table(table: Any, caller: str) -> Table:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore.Table (build one with "
-                        f"Table.from_pandas). Got {type(table).__name__} instead.")
-    if not table.quasi_identifiers:
+    tab = check_instance(table, "table", caller, Table, "an anoncore.Table (build one with Table.from_pandas)")
+    if not tab.quasi_identifiers:
         raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
-    return table
+    return tab
 
 
 def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> list[Any] | None:

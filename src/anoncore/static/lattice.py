@@ -29,7 +29,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option
+from anoncore._validation import (
+    check_bool,
+    check_float,
+    check_instance,
+    check_int,
+    check_n_threads,
+    check_option,
+)
 from anoncore.audit import audit
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
@@ -88,18 +95,16 @@ _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
 
 # ---------------------------------------------------------------------------------------------- validation
 def _check_table(table: Any, caller: str) -> Table:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore Table. "
-                        f"Got {type(table).__name__} instead.")
-    if table.n_rows == 0:
+    tab = check_instance(table, "table", caller, Table, "an anoncore Table")
+    if tab.n_rows == 0:
         raise ValueError(f"The table given to {caller} is empty.")
-    if not table.quasi_identifiers:
+    if not tab.quasi_identifiers:
         raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
-    for q in table.quasi_identifiers:
-        if table.hierarchy(q) is None:
+    for q in tab.quasi_identifiers:
+        if tab.hierarchy(q) is None:
             raise ValueError(f"Quasi-identifier {q!r} has no hierarchy: full-domain generalization needs one "
                              f"hierarchy per quasi-identifier.")
-    return table
+    return tab
 
 
 def _as_models(models: Any, caller: str) -> list[Any]:
