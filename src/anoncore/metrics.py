@@ -360,7 +360,7 @@ def discernibility(table: Table, partition: Partition, monotonic: bool = False) 
     mono = check_bool(monotonic, "monotonic", "discernibility")
     v = _view(table, partition, "discernibility")
     s = _km.class_summary(v.kept, v.supp)
-    return float(s["dm_star"] if mono else s["dm"])
+    return float(s.dm_star if mono else s.dm)
 
 
 def aecs(table: Table, partition: Partition, gs_factor: float = 0.5) -> float:
@@ -405,7 +405,7 @@ def aecs(table: Table, partition: Partition, gs_factor: float = 0.5) -> float:
     g_f, s_f = _check_gs_factor(gs_factor, "aecs")
     v = _view(table, partition, "aecs")
     s = _km.class_summary(v.kept, v.supp)
-    denom = s_f * s["n_kept_classes"] + (g_f if s["n_suppressed"] > 0 else 0.0)
+    denom = s_f * s.n_kept_classes + (g_f if s.n_suppressed > 0 else 0.0)
     return v.n_rows / denom if denom > 0 else math.inf
 
 

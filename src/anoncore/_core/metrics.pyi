@@ -2,12 +2,25 @@
 information-loss metric kernels (per quasi-identifier, vectorised over classes)
 """
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
-def class_summary(kept: NDArray[np.int64], supp: NDArray[np.int64]) -> dict[str, Any]:
+class ClassSummary:
+    """
+    Row/suppression/class counts, DM and DM* of a partition.
+    """
+    @property
+    def dm(self) -> int: ...
+    @property
+    def dm_star(self) -> int: ...
+    @property
+    def n_kept_classes(self) -> int: ...
+    @property
+    def n_rows(self) -> int: ...
+    @property
+    def n_suppressed(self) -> int: ...
+
+def class_summary(kept: NDArray[np.int64], supp: NDArray[np.int64]) -> ClassSummary:
     """
     Row/suppression/class counts, DM and DM* of the classes.
     """

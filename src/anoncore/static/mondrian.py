@@ -84,12 +84,12 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
                                    [("k", float(kk)), ("t", tt)], sa.hierarchy_arrays, None, qh)
     t2 = time.perf_counter()
-    if out["n_classes"] < 1:  # pragma: no cover - the whole table is always a class
+    if out.n_classes < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
-    partition = Partition.from_labels(table, out["labels"])
+    partition = Partition.from_labels(table, out.labels)
     achieved = _space.audited(table, partition, sa, tt, kk)
     t3 = time.perf_counter()
-    trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
+    trace = ({"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,
              "seconds_total": t3 - t0}
     params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split}
@@ -108,8 +108,8 @@ def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensiti
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa_codes, m, specs, None,
                                    None if groups is None else np.ascontiguousarray(groups, dtype=np.int32), qh)
     t2 = time.perf_counter()
-    partition = Partition.from_labels(table, out["labels"])
-    trace = {"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])}
+    partition = Partition.from_labels(table, out.labels)
+    trace = {"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)}
     return partition, trace, t2 - t1
 
 

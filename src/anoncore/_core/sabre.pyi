@@ -28,23 +28,6 @@ def bucketize(
     SABRE bucketCat (hierarchy given) or bucketNum.
     """
 
-def count_queries(
-    qi: NDArray[np.int32],
-    sa: NDArray[np.int32],
-    gen_lo: NDArray[np.int32],
-    gen_hi: NDArray[np.int32],
-    sa_prefix: NDArray[np.int64],
-    dims: NDArray[np.int32],
-    lo: NDArray[np.int32],
-    hi: NDArray[np.int32],
-    sa_lo: NDArray[np.int32],
-    sa_hi: NDArray[np.int32],
-    n_threads: int = 1,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """
-    Exact and estimated answers of COUNT queries.
-    """
-
 def ec_sizes(
     sizes: NDArray[np.int64],
     node: NDArray[np.int32],
@@ -76,20 +59,6 @@ def hilbert_keys(
 ) -> NDArray[np.uint64]:
     """
     Hilbert key of every row over normalised QI coordinates.
-    """
-
-def olap_kl(
-    qi: NDArray[np.int32],
-    sa: NDArray[np.int32],
-    m: int,
-    dims: NDArray[np.int32],
-    cards: NDArray[np.int64],
-    gen_lo: NDArray[np.int32],
-    gen_hi: NDArray[np.int32],
-    hist: NDArray[np.int64],
-) -> float:
-    """
-    KL(alpha || beta) between original and anonymized OLAP count cubes.
     """
 
 def retrieve_hilbert(
@@ -126,7 +95,10 @@ def sabre(
     """
 
 def sort_bucket_key_row(
-    bucket_of_row: NDArray[np.int32], n_buckets: int, keys: NDArray[np.uint64], n_threads: int = 1
+    bucket_of_row: NDArray[np.int32],
+    n_buckets: int,
+    keys: NDArray[np.uint64],
+    n_threads: int = 1,
 ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
     """
     Rows ordered by (bucket, key, row) and their keys (the retrieval's radix sort).
