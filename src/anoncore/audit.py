@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_instance, check_n_threads
+from anoncore._validation import check_instance, check_n_threads, check_option
 from anoncore.data.table import Table
 from anoncore.models import (
     MODELS,
@@ -232,12 +232,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     if partition.n_rows != table.n_rows:
         raise ValueError(f"The partition has {partition.n_rows} rows but the table has {table.n_rows}.")
     mods = _check_models(models)
-    if not isinstance(reference, str):
-        raise TypeError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                        f"Got {reference!r} instead.")
-    if reference not in REFERENCES:
-        raise ValueError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                         f"Got {reference!r} instead.")
+    check_option(reference, "reference", "audit", REFERENCES)
     nt = check_n_threads(n_threads, "audit")
 
     # Resolve sensitive attributes before any kernel runs.

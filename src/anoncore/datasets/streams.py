@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anoncore._validation import check_int
+from anoncore._validation import check_int, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 
@@ -133,9 +133,7 @@ def load_uci_adult_stream(split: str = "train", folder: str | os.PathLike[str] |
     ``split='train'`` gives ``adult.data`` (30,162 rows, the thesis's UCI-Adult); ``'all'`` appends the clean
     ``adult.test`` rows (45,222 rows, the thesis's SFU-Adult). Raises FileNotFoundError when the data is absent.
     """
-    if split not in ("train", "all"):
-        raise ValueError(f"The 'split' parameter of load_uci_adult_stream must be a str among {{'train', 'all'}}. "
-                         f"Got {split!r} instead.")
+    check_option(split, "split", "load_uci_adult_stream", ("train", "all"))
     if folder is None:
         from anoncore.datasets.loaders import shared_data_dir
 

@@ -396,10 +396,7 @@ def sanitize_sequence(
     """
     caller = "sanitize_sequence"
     _check_method_opts(method, tie, caller)
-    if distance not in ("dg", "delta_ul"):
-        raise ValueError(
-            f"The 'distance' parameter of {caller} must be a str among {{'delta_ul', 'dg'}}. Got {distance!r} instead."
-        )
+    check_option(distance, "distance", caller, ("delta_ul", "dg"))
     epsilon = check_float(epsilon, "epsilon", caller, 0.0, None, closed="left")
     prob = _problem(sequence, taxonomy, patterns, w, cost, log_base, caller)
     return _run(
@@ -730,17 +727,11 @@ def sanitize(
     t0 = time.perf_counter()
     tax: Tax = as_tax(taxonomy, caller)
     _check_method_opts(method, tie, caller)
-    if distance not in ("dg", "delta_ul"):
-        raise ValueError(
-            f"The 'distance' parameter of {caller} must be a str among {{'delta_ul', 'dg'}}. Got {distance!r} instead."
-        )
+    check_option(distance, "distance", caller, ("delta_ul", "dg"))
     epsilon = check_float(epsilon, "epsilon", caller, 0.0, None, closed="left")
     w, base = _check_common(w, log_base, caller)
     nt = check_n_threads(n_threads, caller)
-    if counting not in ("table", "scan"):
-        raise ValueError(
-            f"The 'counting' parameter of {caller} must be a str among {{'scan', 'table'}}. Got {counting!r} instead."
-        )
+    check_option(counting, "counting", caller, ("scan", "table"))
     use_table = counting == "table"
     table = resolve_cost(cost, tax, caller)
     offsets, flat = encode_sequences(sequences, tax, caller)

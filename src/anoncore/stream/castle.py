@@ -350,9 +350,7 @@ class Castle:
         """
         if self.closed_:
             raise RuntimeError("Castle.flush was called twice: the stream is closed.")
-        if mode not in ("drain", "paper"):
-            raise ValueError(f"The 'mode' parameter of Castle.flush must be a str among {{'drain', 'paper'}}. "
-                             f"Got {mode!r} instead.")
+        check_option(mode, "mode", "Castle.flush", ("drain", "paper"))
         self.closed_ = True
         return self._release(self._core.flush(mode == "paper"))
 

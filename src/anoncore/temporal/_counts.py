@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from anoncore._validation import check_int
+from anoncore._validation import check_int, check_option
 
 __all__ = [
     "CountSolution",
@@ -153,11 +153,7 @@ def optimal_reposition_counts(
     (5.0, [3, 3, 3, 2, 1])
     """
     caller = "optimal_reposition_counts"
-    if mode not in ("corrected", "paper_faithful"):
-        raise ValueError(
-            f"The 'mode' parameter of {caller} must be a str among {{'corrected', 'paper_faithful'}}. "
-            f"Got {mode!r} instead."
-        )
+    check_option(mode, "mode", caller, ("corrected", "paper_faithful"))
     pc, gl, l = _validate_gains(p, gains, l, caller)
     n = pc.size
     x = np.zeros(n, dtype=np.int64)
