@@ -73,7 +73,7 @@ def _is_real(value: Any) -> bool:
 
 def _inside(x: float, low: float | None, high: float | None, closed: Closed) -> bool:
     """Whether ``x`` lies in the range of :class:`Interval` ``(low, high, closed)``; NaN lies in none."""
-    if math.isnan(x):
+    if isinstance(x, float) and math.isnan(x):  # ints (even beyond float range) are never NaN
         return False
     if low is not None:
         if x < low or (x == low and closed not in ("left", "both")):
