@@ -499,6 +499,7 @@ def test_refinement_accesses_within_paper_bound(seed: int) -> None:
                metric="distortion")
     bound = sum(tax[a].height for a in ("A", "B"))
     assert 0 < r.stats["refine_accesses_per_record"] <= bound
+    assert r.stats["refine_accesses"] == round(r.stats["refine_accesses_per_record"] * len(t1))
     # with k = 1 and the distortion metric everything is specialized down to the leaves
     assert set(r.published["A"]) <= set(tax["A"].leaves) and set(r.published["B"]) <= set(tax["B"].leaves)
 
