@@ -562,3 +562,14 @@ def test_star_join_linkability_against_brute_force(seed: int) -> None:
     per = oracle.linkability(tabs, join, [(0, "A"), (1, "A"), (0, "B"), (2, "B"), (0, "C")], items)
     assert max(per.values()) <= k + 1e-12
     assert r.stats["kernel_value"] == pytest.approx(max(per.values()), rel=1e-12)
+
+
+def test_adult_taxonomies_import_and_shape() -> None:
+    # the Adult taxonomies reuse the loaders' trees (anoncore.datasets.loaders); every root is ANY
+    from anoncore.release.adult import adult_taxonomies
+
+    tax = adult_taxonomies()
+    assert sorted(tax) == sorted(["education", "occupation", "workclass", "marital-status", "relationship", "sex",
+                                  "native-country", "race"])
+    assert all(h.labels[-1] == "ANY" for h in tax.values())  # post-order: the root is the last node
+    assert "Doctorate" in tax["education"].leaves and tax["sex"].n_leaves == 2
