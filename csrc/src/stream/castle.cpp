@@ -178,6 +178,36 @@ ANONCORE_CLONES size_t block_candidates(double* __restrict acc, uint32_t* __rest
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ setup
+/// The numbering of docs/contracts.md, checked in O(n_nodes): leaves 0..L-1, every parent after its children, the
+/// root last, and each node's leaves the contiguous range [leaf_start, leaf_start + leaf_count) of its children's.
+void validate_hierarchy(const CatHierarchy& h) {
+  const size_t n = h.parent.size();
+  auto bad = [](const char* what) { throw std::invalid_argument(std::string("malformed hierarchy arrays: ") + what); };
+  if (h.n_leaves < 1 || n < static_cast<size_t>(h.n_leaves) || n != h.leaf_start.size() || n != h.leaf_count.size() ||
+      n > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    bad("sizes");
+  const auto L = static_cast<size_t>(h.n_leaves);
+  if (h.parent[n - 1] != -1) bad("the last node is not the root");
+  std::vector<int64_t> lo(n, std::numeric_limits<int64_t>::max()), cnt(n, 0), hi(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (i < L) {
+      if (h.leaf_start[i] != static_cast<int32_t>(i) || h.leaf_count[i] != 1) bad("leaf ranges");
+      lo[i] = hi[i] = static_cast<int64_t>(i);
+      cnt[i] = 1;
+    } else if (cnt[i] == 0 || lo[i] != h.leaf_start[i] || cnt[i] != h.leaf_count[i] || hi[i] - lo[i] + 1 != cnt[i]) {
+      bad("an internal node's leaves are not the contiguous union of its children's");
+    }
+    if (i + 1 == n) break;
+    const int32_t p = h.parent[i];
+    if (p < 0 || static_cast<size_t>(p) <= i || static_cast<size_t>(p) >= n || static_cast<size_t>(p) < L)
+      bad("a parent is not an internal node after its child");
+    const auto q = static_cast<size_t>(p);
+    lo[q] = std::min(lo[q], lo[i]);
+    hi[q] = std::max(hi[q], hi[i]);
+    cnt[q] += cnt[i];
+  }
+}
+
 Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, std::vector<double> num_domain_hi,
                std::vector<CatHierarchy> cats)
     : p_(params),
@@ -187,9 +217,14 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
       dom_lo_(std::move(num_domain_lo)),
       dom_hi_(std::move(num_domain_hi)),
       cats_(std::move(cats)) {
-  if (p_.k < 1 || p_.delta < 1 || p_.eta < 1 || p_.mu < 1 || p_.l < 0)
+  if (p_.k < 1 || p_.delta < 1 || p_.eta < 1 || p_.mu < 1 || p_.l < 0 || p_.max_reuse < -1 ||
+      !(p_.initial_tau >= 0.0 && p_.initial_tau <= 1.0))
     throw std::invalid_argument("CASTLE parameters out of range");
   if (dom_hi_.size() != dom_lo_.size()) throw std::invalid_argument("numeric domain bounds differ in length");
+  for (size_t j = 0; j < dom_lo_.size(); ++j)
+    if (!(std::isfinite(dom_lo_[j]) && std::isfinite(dom_hi_[j]) && dom_lo_[j] <= dom_hi_[j]))
+      throw std::invalid_argument("numeric domain bounds must be finite with lo <= hi");
+  for (const CatHierarchy& h : cats_) validate_hierarchy(h);
   if (dn_ + dc_ < 1) throw std::invalid_argument("CASTLE needs at least one quasi-identifier");
   inv_d_ = 1.0 / static_cast<double>(dn_ + dc_);
   inv_range_.resize(sz(dn_));
@@ -201,8 +236,6 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
   cat_lca_table_.resize(sz(dc_));
   for (int64_t j = 0; j < dc_; ++j) {
     const CatHierarchy& h = cats_[sz(j)];
-    if (h.n_leaves < 1 || h.parent.size() != h.leaf_start.size() || h.parent.size() != h.leaf_count.size())
-      throw std::invalid_argument("malformed hierarchy arrays");
     if (h.n_leaves <= kTableMaxLeaves) {
       const auto L = static_cast<size_t>(h.n_leaves);
       auto& il = cat_il_table_[sz(j)];
@@ -251,7 +284,7 @@ Castle::Castle(const CastleParams& params, std::vector<double> num_domain_lo, st
   row_off_.assign(1, 0);
   for (int64_t j = 0; j < dc_; ++j)
     row_off_.push_back(row_off_.back() + (cat_tab_[sz(j)] && cat_L_[sz(j)] <= kRowMaxLeaves ? cat_L_[sz(j)] : 0));
-  recent_il_.reserve(sz(p_.mu));
+  recent_il_.reserve(std::min<size_t>(sz(p_.mu), 4096));
   tau_ = p_.initial_tau;
 }
 
@@ -330,10 +363,10 @@ int32_t Castle::new_cluster(int32_t first) {
   C.id = next_cluster_id_++;
   C.used = true;
   C.il = 0.0;
-  std::copy_n(&t_num_[sz(first) * sz(dn_)], dn_, &c_nlo_[sz(c) * sz(dn_)]);
-  std::copy_n(&t_num_[sz(first) * sz(dn_)], dn_, &c_nhi_[sz(c) * sz(dn_)]);
-  std::copy_n(&t_cat_[sz(first) * sz(dc_)], dc_, &c_clo_[sz(c) * sz(dc_)]);
-  std::copy_n(&t_cat_[sz(first) * sz(dc_)], dc_, &c_chi_[sz(c) * sz(dc_)]);
+  std::copy_n(t_num_.data() + sz(first) * sz(dn_), dn_, c_nlo_.data() + sz(c) * sz(dn_));
+  std::copy_n(t_num_.data() + sz(first) * sz(dn_), dn_, c_nhi_.data() + sz(c) * sz(dn_));
+  std::copy_n(t_cat_.data() + sz(first) * sz(dc_), dc_, c_clo_.data() + sz(c) * sz(dc_));
+  std::copy_n(t_cat_.data() + sz(first) * sz(dc_), dc_, c_chi_.data() + sz(c) * sz(dc_));
   gamma_push(c);  // ids increase, so Gamma stays in creation order
   add_to_cluster(c, first);
   return c;
@@ -359,7 +392,7 @@ void Castle::gamma_push(int32_t c) {
     g_nhi_ = std::move(nhi);
     std::vector<double> rows(row_off_.back() * ncap);
     for (size_t r = 0; r < row_off_.back(); ++r)
-      std::copy_n(&g_row_[r * gcap_], gamma_.size(), &rows[r * ncap]);
+      std::copy_n(g_row_.data() + r * gcap_, gamma_.size(), rows.data() + r * ncap);
     g_row_ = std::move(rows);
     g_clo_ = std::move(clo);
     g_chi_ = std::move(chi);
@@ -418,19 +451,19 @@ void Castle::add_to_cluster(int32_t c, int32_t t) {
     gamma_sas_.inc(t_sa_[sz(t)]);
   }
   widen_bounds(c, t);
-  C.il = il_of_bounds(&c_nlo_[sz(c) * sz(dn_)], &c_nhi_[sz(c) * sz(dn_)], &c_clo_[sz(c) * sz(dc_)],
-                      &c_chi_[sz(c) * sz(dc_)]);
+  C.il = il_of_bounds(c_nlo_.data() + sz(c) * sz(dn_), c_nhi_.data() + sz(c) * sz(dn_), c_clo_.data() + sz(c) * sz(dc_),
+                      c_chi_.data() + sz(c) * sz(dc_));
   gamma_sync(c);
 }
 
 /// Grows cluster c's minimal box to contain tuple t.
 void Castle::widen_bounds(int32_t c, int32_t t) {
-  double* nlo = &c_nlo_[sz(c) * sz(dn_)];
-  double* nhi = &c_nhi_[sz(c) * sz(dn_)];
-  int32_t* clo = &c_clo_[sz(c) * sz(dc_)];
-  int32_t* chi = &c_chi_[sz(c) * sz(dc_)];
-  const double* v = &t_num_[sz(t) * sz(dn_)];
-  const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+  double* nlo = c_nlo_.data() + sz(c) * sz(dn_);
+  double* nhi = c_nhi_.data() + sz(c) * sz(dn_);
+  int32_t* clo = c_clo_.data() + sz(c) * sz(dc_);
+  int32_t* chi = c_chi_.data() + sz(c) * sz(dc_);
+  const double* v = t_num_.data() + sz(t) * sz(dn_);
+  const int32_t* cv = t_cat_.data() + sz(t) * sz(dc_);
   for (int64_t j = 0; j < dn_; ++j) {
     nlo[j] = std::min(nlo[j], v[j]);
     nhi[j] = std::max(nhi[j], v[j]);
@@ -444,15 +477,15 @@ void Castle::widen_bounds(int32_t c, int32_t t) {
 /// A9 / invariant 4: after a removal the bounds are the minimal box of the remaining tuples.
 void Castle::recompute_bounds(int32_t c) {
   Cluster& C = clusters_[sz(c)];
-  double* nlo = &c_nlo_[sz(c) * sz(dn_)];
-  double* nhi = &c_nhi_[sz(c) * sz(dn_)];
-  int32_t* clo = &c_clo_[sz(c) * sz(dc_)];
-  int32_t* chi = &c_chi_[sz(c) * sz(dc_)];
+  double* nlo = c_nlo_.data() + sz(c) * sz(dn_);
+  double* nhi = c_nhi_.data() + sz(c) * sz(dn_);
+  int32_t* clo = c_clo_.data() + sz(c) * sz(dc_);
+  int32_t* chi = c_chi_.data() + sz(c) * sz(dc_);
   int32_t f = C.members.front();
-  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nlo);
-  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nhi);
-  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, clo);
-  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, chi);
+  std::copy_n(t_num_.data() + sz(f) * sz(dn_), dn_, nlo);
+  std::copy_n(t_num_.data() + sz(f) * sz(dn_), dn_, nhi);
+  std::copy_n(t_cat_.data() + sz(f) * sz(dc_), dc_, clo);
+  std::copy_n(t_cat_.data() + sz(f) * sz(dc_), dc_, chi);
   for (int32_t t : C.members) widen_bounds(c, t);
   C.il = il_of_bounds(nlo, nhi, clo, chi);
   gamma_sync(c);
@@ -464,16 +497,16 @@ void Castle::gamma_erase(int32_t c) {
   const auto g = static_cast<size_t>(gp);
   const size_t n = gamma_.size();
   for (size_t j = 0; j < sz(dn_); ++j) {
-    std::copy(&g_nlo_[j * gcap_ + g + 1], &g_nlo_[j * gcap_ + n], &g_nlo_[j * gcap_ + g]);
-    std::copy(&g_nhi_[j * gcap_ + g + 1], &g_nhi_[j * gcap_ + n], &g_nhi_[j * gcap_ + g]);
+    std::copy(g_nlo_.data() + j * gcap_ + g + 1, g_nlo_.data() + j * gcap_ + n, g_nlo_.data() + j * gcap_ + g);
+    std::copy(g_nhi_.data() + j * gcap_ + g + 1, g_nhi_.data() + j * gcap_ + n, g_nhi_.data() + j * gcap_ + g);
   }
   for (size_t j = 0; j < sz(dc_); ++j) {
-    std::copy(&g_clo_[j * gcap_ + g + 1], &g_clo_[j * gcap_ + n], &g_clo_[j * gcap_ + g]);
-    std::copy(&g_chi_[j * gcap_ + g + 1], &g_chi_[j * gcap_ + n], &g_chi_[j * gcap_ + g]);
+    std::copy(g_clo_.data() + j * gcap_ + g + 1, g_clo_.data() + j * gcap_ + n, g_clo_.data() + j * gcap_ + g);
+    std::copy(g_chi_.data() + j * gcap_ + g + 1, g_chi_.data() + j * gcap_ + n, g_chi_.data() + j * gcap_ + g);
   }
   for (size_t r = 0; r < row_off_.back(); ++r)
-    std::copy(&g_row_[r * gcap_ + g + 1], &g_row_[r * gcap_ + n], &g_row_[r * gcap_ + g]);
-  std::copy(&g_il_[g + 1], &g_il_[n], &g_il_[g]);
+    std::copy(g_row_.data() + r * gcap_ + g + 1, g_row_.data() + r * gcap_ + n, g_row_.data() + r * gcap_ + g);
+  std::copy(g_il_.data() + g + 1, g_il_.data() + n, g_il_.data() + g);
   gamma_.erase(gamma_.begin() + static_cast<std::ptrdiff_t>(g));
   for (size_t q = g; q < gamma_.size(); ++q) c_gpos_[sz(gamma_[q])] = static_cast<int32_t>(q);
   c_gpos_[sz(c)] = -1;
@@ -521,8 +554,8 @@ void Castle::arrive(int64_t pos, int64_t pid, int32_t sa, const double* num, con
   t_pid_[sz(t)] = pid;
   t_sa_[sz(t)] = sa;
   t_alive_[sz(t)] = 1;
-  if (dn_) std::copy_n(num, dn_, &t_num_[sz(t) * sz(dn_)]);
-  if (dc_) std::copy_n(cat, dc_, &t_cat_[sz(t) * sz(dc_)]);
+  if (dn_) std::copy_n(num, dn_, t_num_.data() + sz(t) * sz(dn_));
+  if (dc_) std::copy_n(cat, dc_, t_cat_.data() + sz(t) * sz(dc_));
   ++n_alive_;
   ++n_arrivals_;
   last_pos_ = pos;
@@ -566,8 +599,8 @@ int32_t Castle::best_selection(int32_t t) {
   const size_t G = gamma_.size();
   if (g_acc_.size() < G) g_acc_.resize(G);
   double* acc = g_acc_.data();  // written by add_numeric_enlarged first
-  const double* v = &t_num_[sz(t) * sz(dn_)];
-  const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+  const double* v = t_num_.data() + sz(t) * sz(dn_);
+  const int32_t* cv = t_cat_.data() + sz(t) * sz(dc_);
   add_numeric_enlarged(acc, G, gcap_, sz(dn_), g_nlo_.data(), g_nhi_.data(), v, inv_range_.data());
   if (g_e_.size() < G) g_e_.resize(G);
   double* __restrict ev = g_e_.data();
@@ -578,15 +611,15 @@ int32_t Castle::best_selection(int32_t t) {
     // every categorical term from a per-code row: one fused pass adds them in dimension order, applies 1/d and
     // takes the enlargement (the same operations per cluster as below)
     const double* rp[4] = {nullptr, nullptr, nullptr, nullptr};
-    for (size_t j = 0; j < sz(dc_); ++j) rp[j] = &g_row_[(row_off_[j] + static_cast<size_t>(cv[j])) * gcap_];
+    for (size_t j = 0; j < sz(dc_); ++j) rp[j] = g_row_.data() + (row_off_[j] + static_cast<size_t>(cv[j])) * gcap_;
     finish_enlarged(acc, ev, gil, rp, sz(dc_), G, inv_d_);
   } else {
     for (size_t j = 0; j < sz(dc_); ++j) {
-      const int32_t* lo = &g_clo_[j * gcap_];
-      const int32_t* hi = &g_chi_[j * gcap_];
+      const int32_t* lo = g_clo_.data() + j * gcap_;
+      const int32_t* hi = g_chi_.data() + j * gcap_;
       const int32_t cj = cv[j];
       if (row_off_[j + 1] > row_off_[j]) {  // the same table values, laid out per code of x: contiguous loads
-        add_row(acc, &g_row_[(row_off_[j] + static_cast<size_t>(cj)) * gcap_], G);
+        add_row(acc, g_row_.data() + (row_off_[j] + static_cast<size_t>(cj)) * gcap_, G);
       } else if (const double* tab = cat_tab_[j]) {
         const size_t L = cat_L_[j];
         for (size_t g = 0; g < G; ++g)
@@ -698,8 +731,8 @@ void Castle::omega_pop_front() {
 /// Reuse (delayConstraint steps 5-9): publish x with a uniformly random Omega entry containing it (Thm 5.2).
 bool Castle::try_reuse(int32_t t, int64_t at) {
   if (!omega_.empty()) {
-    const double* v = &t_num_[sz(t) * sz(dn_)];
-    const int32_t* cv = &t_cat_[sz(t) * sz(dc_)];
+    const double* v = t_num_.data() + sz(t) * sz(dn_);
+    const int32_t* cv = t_cat_.data() + sz(t) * sz(dc_);
     int64_t count = 0;
     size_t chosen = 0;
     std::vector<size_t>& found = scratch_found_;
@@ -859,10 +892,10 @@ void Castle::emit_group(const std::vector<int32_t>& tuples, Mode mode, int64_t a
   std::vector<double> nlo(sz(dn_)), nhi(sz(dn_));
   std::vector<int32_t> clo(sz(dc_)), chi(sz(dc_)), node(sz(dc_));
   int32_t f = tuples.front();
-  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nlo.data());
-  std::copy_n(&t_num_[sz(f) * sz(dn_)], dn_, nhi.data());
-  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, clo.data());
-  std::copy_n(&t_cat_[sz(f) * sz(dc_)], dc_, chi.data());
+  std::copy_n(t_num_.data() + sz(f) * sz(dn_), dn_, nlo.data());
+  std::copy_n(t_num_.data() + sz(f) * sz(dn_), dn_, nhi.data());
+  std::copy_n(t_cat_.data() + sz(f) * sz(dc_), dc_, clo.data());
+  std::copy_n(t_cat_.data() + sz(f) * sz(dc_), dc_, chi.data());
   std::vector<int64_t> pids;
   std::vector<int32_t> sas;
   pids.reserve(tuples.size());
@@ -1251,8 +1284,8 @@ struct SingletonKnn {
       (void)rng.below(1);  // the bucket's only tuple (draws nothing, as in the general loop)
       kill(xl);
       --n_alive;
-      const double* xv = &X[xl * dn];
-      const int32_t* yv = &Y[xl * dc];
+      const double* xv = X + xl * dn;
+      const int32_t* yv = Y + xl * dc;
       for (size_t j = 0; j < dc; ++j) {
         const size_t Lj = L[j];
         for (size_t c = 0; c < Lj; ++c) {
@@ -1266,15 +1299,15 @@ struct SingletonKnn {
       lb.assign(nb, 0.0);
       for (size_t j = 0; j < dn; ++j) {
         const double v = xv[j], w = inv[j];
-        const double* lo = &blo[j * nb];
-        const double* hi = &bhi[j * nb];
+        const double* lo = blo.data() + j * nb;
+        const double* hi = bhi.data() + j * nb;
         for (size_t b = 0; b < nb; ++b) lb[b] += std::fabs(std::min(std::max(v, lo[b]), hi[b]) - v) * w;
       }
       for (size_t j = 0; j < dc; ++j) {
         // a row is smallest at the code nearest to y (the leaf range [min, max] only grows away from it)
         const int32_t y = yv[j];
-        const int32_t* lo = &bclo[j * nb];
-        const int32_t* hi = &bchi[j * nb];
+        const int32_t* lo = bclo.data() + j * nb;
+        const int32_t* hi = bchi.data() + j * nb;
         const double* row = rows[j].data();
         for (size_t b = 0; b < nb; ++b) lb[b] += row[std::min(std::max(y, lo[b]), hi[b])];
       }
@@ -1373,8 +1406,8 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
   std::vector<double> X(n * dn);
   std::vector<int32_t> Y(n * dc);
   for (size_t i = 0; i < n; ++i) {
-    std::copy_n(&t_num_[sz(order[i]) * dn], dn, &X[i * dn]);
-    std::copy_n(&t_cat_[sz(order[i]) * dc], dc, &Y[i * dc]);
+    std::copy_n(t_num_.data() + sz(order[i]) * dn, dn, X.data() + i * dn);
+    std::copy_n(t_cat_.data() + sz(order[i]) * dc, dc, Y.data() + i * dc);
   }
   // Buckets are contiguous runs of the active arrays (sorted by pid). Distances to x are computed for all
   // active tuples at once in a column layout (vectorisable; same arithmetic order as il_of_bounds), and the
@@ -1467,12 +1500,12 @@ std::vector<std::vector<int32_t>> Castle::split_k(const std::vector<int32_t>& me
       std::fill(D.begin(), D.end(), 0.0);
       for (size_t j = 0; j < dn; ++j) {
         const double xv = X[xl * dn + j], w = inv[j];
-        const double* col = &XT[j * m];
+        const double* col = XT.data() + j * m;
         for (size_t q = 0; q < m; ++q) D[q] += std::fabs(col[q] - xv) * w;
       }
       for (size_t j = 0; j < dc; ++j) {
         const int32_t yv = Y[xl * dc + j];
-        const int32_t* col = &YT[j * m];
+        const int32_t* col = YT.data() + j * m;
         const double* tab = cat_tab_[j];
         if (tab) {
           const size_t L = cat_L_[j];
@@ -1560,26 +1593,26 @@ std::vector<std::vector<int32_t>> Castle::split_leftovers(std::vector<std::vecto
   };
   for (size_t s = 0; s < ns; ++s) {
     int32_t f = subs[s][0];
-    std::copy_n(&t_num_[sz(f) * dn], dn, &blo[s * dn]);
-    std::copy_n(&t_num_[sz(f) * dn], dn, &bhi[s * dn]);
-    std::copy_n(&t_cat_[sz(f) * dc], dc, &bclo[s * dc]);
-    std::copy_n(&t_cat_[sz(f) * dc], dc, &bchi[s * dc]);
+    std::copy_n(t_num_.data() + sz(f) * dn, dn, blo.data() + s * dn);
+    std::copy_n(t_num_.data() + sz(f) * dn, dn, bhi.data() + s * dn);
+    std::copy_n(t_cat_.data() + sz(f) * dc, dc, bclo.data() + s * dc);
+    std::copy_n(t_cat_.data() + sz(f) * dc, dc, bchi.data() + s * dc);
     for (int32_t t : subs[s]) grow(s, t);
     own(s);
   }
   for (size_t b = 0; b < buckets.size(); ++b) {
     const int32_t xt = buckets[b][0];
-    const double* xv = &t_num_[sz(xt) * dn];
-    const int32_t* yv = &t_cat_[sz(xt) * dc];
+    const double* xv = t_num_.data() + sz(xt) * dn;
+    const int32_t* yv = t_cat_.data() + sz(xt) * dc;
     size_t best = 0;
     double best_e = 0.0;
     for (size_t s = 0; s < ns; ++s) {
       double s1 = 0.0;
-      const double* lo = &blo[s * dn];
-      const double* hi = &bhi[s * dn];
+      const double* lo = blo.data() + s * dn;
+      const double* hi = bhi.data() + s * dn;
       for (size_t j = 0; j < dn; ++j) s1 += (std::max(hi[j], xv[j]) - std::min(lo[j], xv[j])) * inv_range_[j];
-      const int32_t* clo = &bclo[s * dc];
-      const int32_t* chi = &bchi[s * dc];
+      const int32_t* clo = bclo.data() + s * dc;
+      const int32_t* chi = bchi.data() + s * dc;
       for (size_t j = 0; j < dc; ++j)
         s1 += cat_fast(static_cast<int64_t>(j), std::min(clo[j], yv[j]), std::max(chi[j], yv[j]));
       double e = (s1 - s0[s]) * inv_d_;
@@ -1628,9 +1661,9 @@ std::vector<std::vector<int32_t>> Castle::split_l(const std::vector<int32_t>& me
   std::vector<Box> boxes;
   auto box_of = [&](int32_t f) {
     Box b;
-    b.lo.assign(&t_num_[sz(f) * sz(dn_)], &t_num_[sz(f) * sz(dn_)] + dn_);
+    b.lo.assign(t_num_.data() + sz(f) * sz(dn_), (t_num_.data() + sz(f) * sz(dn_)) + dn_);
     b.hi = b.lo;
-    b.clo.assign(&t_cat_[sz(f) * sz(dc_)], &t_cat_[sz(f) * sz(dc_)] + dc_);
+    b.clo.assign(t_cat_.data() + sz(f) * sz(dc_), (t_cat_.data() + sz(f) * sz(dc_)) + dc_);
     b.chi = b.clo;
     return b;
   };
@@ -1799,218 +1832,6 @@ CastleEvents Castle::take_events() {
   res(ev_.g_tau, out.g_tau);
   res(ev_.g_kept, out.g_kept);
   return out;
-}
-
-// ------------------------------------------------------------------------------------------------ checkpoint
-namespace {
-constexpr char kMagic[8] = {'A', 'N', 'C', 'C', 'A', 'S', 'T', 'L'};
-constexpr uint32_t kVersion = 1;
-
-struct Writer {
-  std::string out;
-  template <class T>
-  void put(T v) {
-    char buf[sizeof(T)];
-    std::memcpy(buf, &v, sizeof(T));
-    out.append(buf, sizeof(T));
-  }
-  template <class T>
-  void vec(const std::vector<T>& v) {
-    put<uint64_t>(v.size());
-    if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-};
-
-struct Reader {
-  const std::string& in;
-  size_t at = 0;
-  void need(size_t n) const {
-    if (at + n > in.size() || at + n < at) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-  }
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, in.data() + at, sizeof(T));
-    at += sizeof(T);
-    return v;
-  }
-  template <class T>
-  std::vector<T> vec() {
-    auto n = get<uint64_t>();
-    if (n > in.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-    need(static_cast<size_t>(n) * sizeof(T));
-    std::vector<T> v(static_cast<size_t>(n));
-    if (n) std::memcpy(v.data(), in.data() + at, static_cast<size_t>(n) * sizeof(T));
-    at += static_cast<size_t>(n) * sizeof(T);
-    return v;
-  }
-};
-}  // namespace
-
-std::string Castle::checkpoint() const {
-  if (!ev_.position.empty() || !ev_.g_id.empty()) throw InternalError("CASTLE: checkpoint with untaken events");
-  Writer w;
-  w.out.append(kMagic, 8);
-  w.put<uint32_t>(kVersion);
-  w.put<uint32_t>(0x01020304u);
-  w.put(p_.k);
-  w.put(p_.delta);
-  w.put(p_.eta);
-  w.put(p_.mu);
-  w.put(p_.l);
-  w.put(p_.max_reuse);
-  w.put(p_.initial_tau);
-  w.put<uint8_t>(p_.containment_range ? 1 : 0);
-  w.put<uint8_t>(p_.outlier_suppression ? 1 : 0);
-  w.put(p_.seed);
-  w.vec(dom_lo_);
-  w.vec(dom_hi_);
-  w.put<uint64_t>(cats_.size());
-  for (const auto& h : cats_) {
-    w.put(h.n_leaves);
-    w.vec(h.parent);
-    w.vec(h.leaf_start);
-    w.vec(h.leaf_count);
-  }
-  w.put(next_cluster_id_);
-  w.put(next_gen_id_);
-  w.put(rng_counter_);
-  w.put(n_arrivals_);
-  w.put(last_pos_);
-  w.put<uint8_t>(has_last_ ? 1 : 0);
-  w.put(tau_);
-  w.vec(recent_il_);
-  w.put(recent_head_);
-  w.put<uint64_t>(omega_.size());
-  for (const auto& e : omega_) {
-    w.put(e.gen_id);
-    w.vec(e.lo);
-    w.vec(e.hi);
-    w.vec(e.clo);
-    w.vec(e.chi);
-    w.vec(e.node);
-  }
-  // pending tuples in arrival order; index in this list identifies them below
-  std::vector<int32_t> alive;
-  for (int32_t s : queue_)
-    if (t_alive_[sz(s)]) alive.push_back(s);
-  std::unordered_map<int32_t, int64_t> index;
-  w.put<uint64_t>(alive.size());
-  for (size_t i = 0; i < alive.size(); ++i) {
-    int32_t s = alive[i];
-    index[s] = static_cast<int64_t>(i);
-    w.put(t_pos_[sz(s)]);
-    w.put(t_pid_[sz(s)]);
-    w.put(t_sa_[sz(s)]);
-    for (int64_t j = 0; j < dn_; ++j) w.put(t_num_[sz(s) * sz(dn_) + sz(j)]);
-    for (int64_t j = 0; j < dc_; ++j) w.put(t_cat_[sz(s) * sz(dc_) + sz(j)]);
-  }
-  w.put<uint64_t>(gamma_.size());
-  for (int32_t c : gamma_) {
-    const Cluster& C = clusters_[sz(c)];
-    w.put(C.id);
-    w.put<uint64_t>(C.members.size());
-    for (int32_t t : C.members) w.put(index.at(t));
-  }
-  return w.out;
-}
-
-Castle Castle::restore(const std::string& bytes) {
-  Reader r{bytes};
-  r.need(8);
-  if (std::memcmp(bytes.data(), kMagic, 8) != 0) throw std::invalid_argument("not a CASTLE checkpoint");
-  r.at = 8;
-  auto version = r.get<uint32_t>();
-  if (version != kVersion)
-    throw std::invalid_argument("unsupported CASTLE checkpoint version " + std::to_string(version));
-  if (r.get<uint32_t>() != 0x01020304u) throw std::invalid_argument("CASTLE checkpoint has another byte order");
-  CastleParams p;
-  p.k = r.get<int64_t>();
-  p.delta = r.get<int64_t>();
-  p.eta = r.get<int64_t>();
-  p.mu = r.get<int64_t>();
-  p.l = r.get<int64_t>();
-  p.max_reuse = r.get<int64_t>();
-  p.initial_tau = r.get<double>();
-  p.containment_range = r.get<uint8_t>() != 0;
-  p.outlier_suppression = r.get<uint8_t>() != 0;
-  p.seed = r.get<uint64_t>();
-  auto lo = r.vec<double>();
-  auto hi = r.vec<double>();
-  auto nc = r.get<uint64_t>();
-  if (nc > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-  std::vector<CatHierarchy> cats(static_cast<size_t>(nc));
-  for (auto& h : cats) {
-    h.n_leaves = r.get<int32_t>();
-    h.parent = r.vec<int32_t>();
-    h.leaf_start = r.vec<int32_t>();
-    h.leaf_count = r.vec<int32_t>();
-  }
-  Castle c(p, std::move(lo), std::move(hi), std::move(cats));
-  const auto next_cluster_id = r.get<int64_t>();
-  c.next_gen_id_ = r.get<int64_t>();
-  c.rng_counter_ = r.get<uint64_t>();
-  c.n_arrivals_ = r.get<int64_t>();
-  c.last_pos_ = r.get<int64_t>();
-  c.has_last_ = r.get<uint8_t>() != 0;
-  c.tau_ = r.get<double>();
-  c.recent_il_ = r.vec<double>();
-  c.recent_head_ = r.get<int64_t>();
-  auto no = r.get<uint64_t>();
-  if (no > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-  for (uint64_t i = 0; i < no; ++i) {
-    OmegaEntry e;
-    e.gen_id = r.get<int64_t>();
-    e.lo = r.vec<double>();
-    e.hi = r.vec<double>();
-    e.clo = r.vec<int32_t>();
-    e.chi = r.vec<int32_t>();
-    e.node = r.vec<int32_t>();
-    if (e.lo.size() != sz(c.dn_) || e.hi.size() != sz(c.dn_) || e.clo.size() != sz(c.dc_) ||
-        e.chi.size() != sz(c.dc_) || e.node.size() != sz(c.dc_))
-      throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-    c.omega_push(std::move(e));
-  }
-  auto nt = r.get<uint64_t>();
-  if (nt > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-  std::vector<int32_t> slots(static_cast<size_t>(nt));
-  for (auto& s : slots) {
-    s = c.new_tuple_slot();
-    c.t_pos_[sz(s)] = r.get<int64_t>();
-    c.t_pid_[sz(s)] = r.get<int64_t>();
-    c.t_sa_[sz(s)] = r.get<int32_t>();
-    for (int64_t j = 0; j < c.dn_; ++j) c.t_num_[sz(s) * sz(c.dn_) + sz(j)] = r.get<double>();
-    for (int64_t j = 0; j < c.dc_; ++j) c.t_cat_[sz(s) * sz(c.dc_) + sz(j)] = r.get<int32_t>();
-    c.t_alive_[sz(s)] = 1;
-    c.queue_.push_back(s);
-    ++c.n_alive_;
-  }
-  auto ng = r.get<uint64_t>();
-  if (ng > bytes.size()) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-  int64_t assigned = 0;
-  for (uint64_t g = 0; g < ng; ++g) {
-    auto id = r.get<int64_t>();
-    auto nm = r.get<uint64_t>();
-    if (nm == 0 || nm > nt) throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-    int32_t cl = -1;
-    for (uint64_t m = 0; m < nm; ++m) {
-      auto ix = r.get<int64_t>();
-      if (ix < 0 || static_cast<uint64_t>(ix) >= nt || c.t_cluster_[sz(slots[sz(ix)])] >= 0)
-        throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-      if (m == 0) {
-        cl = c.new_cluster(slots[sz(ix)]);
-      } else {
-        c.add_to_cluster(cl, slots[sz(ix)]);
-      }
-      ++assigned;
-    }
-    c.clusters_[sz(cl)].id = id;
-  }
-  c.next_cluster_id_ = next_cluster_id;
-  if (assigned != static_cast<int64_t>(nt) || r.at != bytes.size())
-    throw std::invalid_argument("CASTLE checkpoint is truncated or corrupt");
-  return c;
 }
 
 }  // namespace anoncore::stream
