@@ -131,7 +131,10 @@ class Reader:
             nbytes = math.prod(shape) * dtype.itemsize
             if nbytes > len(body) - at:
                 self.fail(f"array {name!r} runs past the end of the payload")
-            self.arrays[name] = np.frombuffer(body[at:at + nbytes], dtype=dtype).reshape(shape).copy()
+            a = np.frombuffer(body[at:at + nbytes], dtype=dtype).reshape(shape).copy()
+            if dtype == np.bool_ and a.size and int(a.view(np.uint8).max()) > 1:
+                self.fail(f"the boolean array {name!r} holds bytes other than 0 and 1")
+            self.arrays[name] = a
             at += nbytes
         if at != len(body):
             self.fail("its payload holds bytes that no array accounts for")
@@ -251,6 +254,11 @@ def get_column(r: Reader, state: Mapping[str, Any], name: str, n: int) -> NDArra
     return np.array(vals, dtype=np.dtype(dt)).reshape(n)
 
 
+def plain_values(values: Sequence[Any], where: str) -> list[Any]:
+    """``values`` as JSON scalars (numpy scalars converted); a TypeError naming ``where`` for anything else."""
+    return json_values([v.item() if isinstance(v, np.generic) else v for v in values], where)
+
+
 def put_keys(keys: Mapping[Any, int], where: str) -> list[Any]:
     """A dictionary value -> code (codes 0..n-1 in insertion order) as the JSON list of its values."""
     out = list(keys)
@@ -337,3 +345,113 @@ def check_expected(r: Reader, got: Mapping[str, Any], want: Mapping[str, Any], w
     if diff:
         shown = ", ".join(f"{k}={got.get(k)!r} (this run: {want[k]!r})" for k in diff[:4])
         r.fail(f"it was made with other {what}: {shown}; resume with the same ones, or start again")
+
+
+# ---------------------------------------------------------------------------------------------- files (CLI)
+class InputDigest:
+    """Running digest of the input rows consumed: BLAKE2b over the column names and each row's 64-bit hash
+    (``pandas.util.hash_pandas_object``), so it does not depend on how the input was cut into batches."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.blake2b(digest_size=32)
+        self._columns: tuple[str, ...] | None = None
+
+    def update(self, df: Any) -> None:
+        import pandas as pd
+
+        cols = tuple(str(c) for c in df.columns)
+        if self._columns is None:
+            self._columns = cols
+            self._h.update(json.dumps(cols).encode("utf-8"))
+        if len(df):
+            self._h.update(np.ascontiguousarray(pd.util.hash_pandas_object(df, index=False).to_numpy(),
+                                                dtype="<u8").tobytes())
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+class CheckpointFile:
+    """The ``--checkpoint FILE`` of ``anoncore stream``: bounded, incremental, atomic.
+
+    ``FILE`` holds the stream's checkpoint without the person-id dictionary, the input record (rows consumed and
+    their digest), the output offsets and the options of the run, in the format above (rewritten whole with
+    fsync and an atomic rename after every batch; its size is bounded by the algorithm's pending state, not by
+    the stream's length). The person-id dictionary only grows, so its new values are appended to ``FILE.keys``
+    (JSON, one value per line, fsynced before ``FILE`` is replaced); ``FILE`` records the log's length and digest,
+    and a resume reads that prefix, checks it and drops whatever a crash left after it.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.log_path = path + ".keys"
+        self.n_keys = 0        # dictionary values in the log
+        self.log_bytes = 0     # valid bytes of the log
+        self._log_hash = hashlib.blake2b(digest_size=32)
+
+    def exists(self) -> bool:
+        import os
+
+        return os.path.exists(self.path)
+
+    def save(self, stream: Any, info: dict[str, Any]) -> None:
+        import os
+
+        keys = stream._pid_keys()
+        new = keys[self.n_keys:]
+        if new:
+            blob = "".join(json.dumps(v, allow_nan=False) + "\n" for v in plain_values(new, "the pid dictionary"))
+            data = blob.encode("utf-8")
+            with open(self.log_path, "ab") as fh:
+                if fh.tell() != self.log_bytes:
+                    fh.truncate(self.log_bytes)
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._log_hash.update(data)
+            self.log_bytes += len(data)
+            self.n_keys = len(keys)
+        w = Writer()
+        w.array("stream", np.frombuffer(stream._pack(keys_from=self.n_keys), dtype=np.uint8))
+        head = {"algorithm": "cli", **info,
+                "keys_log": {"n": self.n_keys, "bytes": self.log_bytes, "digest": self._log_hash.hexdigest()}}
+        tmp = self.path + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(w.pack(head))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)  # atomic: a crash leaves the previous checkpoint
+
+    def load(self) -> tuple[dict[str, Any], bytes, dict[str, list[Any]]]:
+        """The CLI header, the stream's bytes and the logged dictionary values (all checked)."""
+        with open(self.path, "rb") as fh:
+            r = Reader(fh.read(), f"checkpoint {self.path!r}", "anoncore stream")
+        if r.get_str("algorithm") != "cli":
+            r.fail("it is a library checkpoint, not one written by `anoncore stream`")
+        r.get_int("rows", 0, 2**62)
+        r.get_opt_int("output_offset", 0, 2**62)
+        r.get_opt_int("suppressed_offset", 0, 2**62)
+        r.get_str("input_digest")
+        r.get_str("stream_algorithm")
+        r.get("options", dict)
+        log = r.get("keys_log", dict)
+        n, size, want = r.get_int("n", 0, 2**62, log), r.get_int("bytes", 0, 2**62, log), r.get_str("digest", where=log)
+        data = b""
+        if size:
+            try:
+                with open(self.log_path, "rb") as fh:
+                    data = fh.read(size)
+            except OSError as exc:
+                r.fail(f"its dictionary log {self.log_path!r} cannot be read ({exc})")
+        h = hashlib.blake2b(data, digest_size=32)
+        if len(data) != size or h.hexdigest() != want:
+            r.fail(f"its dictionary log {self.log_path!r} is missing, shorter than recorded or changed")
+        try:
+            values = [json.loads(line) for line in data.decode("utf-8").splitlines()]
+        except ValueError as exc:
+            r.fail(f"its dictionary log is not JSON lines ({exc})")
+        if len(values) != n:
+            r.fail("its dictionary log does not hold the recorded number of values")
+        self.n_keys, self.log_bytes, self._log_hash = n, size, h
+        stream = r.array("stream", np.uint8, (None,)).tobytes()
+        return r.header, stream, {"pid": get_values(r, values, "pid dictionary log")}

@@ -297,9 +297,13 @@ def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int
         return np.ascontiguousarray(s.to_numpy(), dtype=np.int64)
     codes, uniq = pd.factorize(s)
     pmap = st.setdefault("map", {})
+    plist = st.setdefault("list", [])  # the values in code order (checkpoints append only the new ones)
     ids = np.empty(len(uniq), dtype=np.int64)
     for u, val in enumerate(uniq):
-        ids[u] = pmap.setdefault(val, len(pmap))
+        n0 = len(pmap)
+        ids[u] = code = pmap.setdefault(val, n0)
+        if code == n0:
+            plist.append(val)
     return ids[codes]
 
 
@@ -379,9 +383,9 @@ class _Driver:
                   case_log=[list(x) for x in self.case_log])
         w.array("sg.arr", self.sg_arr)
         w.array("sg.lab", self.sg_lab)
-        keys = _ckpt.put_keys(self.pid_state.get("map", {}), "the pid dictionary")
-        st["pid"] = {"mode": self.pid_state.get("mode"), "from": keys_from, "keys": keys[keys_from:],
-                     "n": len(keys)}
+        keys = self.pid_state.get("list", [])
+        st["pid"] = {"mode": self.pid_state.get("mode"), "from": keys_from,
+                     "keys": _ckpt.plain_values(keys[keys_from:], "the pid dictionary"), "n": len(keys)}
 
     @classmethod
     def load(cls, r: _ckpt.Reader, st: dict[str, Any], spec: _WSpec, omega: int, interval: int, t: float, k: int,
@@ -468,6 +472,7 @@ class _Driver:
             d.pid_state["mode"] = mode
         if mode == "map":
             d.pid_state["map"] = _ckpt.get_keys(r, vals, "pid", allow_none=False)
+            d.pid_state["list"] = list(vals)
         return d
 
     # ---------------------------------------------------------------- buffer

@@ -115,6 +115,8 @@ def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
         hi = "inf" if high == math.inf else str(int(high))
         raise ValueError(f"The {name!r} parameter of Castle must be an int in the range [{low}, {hi}]. "
                          f"Got {value!r} instead.")
+    if int(value) > 2**62:  # the kernel counts in int64
+        raise ValueError(f"The {name!r} parameter of Castle must be at most 2**62. Got {value!r} instead.")
     return int(value)
 
 
@@ -441,6 +443,14 @@ class Castle:
             "input": {"rows": self.n_arrivals_, "last_position": last}, "state": state,
         })
 
+    def _pid_keys(self) -> list[Any]:
+        """The person-id dictionary's values in code order (the live list: append-only)."""
+        return self._py.pid_list
+
+    def _resume(self, state: bytes, keys: dict[str, list[Any]] | None) -> Castle:
+        """Restore ``state`` refusing other parameters or schema than this Castle's (``anoncore stream``)."""
+        return type(self)._unpack(state, self._core.n_threads, self, keys)
+
     def _header_params(self) -> dict[str, Any]:
         p = self.params
         return {k: p[k] for k in _PARAM_KEYS}
@@ -511,7 +521,7 @@ class Castle:
         try:
             core = _new_core(params, seed, spec)
             core.restore_state(r.array("core", np.uint8, (None,)).tobytes())
-        except ValueError as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             r.fail(str(exc))
         inp = r.get("input", dict)
         rows = r.get_int("rows", 0, 2**62, inp)
@@ -691,6 +701,7 @@ class _PyState:
         self.held: dict[str, Any] | None = None  # reorder: released, waiting for smaller positions
         self.pid_mode: str | None = None
         self.pid_map: dict[Any, int] = {}
+        self.pid_list: list[Any] = []  # the keys of pid_map in code order (checkpoints append only new ones)
         self.sa_map: dict[Any, int] = {}
         self.chunks: list[tuple[NDArray[np.int64], dict[str, NDArray[Any]], int]] = []
 
@@ -699,10 +710,9 @@ class _PyState:
         st["reorder"] = self.reorder
         w.array("py.arrived", self.arrived)
         st["pid_mode"] = self.pid_mode
-        pid_keys = _ckpt.put_keys(self.pid_map, "the pid dictionary")
         sa_keys = _ckpt.put_keys(self.sa_map, "the sensitive dictionary")
-        st["keys"] = {"from": keys_from, "pid": pid_keys[keys_from:], "n_pid": len(pid_keys),
-                      "sa": sa_keys, "n_sa": len(sa_keys)}
+        st["keys"] = {"from": keys_from, "pid": _ckpt.plain_values(self.pid_list[keys_from:], "the pid dictionary"),
+                      "n_pid": len(self.pid_list), "sa": sa_keys, "n_sa": len(sa_keys)}
         chunks = []
         for i, (pos, cols, left) in enumerate(self.chunks):
             w.array(f"chunk{i}.position", pos)
@@ -743,6 +753,7 @@ class _PyState:
         if len(pid_vals) != r.get_int("n_pid", 0, 2**62, ks) or (keys is None and start != 0):
             r.fail("its pid dictionary is incomplete")
         py.pid_map = _ckpt.get_keys(r, pid_vals, "pid", allow_none=False)
+        py.pid_list = list(pid_vals)
         py.sa_map = _ckpt.get_keys(r, r.get("sa", list, ks), "sensitive", allow_none=True)
         if len(py.sa_map) != r.get_int("n_sa", 0, 2**62, ks) or (mode != "map" and py.pid_map):
             r.fail("its sensitive or pid dictionary is inconsistent")
@@ -814,7 +825,10 @@ class _PyState:
         codes, uniq = pd.factorize(s)
         ids = np.empty(len(uniq), dtype=np.int64)
         for u, val in enumerate(uniq):
-            ids[u] = self.pid_map.setdefault(val, len(self.pid_map))
+            n0 = len(self.pid_map)
+            ids[u] = code = self.pid_map.setdefault(val, n0)
+            if code == n0:
+                self.pid_list.append(val)
         res: NDArray[np.int64] = ids[codes]
         return res
 

@@ -131,6 +131,9 @@ def _check_int(value: Any, name: str, low: int, caller: str) -> int:
     if int(value) < low:
         raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range [{low}, inf). "
                          f"Got {value!r} instead.")
+    if int(value) > 2**62:  # the kernels count in int64
+        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range [{low}, 2**62]. "
+                         f"Got {value!r} instead.")
     return int(value)
 
 
@@ -430,6 +433,15 @@ class SabreW:
             "schema_digest": d.spec.digest(), "input": {"rows": d.n_arrivals, "last_position": d.last_position},
             "state": state,
         })
+
+    def _pid_keys(self) -> list[Any]:
+        """The person-id dictionary's values in code order (the live list: append-only)."""
+        out: list[Any] = self._drv.pid_state.setdefault("list", [])
+        return out
+
+    def _resume(self, state: bytes, keys: dict[str, list[Any]] | None) -> SabreW:
+        """Restore ``state`` refusing other parameters or schema than this stream's (``anoncore stream``)."""
+        return type(self)._unpack(state, self, keys)
 
     def _identity(self) -> dict[str, Any]:
         """What a resume must match: the parameters and the schema digest."""
