@@ -227,6 +227,9 @@ class Castle {
   bool try_reuse(int32_t t, int64_t at);
   void output_cluster(int32_t c, Mode mode, int64_t at);
   std::vector<std::vector<int32_t>> split_k(const std::vector<int32_t>& members, Rng& rng);
+  std::vector<std::vector<int32_t>> split_k_buckets(const std::vector<int32_t>& members,
+                                                    const std::vector<int32_t>& order, const std::vector<double>& X,
+                                                    const std::vector<int32_t>& Y, size_t nb, Rng& rng);
   std::vector<std::vector<int32_t>> split_leftovers(std::vector<std::vector<int32_t>> subs,
                                                     const std::vector<std::vector<int32_t>>& buckets);
   std::vector<std::vector<int32_t>> split_l(const std::vector<int32_t>& members, Rng& rng);
