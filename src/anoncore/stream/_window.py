@@ -304,7 +304,8 @@ def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int
         ids[u] = code = pmap.setdefault(val, n0)
         if code == n0:
             plist.append(val)
-    return ids[codes]
+    out: NDArray[np.int64] = ids[codes]
+    return out
 
 
 def as_frame(batch: Any, caller: str) -> pd.DataFrame:
