@@ -348,7 +348,7 @@ def test_progress_draws_on_a_terminal_only() -> None:
 
 
 def test_json_strict_numbers() -> None:
-    from anoncore.cli import _jsonable
+    from anoncore.cli._common import _jsonable
 
     doc = _jsonable({"a": np.float64("nan"), "b": np.inf, "c": np.int32(3), "d": (1.5, -np.inf), "e": np.bool_(1)})
     assert doc == {"a": None, "b": "inf", "c": 3, "d": [1.5, "-inf"], "e": True}
@@ -357,7 +357,7 @@ def test_json_strict_numbers() -> None:
 
 def test_published_head_equals_the_published_table() -> None:
     from anoncore import Partition
-    from anoncore.cli import _published_head
+    from anoncore.cli._common import _published_head
     from anoncore.datasets import synthetic_census
 
     t = synthetic_census(500, rng=2)

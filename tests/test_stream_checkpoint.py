@@ -344,7 +344,7 @@ def test_kernel_rejects_malformed_hierarchies() -> None:
     empty = np.empty(0)
 
     def make(cat: Any) -> Any:
-        return _core.stream.Castle(2, 5, 3, 3, 0, -1, 0.0, False, False, 0, empty, empty, [cat])
+        return _core.castle.Castle(2, 5, 3, 3, 0, -1, 0.0, False, False, 0, empty, empty, [cat])
 
     make(ok)
     for bad in [(np.array([1, 2, -1], np.int32), ls, lc, 2), (np.array([2, 5, -1], np.int32), ls, lc, 2),

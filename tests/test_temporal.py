@@ -24,7 +24,6 @@ from anoncore.temporal import (
     anatomize,
     anatomize_stream,
     anatomy_window_query_error,
-    cli_main,
     is_l_eligible,
     level_sweep,
     make_temporal_stream,
@@ -415,7 +414,9 @@ def test_anatomy_window_queries() -> None:
 
 def test_cli_main(tmp_path: Path) -> None:
     out = tmp_path / "out.csv"
-    assert cli_main(["demo", "--l", "3", "--w", "4", "--mu", "quadratic", "--anatomy", "-o", str(out)]) == 0
+    from anoncore.cli import main
+
+    assert main(["temporal", "demo", "--l", "3", "--w", "4", "--mu", "quadratic", "--anatomy", "-o", str(out)]) == 0
     import pandas as pd
 
     df = pd.read_csv(out)

@@ -1,6 +1,6 @@
 """CASTLE: continuous k_s-anonymity (and distinct l-diversity) of a data stream under a delay bound.
 
-The algorithm runs in C++ (``anoncore._core.stream.Castle``); this module validates, encodes batches of
+The algorithm runs in C++ (``anoncore._core.castle.Castle``); this module validates, encodes batches of
 tuples (DataFrame, Arrow, or a mapping of arrays), keeps the columns that are published as they are, and
 turns the kernel's events into :class:`CastleRelease` objects.
 """
@@ -8,7 +8,6 @@ turns the kernel's events into :class:`CastleRelease` objects.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,8 +17,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
-from anoncore._threads import check_n_threads
+from anoncore import _core
+from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_rng
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
@@ -108,48 +107,27 @@ class CastleRelease(ReleaseRows):
 
 
 
-def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of Castle must be an int. Got {value!r} instead.")
-    if not low <= int(value) <= high:
-        hi = "inf" if high == math.inf else str(int(high))
-        raise ValueError(f"The {name!r} parameter of Castle must be an int in the range [{low}, {hi}]. "
-                         f"Got {value!r} instead.")
-    if int(value) > 2**62:  # the kernel counts in int64
-        raise ValueError(f"The {name!r} parameter of Castle must be at most 2**62. Got {value!r} instead.")
-    return int(value)
-
-
 def _check_params(*, k: Any, delta: Any, eta: Any, mu: Any, l: Any, max_reuse: Any, initial_tau: Any,
                   containment: Any, reorder: Any, outlier_suppression: Any) -> dict[str, Any]:
     """The validated parameters of a Castle (the constructor's and a checkpoint's)."""
-    out: dict[str, Any] = {"k": _check_int(k, "k", 1), "delta": _check_int(delta, "delta", 1),
-                           "eta": _check_int(eta, "eta", 1), "mu": _check_int(mu, "mu", 1)}
-    out["l"] = None if l is None else _check_int(l, "l", 1)
-    out["max_reuse"] = None if max_reuse is None else _check_int(max_reuse, "max_reuse", 0)
-    if isinstance(initial_tau, bool) or not isinstance(initial_tau, numbers.Real):
-        raise TypeError(f"The 'initial_tau' parameter of Castle must be a float. Got {initial_tau!r} instead.")
-    if not 0.0 <= float(initial_tau) <= 1.0:
-        raise ValueError(f"The 'initial_tau' parameter of Castle must be a float in the range [0, 1]. "
-                         f"Got {initial_tau!r} instead.")
-    out["initial_tau"] = float(initial_tau)
-    if containment not in ("generalization", "range"):
-        raise ValueError(f"The 'containment' parameter of Castle must be a str among "
-                         f"{{'generalization', 'range'}}. Got {containment!r} instead.")
-    out["containment"] = containment
-    if not isinstance(reorder, bool):
-        raise TypeError(f"The 'reorder' parameter of Castle must be a bool. Got {reorder!r} instead.")
-    out["reorder"] = reorder
-    if not isinstance(outlier_suppression, bool):
-        raise TypeError(f"The 'outlier_suppression' parameter of Castle must be a bool. "
-                        f"Got {outlier_suppression!r} instead.")
-    out["outlier_suppression"] = outlier_suppression
-    return out
+    def count(v: Any, name: str, low: int) -> int:
+        out = check_int(v, name, "Castle", low, math.inf)
+        if out > 2**62:  # the kernel counts in int64
+            raise ValueError(f"The {name!r} parameter of Castle must be at most 2**62. Got {v!r} instead.")
+        return out
+
+    return {"k": count(k, "k", 1), "delta": count(delta, "delta", 1), "eta": count(eta, "eta", 1),
+            "mu": count(mu, "mu", 1), "l": None if l is None else count(l, "l", 1),
+            "max_reuse": None if max_reuse is None else count(max_reuse, "max_reuse", 0),
+            "initial_tau": float(check_float(initial_tau, "initial_tau", "Castle", 0, 1)),
+            "containment": check_option(containment, "containment", "Castle", ("generalization", "range")),
+            "reorder": check_bool(reorder, "reorder", "Castle"),
+            "outlier_suppression": check_bool(outlier_suppression, "outlier_suppression", "Castle")}
 
 
 def _new_core(params: dict[str, Any], seed: int, spec: _StreamSpec) -> Any:
     p = params
-    return _core.stream.Castle(
+    return _core.castle.Castle(
         p["k"], p["delta"], p["eta"], p["mu"], 0 if p["l"] is None else p["l"],
         -1 if p["max_reuse"] is None else p["max_reuse"], p["initial_tau"], p["containment"] == "range",
         p["outlier_suppression"], seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
@@ -279,9 +257,9 @@ class Castle:
         n_threads: int | None = 1,
     ) -> None:
         threads = check_n_threads(n_threads, "Castle", openmp=False)
-        eta = _check_int(eta, "eta", 1)
+        eta = check_int(eta, "eta", "Castle", 1, math.inf)
         if beta is not None:
-            beta = _check_int(beta, "beta", 1)
+            beta = check_int(beta, "beta", "Castle", 1, math.inf)
             if eta not in (50, beta):
                 raise ValueError(f"The 'beta' parameter of Castle is another name for 'eta'; got eta={eta} and "
                                  f"beta={beta}. Pass only one of them.")
@@ -290,9 +268,7 @@ class Castle:
                                containment=containment, reorder=reorder,
                                outlier_suppression=outlier_suppression)
         k, delta, eta, mu, l, max_reuse = (params[x] for x in ("k", "delta", "eta", "mu", "l", "max_reuse"))
-        if rng is not None and not isinstance(rng, (numbers.Integral, np.random.Generator)):
-            raise TypeError(f"The 'rng' parameter of Castle must be an int, a numpy Generator or None. "
-                            f"Got {rng!r} instead.")
+        check_rng(rng, "Castle")
         spec = _StreamSpec.build(schema, l is not None, sensitive)
         if delta + 1 < k:
             warnings.warn(f"delta + 1 = {delta + 1} < k = {k}: no cluster can ever gather k persons within the "
@@ -388,9 +364,7 @@ class Castle:
         """
         if self.closed_:
             raise RuntimeError("Castle.flush was called twice: the stream is closed.")
-        if mode not in ("drain", "paper"):
-            raise ValueError(f"The 'mode' parameter of Castle.flush must be a str among {{'drain', 'paper'}}. "
-                             f"Got {mode!r} instead.")
+        check_option(mode, "mode", "Castle.flush", ("drain", "paper"))
         self.closed_ = True
         return self._release(self._core.flush(mode == "paper"))
 

@@ -23,8 +23,8 @@ True
 
 from __future__ import annotations
 
+from anoncore.datasets.temporal import make_temporal_stream
 from anoncore.temporal._anatomy import AnatomizedSnapshot, anatomize, anatomize_stream
-from anoncore.temporal._cli import cli_main
 from anoncore.temporal._cost import Mu
 from anoncore.temporal._counts import (
     CountSolution,
@@ -53,7 +53,6 @@ from anoncore.temporal._stream import (
     reposition_stream,
     reposition_window,
 )
-from anoncore.temporal._synthetic import make_temporal_stream
 
 __all__ = [
     "AnatomizedSnapshot",
@@ -70,7 +69,6 @@ __all__ = [
     "anatomize",
     "anatomize_stream",
     "anatomy_window_query_error",
-    "cli_main",
     "information_loss",
     "is_l_eligible",
     "level",
