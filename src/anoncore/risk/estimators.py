@@ -99,10 +99,10 @@ def _pitman_nll(x: NDArray[np.float64], sizes: NDArray[np.float64], counts: NDAr
     theta, alpha = float(x[0]), float(x[1])
     # log L = sum_{i=1}^{u-1} log(theta + i alpha) - sum_{i=1}^{n-1} log(theta + i)
     #         + sum_j sum_{l=1}^{n_j - 1} log(l - alpha)
-    if alpha > 1e-9:
+    if alpha > 1e-3:
         a = (u - 1) * math.log(alpha) + special.gammaln(theta / alpha + u) - special.gammaln(theta / alpha + 1)
-    else:
-        a = (u - 1) * math.log(theta) if u > 1 else 0.0
+    else:  # direct sum: the closed form cancels badly when theta / alpha is huge
+        a = float(np.log(theta + alpha * np.arange(1.0, u)).sum())
     b = special.gammaln(theta + n) - special.gammaln(theta + 1)
     c = float((counts * (special.gammaln(sizes - alpha) - special.gammaln(1 - alpha))).sum())
     return -(a - b + c)
@@ -121,7 +121,8 @@ def pitman_parameters(sizes: NDArray[np.int64], counts: NDArray[np.int64]) -> tu
     for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1), (u, 0.9)):
         try:
             r = optimize.minimize(_pitman_nll, np.array(x0), args=(s, c, n, u), method="L-BFGS-B",
-                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (0.0, 1.0 - 1e-9)])
+                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (0.0, 1.0 - 1e-9)],
+                                  options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
         except (ValueError, FloatingPointError):  # pragma: no cover - defensive
             continue
         if np.all(np.isfinite(r.x)) and (best is None or r.fun < best.fun):
@@ -143,6 +144,11 @@ def pitman(sizes: NDArray[np.int64], counts: NDArray[np.int64], population_size:
     theta, alpha = pitman_parameters(sizes, counts)
     if not (math.isfinite(theta) and math.isfinite(alpha)):
         return math.nan
+    return pitman_expected_uniques(theta, alpha, float(population_size))
+
+
+def pitman_expected_uniques(theta: float, alpha: float, population_size: float) -> float:
+    """``N (theta + alpha)_(N-1) / (theta + 1)_(N-1)``: expected singletons among N draws of a Pitman process."""
     N = float(population_size)
     lg = (special.gammaln(theta + alpha + N - 1) - special.gammaln(theta + alpha)
           - special.gammaln(theta + N) + special.gammaln(theta + 1))
