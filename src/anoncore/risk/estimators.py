@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
+try:  # the population estimators need SciPy (the 'risk' extra); the sample risks do not
+    from scipy import optimize, special
+except ImportError:  # pragma: no cover - exercised only without SciPy
+    optimize = special = None
 
 __all__ = [
     "ESTIMATORS",
@@ -283,6 +286,8 @@ def population_uniques(class_sizes: Any, population_size: float, estimator: str 
     >>> est.used, round(est.uniques, 2)
     ('zayatz', 156.5)
     """
+    if special is None:  # pragma: no cover
+        raise ImportError("The population uniqueness estimators need SciPy: pip install 'anoncore[risk]'.")
     if not isinstance(estimator, str) or estimator not in ESTIMATORS:
         raise ValueError(f"The 'estimator' parameter of population_uniques must be a str among {list(ESTIMATORS)}. "
                          f"Got {estimator!r} instead.")
