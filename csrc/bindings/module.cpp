@@ -18,6 +18,7 @@ void bind_temporal(py::module_ m);
 void bind_sequence(py::module_ m);
 void bind_sabre_w(py::module_ m);
 void bind_burel(py::module_ m);
+void bind_risk(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -39,4 +40,5 @@ PYBIND11_MODULE(_core, m) {
   bind_sequence(m.def_submodule("sequence"));
   bind_sabre_w(m.def_submodule("sabre_w"));
   bind_burel(m.def_submodule("burel"));
+  bind_risk(m.def_submodule("risk"));
 }

@@ -98,17 +98,28 @@ def zayatz(sizes: NDArray[np.int64], counts: NDArray[np.int64], population_size:
 
 
 def _pitman_nll(x: NDArray[np.float64], sizes: NDArray[np.float64], counts: NDArray[np.float64],
-                n: float, u: float) -> float:
+                n: float, u: float) -> tuple[float, NDArray[np.float64]]:
+    """Negative log-likelihood of the Pitman sampling formula and its gradient in (theta, alpha).
+
+    ``log L = sum_{i=1}^{u-1} log(theta + i alpha) - sum_{i=1}^{n-1} log(theta + i)
+    + sum_j sum_{l=1}^{n_j - 1} log(l - alpha)``; the first sum (and its derivatives) in closed form through
+    log-gamma and digamma when alpha is not tiny, the last grouped by class size.
+    """
     theta, alpha = float(x[0]), float(x[1])
-    # log L = sum_{i=1}^{u-1} log(theta + i alpha) - sum_{i=1}^{n-1} log(theta + i)
-    #         + sum_j sum_{l=1}^{n_j - 1} log(l - alpha)
-    if alpha > 1e-3:
-        a = (u - 1) * math.log(alpha) + special.gammaln(theta / alpha + u) - special.gammaln(theta / alpha + 1)
-    else:  # direct sum: the closed form cancels badly when theta / alpha is huge
-        a = float(np.log(theta + alpha * np.arange(1.0, u)).sum())
+    if alpha > 0.0:
+        r = theta / alpha
+        a = (u - 1) * math.log(alpha) + special.gammaln(r + u) - special.gammaln(r + 1)
+        s1 = (special.digamma(r + u) - special.digamma(r + 1)) / alpha  # sum 1 / (theta + i alpha)
+    else:  # Ewens (alpha = 0): direct sums
+        t = theta + alpha * np.arange(1.0, u)
+        a = float(np.log(t).sum())
+        s1 = float((1.0 / t).sum())
+    si = ((u - 1) - theta * s1) / alpha if alpha > 0.0 else float((np.arange(1.0, u) / t).sum())
     b = special.gammaln(theta + n) - special.gammaln(theta + 1)
+    db = special.digamma(theta + n) - special.digamma(theta + 1)
     c = float((counts * (special.gammaln(sizes - alpha) - special.gammaln(1 - alpha))).sum())
-    return -(a - b + c)
+    dc = float((counts * (special.digamma(1 - alpha) - special.digamma(sizes - alpha))).sum())
+    return -(a - b + c), -np.array([s1 - db, si + dc])
 
 
 def pitman_parameters(sizes: NDArray[np.int64], counts: NDArray[np.int64]) -> tuple[float, float]:
@@ -121,11 +132,11 @@ def pitman_parameters(sizes: NDArray[np.int64], counts: NDArray[np.int64]) -> tu
     n = float((s * c).sum())
     u = float(c.sum())
     best: Any = None
-    for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1), (u, 0.9)):
+    for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1)):
         try:
-            r = optimize.minimize(_pitman_nll, np.array(x0), args=(s, c, n, u), method="L-BFGS-B",
-                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (0.0, 1.0 - 1e-9)],
-                                  options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
+            r = optimize.minimize(_pitman_nll, np.array(x0), args=(s, c, n, u), method="L-BFGS-B", jac=True,
+                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (1e-6, 1.0 - 1e-9)],
+                                  options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 500})
         except (ValueError, FloatingPointError):  # pragma: no cover - defensive
             continue
         if np.all(np.isfinite(r.x)) and (best is None or r.fun < best.fun):

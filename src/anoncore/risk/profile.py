@@ -172,6 +172,24 @@ def _subset_mask(subset: Any, n_rows: int, caller: str) -> NDArray[np.bool_] | N
     return m
 
 
+def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
+    """Class of every row of a table on its quasi-identifiers (risk kernel: grouped in place on the code
+    matrix, no copy of the columns); cached on the frozen table."""
+    key = ("risk_labels",)
+    cached = table._cache.get(key)
+    if cached is None:
+        cols = np.array([table.column_index(q) for q in table.quasi_identifiers], dtype=np.int64)
+        card = np.array([table.cardinality(q) for q in table.quasi_identifiers], dtype=np.int64)
+        codes = table.codes
+        if not (codes.flags.c_contiguous and codes.dtype == np.int32):
+            codes = np.ascontiguousarray(codes, dtype=np.int32)
+        lab, _, nc = _core.risk.group_columns(codes, cols, card)
+        lab.setflags(write=False)
+        cached = (lab, int(nc))
+        table._cache[key] = cached
+    return cached  # type: ignore[no-any-return]
+
+
 def class_counts(data: Table | Partition, subset: Any = None, caller: str = "risk_profile"
                  ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
     """Class of every row and per-class sample and population counts.
@@ -196,16 +214,7 @@ def class_counts(data: Table | Partition, subset: Any = None, caller: str = "ris
     elif isinstance(data, Table):
         if not data.quasi_identifiers:
             raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
-        key = ("risk_labels",)
-        cached = data._cache.get(key)
-        if cached is None:
-            qc = data.qi_codes()
-            card = np.array([data.cardinality(q) for q in data.quasi_identifiers], dtype=np.int64)
-            lab, nc = _core.core.dense_labels(qc, card)
-            lab.setflags(write=False)
-            cached = (lab, int(nc))
-            data._cache[key] = cached
-        labels, n_classes = cached
+        labels, n_classes = _table_classes(data)
         n_rows = data.n_rows
         suppressed = np.zeros(n_rows, dtype=bool)
     else:
