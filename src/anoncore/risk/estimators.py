@@ -106,15 +106,15 @@ def _pitman_nll(x: NDArray[np.float64], sizes: NDArray[np.float64], counts: NDAr
     log-gamma and digamma when alpha is not tiny, the last grouped by class size.
     """
     theta, alpha = float(x[0]), float(x[1])
-    if alpha > 0.0:
+    if alpha > 1e-6:
         r = theta / alpha
         a = (u - 1) * math.log(alpha) + special.gammaln(r + u) - special.gammaln(r + 1)
         s1 = (special.digamma(r + u) - special.digamma(r + 1)) / alpha  # sum 1 / (theta + i alpha)
-    else:  # Ewens (alpha = 0): direct sums
+    else:  # near Ewens (alpha = 0): direct sums (the closed form cancels when theta / alpha is huge)
         t = theta + alpha * np.arange(1.0, u)
         a = float(np.log(t).sum())
         s1 = float((1.0 / t).sum())
-    si = ((u - 1) - theta * s1) / alpha if alpha > 0.0 else float((np.arange(1.0, u) / t).sum())
+    si = ((u - 1) - theta * s1) / alpha if alpha > 1e-6 else float((np.arange(1.0, u) / t).sum())
     b = special.gammaln(theta + n) - special.gammaln(theta + 1)
     db = special.digamma(theta + n) - special.digamma(theta + 1)
     c = float((counts * (special.gammaln(sizes - alpha) - special.gammaln(1 - alpha))).sum())
@@ -135,7 +135,7 @@ def pitman_parameters(sizes: NDArray[np.int64], counts: NDArray[np.int64]) -> tu
     for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1)):
         try:
             r = optimize.minimize(_pitman_nll, np.array(x0), args=(s, c, n, u), method="L-BFGS-B", jac=True,
-                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (1e-6, 1.0 - 1e-9)],
+                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (0.0, 1.0 - 1e-9)],
                                   options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 500})
         except (ValueError, FloatingPointError):  # pragma: no cover - defensive
             continue
@@ -227,6 +227,8 @@ def snb(sizes: NDArray[np.int64], counts: NDArray[np.int64], population_size: fl
             continue
         if best is None or r.cost < best.cost:
             best = r
+        if best.cost <= 1e-12:  # solved
+            break
     if best is None or best.cost > 1e-12:
         return math.nan
     alpha = math.exp(best.x[0])
