@@ -97,53 +97,100 @@ def zayatz(sizes: NDArray[np.int64], counts: NDArray[np.int64], population_size:
     return f1 * p / (n / N)
 
 
-def _pitman_nll(x: NDArray[np.float64], sizes: NDArray[np.float64], counts: NDArray[np.float64],
-                n: float, u: float) -> tuple[float, NDArray[np.float64]]:
-    """Negative log-likelihood of the Pitman sampling formula and its gradient in (theta, alpha).
+def _pitman_loglik(theta: float, alpha: float, sizes: NDArray[np.float64], counts: NDArray[np.float64],
+                   n: float, u: float) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Log-likelihood of the Pitman sampling formula with its gradient and Hessian in (theta, alpha).
 
     ``log L = sum_{i=1}^{u-1} log(theta + i alpha) - sum_{i=1}^{n-1} log(theta + i)
-    + sum_j sum_{l=1}^{n_j - 1} log(l - alpha)``; the first sum (and its derivatives) in closed form through
-    log-gamma and digamma when alpha is not tiny, the last grouped by class size.
+    + sum_j sum_{l=1}^{n_j - 1} log(l - alpha)``. The sums over i are direct for few classes or alpha near 0,
+    otherwise closed forms in log-gamma and polygamma of ``theta / alpha``; the last sum is grouped by class
+    size.
     """
-    theta, alpha = float(x[0]), float(x[1])
-    if alpha > 1e-6:
-        r = theta / alpha
-        a = (u - 1) * math.log(alpha) + special.gammaln(r + u) - special.gammaln(r + 1)
-        s1 = (special.digamma(r + u) - special.digamma(r + 1)) / alpha  # sum 1 / (theta + i alpha)
-    else:  # near Ewens (alpha = 0): direct sums (the closed form cancels when theta / alpha is huge)
+    if u <= 20_000 or alpha <= 1e-6:
         t = theta + alpha * np.arange(1.0, u)
+        it = np.arange(1.0, u) / t
+        inv = 1.0 / t
         a = float(np.log(t).sum())
-        s1 = float((1.0 / t).sum())
-    si = ((u - 1) - theta * s1) / alpha if alpha > 1e-6 else float((np.arange(1.0, u) / t).sum())
-    b = special.gammaln(theta + n) - special.gammaln(theta + 1)
-    db = special.digamma(theta + n) - special.digamma(theta + 1)
+        s1, s2 = float(inv.sum()), float((inv * inv).sum())
+        si, t1, t2 = float(it.sum()), float((it * inv).sum()), float((it * it).sum())
+    else:
+        r = theta / alpha
+        a = (u - 1) * math.log(alpha) + float(special.gammaln(r + u) - special.gammaln(r + 1))
+        s1 = float(special.digamma(r + u) - special.digamma(r + 1)) / alpha
+        s2 = float(special.polygamma(1, r + 1) - special.polygamma(1, r + u)) / alpha**2
+        si = ((u - 1) - theta * s1) / alpha
+        t1 = (s1 - theta * s2) / alpha
+        t2 = ((u - 1) - 2 * theta * s1 + theta * theta * s2) / alpha**2
+    b = float(special.gammaln(theta + n) - special.gammaln(theta + 1))
+    db = float(special.digamma(theta + n) - special.digamma(theta + 1))
+    d2b = float(special.polygamma(1, theta + n) - special.polygamma(1, theta + 1))
     c = float((counts * (special.gammaln(sizes - alpha) - special.gammaln(1 - alpha))).sum())
     dc = float((counts * (special.digamma(1 - alpha) - special.digamma(sizes - alpha))).sum())
-    return -(a - b + c), -np.array([s1 - db, si + dc])
+    d2c = float((counts * (special.polygamma(1, sizes - alpha) - special.polygamma(1, 1 - alpha))).sum())
+    grad = np.array([s1 - db, si + dc])
+    hess = np.array([[-s2 - d2b, -t1], [-t1, -t2 + d2c]])
+    return a - b + c, grad, hess
+
+
+def _pitman_newton(x0: tuple[float, float], sizes: NDArray[np.float64], counts: NDArray[np.float64], n: float,
+                   u: float) -> tuple[float, float, float]:
+    """Safeguarded Newton ascent (backtracking; gradient steps where the Hessian is not negative definite)
+    inside ``theta > 0, 0 <= alpha < 1``. Returns (theta, alpha, log L)."""
+    lo, hi = np.array([1e-10, 0.0]), np.array([np.inf, 1.0 - 1e-9])
+    x = np.array(x0, dtype=np.float64)
+    f, g, h = _pitman_loglik(x[0], x[1], sizes, counts, n, u)
+    for _ in range(200):
+        # projected Newton: a variable at a bound whose gradient points outwards stays there
+        free = ~(((x <= lo) & (g < 0)) | ((x >= hi) & (g > 0)))
+        d = np.zeros(2)
+        if free.all():
+            try:
+                d = np.linalg.solve(h, -g)
+            except np.linalg.LinAlgError:
+                d = g.copy()
+            if not np.all(np.isfinite(d)) or float(g @ d) <= 0 or h[0, 0] >= 0 or np.linalg.det(h) <= 0:
+                d = g / np.maximum(np.abs(np.diag(h)), 1e-12)  # scaled gradient ascent
+        elif free.any():
+            j = int(np.flatnonzero(free)[0])
+            d[j] = -g[j] / h[j, j] if h[j, j] < 0 else g[j] / max(abs(h[j, j]), 1e-12)
+        else:
+            break
+        step, moved = 1.0, False
+        while step > 1e-14:
+            xn = np.clip(x + step * d, lo, hi)
+            fn, gn, hn = _pitman_loglik(xn[0], xn[1], sizes, counts, n, u)
+            if math.isfinite(fn) and fn >= f:
+                moved = True
+                break
+            step *= 0.5
+        if not moved:
+            break
+        done = abs(fn - f) <= 1e-13 * max(1.0, abs(f)) and np.all(np.abs(xn - x) <= 1e-10 * (1.0 + np.abs(x)))
+        x, f, g, h = xn, fn, gn, hn
+        if done:
+            break
+    return float(x[0]), float(x[1]), f
 
 
 def pitman_parameters(sizes: NDArray[np.int64], counts: NDArray[np.int64]) -> tuple[float, float]:
     """Maximum-likelihood ``(theta, alpha)`` of the Pitman sampling formula for the sample's partition.
 
-    Bounds ``0 <= alpha < 1`` and ``theta > 0``; NaN when the optimiser fails.
+    Newton's method from a few starting points (the best optimum kept), within ``theta > 0`` and
+    ``0 <= alpha < 1``; NaN when no start gives a finite likelihood.
     """
     s = sizes.astype(np.float64)
     c = counts.astype(np.float64)
     n = float((s * c).sum())
     u = float(c.sum())
-    best: Any = None
-    for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1)):
-        try:
-            r = optimize.minimize(_pitman_nll, np.array(x0), args=(s, c, n, u), method="L-BFGS-B", jac=True,
-                                  bounds=[(1e-8, max(10.0 * n, 1e3)), (0.0, 1.0 - 1e-9)],
-                                  options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 500})
-        except (ValueError, FloatingPointError):  # pragma: no cover - defensive
-            continue
-        if np.all(np.isfinite(r.x)) and (best is None or r.fun < best.fun):
+    best: tuple[float, float, float] | None = None
+    for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1), (max(u / 10.0, 1.0), 0.9)):
+        with np.errstate(all="ignore"):
+            r = _pitman_newton(x0, s, c, n, u)
+        if math.isfinite(r[2]) and (best is None or r[2] > best[2]):
             best = r
     if best is None:
         return math.nan, math.nan
-    return float(best.x[0]), float(best.x[1])
+    return best[0], best[1]
 
 
 def pitman(sizes: NDArray[np.int64], counts: NDArray[np.int64], population_size: float) -> float:
