@@ -37,6 +37,13 @@ from anoncore.models import (
     RecursiveCLDiversity,
     SemanticBetaLikeness,
 )
+from anoncore.models import (  # risk-based models (anoncore.risk)
+    AverageReidentificationRisk,
+    DeltaPresence,
+    KMap,
+    PopulationUniqueness,
+    SampleUniqueness,
+)
 from anoncore.results import Partition, Result
 from anoncore.static import (
     best_k,
@@ -52,12 +59,16 @@ from anoncore.static import (
     tmondrian,
 )
 
+from anoncore import risk  # noqa: E402  (after Partition: the risk package builds on it)
+
 __version__ = "0.1.0"
 __all__ = [
     "Attribute",
     "AuditReport",
+    "AverageReidentificationRisk",
     "BasicBetaLikeness",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
@@ -67,12 +78,15 @@ __all__ = [
     "Hierarchy",
     "InfeasibleError",
     "KAnonymity",
+    "KMap",
     "ModelAudit",
     "OrderedDistanceTCloseness",
     "Partition",
+    "PopulationUniqueness",
     "RangeBetaLikeness",
     "RecursiveCLDiversity",
     "Result",
+    "SampleUniqueness",
     "Schema",
     "SemanticBetaLikeness",
     "Table",
@@ -92,6 +106,7 @@ __all__ = [
     "masking_hierarchy",
     "metrics",
     "ordered_grouping_hierarchy",
+    "risk",
     "sabre",
     "samarati",
     "sequence",

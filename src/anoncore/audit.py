@@ -249,9 +249,9 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     # Resolve sensitive attributes before any kernel runs.
     plan: list[tuple[PrivacyModel, str | None]] = []
     for m in mods:
-        if type(m) not in MODELS:
+        if type(m) not in MODELS + RISK_MODELS:
             raise TypeError(f"audit does not know how to check {type(m).__name__}; the models it checks are "
-                            f"{[c.__name__ for c in MODELS]}.")
+                            f"{[c.__name__ for c in MODELS + RISK_MODELS]}.")
         sa: str | None = None
         if m.needs_sensitive:
             sa = table.sensitive_column(m.sensitive_attribute, caller=type(m).__name__)

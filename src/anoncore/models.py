@@ -932,7 +932,8 @@ class DeltaPresence(PrivacyModel):
         return "DeltaPresence (a risk-based model; use anoncore.risk.risk_lattice_search)"
 
 
-#: The risk-based models (table-level or population-based), evaluated in Python.
+#: The risk-based models (table-level or population-based), evaluated in Python by the audit (not by the
+#: criteria kernels, whose models are :data:`MODELS`).
 RISK_MODELS: tuple[type[PrivacyModel], ...] = (AverageReidentificationRisk, SampleUniqueness, PopulationUniqueness,
                                                KMap, DeltaPresence)
 
@@ -951,4 +952,4 @@ MODELS: tuple[type[PrivacyModel], ...] = (
     DeltaDisclosure,
     SemanticBetaLikeness,
     RangeBetaLikeness,
-) + RISK_MODELS
+)
