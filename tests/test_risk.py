@@ -9,6 +9,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from oracles import lattice as lattice_oracle
+from oracles import risk as oracle
 
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table
 from anoncore.audit import audit
@@ -33,8 +35,6 @@ from anoncore.risk import (
 )
 from anoncore.risk import estimators as est
 from anoncore.static.lattice import lattice_search
-from oracles import lattice as lattice_oracle
-from oracles import risk as oracle
 
 H3 = Hierarchy.from_nested({"*": {"A": ["a0", "a1", "a2"], "B": ["b0", "b1", "b2"]}})
 H4 = Hierarchy.from_nested({"*": {"X": {"x0": ["u0", "u1"], "x1": ["u2", "u3"]}, "Y": {"y0": ["u4", "u5"]}}})

@@ -10,7 +10,16 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
-from anoncore import datasets, distance, metrics, sequence, static, stream, temporal
+from anoncore import (
+    datasets,
+    distance,
+    metrics,
+    risk,
+    sequence,
+    static,
+    stream,
+    temporal,
+)
 from anoncore.audit import AuditReport, ModelAudit, audit
 from anoncore.data.builders import (
     flat_hierarchy,
@@ -22,9 +31,11 @@ from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import (
+from anoncore.models import (  # risk-based models (anoncore.risk)
+    AverageReidentificationRisk,
     BasicBetaLikeness,
     DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EnhancedBetaLikeness,
     EntropyLDiversity,
@@ -32,17 +43,13 @@ from anoncore.models import (
     HellingerTCloseness,
     HierarchicalDistanceTCloseness,
     KAnonymity,
+    KMap,
     OrderedDistanceTCloseness,
+    PopulationUniqueness,
     RangeBetaLikeness,
     RecursiveCLDiversity,
-    SemanticBetaLikeness,
-)
-from anoncore.models import (  # risk-based models (anoncore.risk)
-    AverageReidentificationRisk,
-    DeltaPresence,
-    KMap,
-    PopulationUniqueness,
     SampleUniqueness,
+    SemanticBetaLikeness,
 )
 from anoncore.results import Partition, Result
 from anoncore.static import (
@@ -58,8 +65,6 @@ from anoncore.static import (
     t_incognito,
     tmondrian,
 )
-
-from anoncore import risk  # noqa: E402  (after Partition: the risk package builds on it)
 
 __version__ = "0.1.0"
 __all__ = [

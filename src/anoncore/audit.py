@@ -20,7 +20,6 @@ from anoncore.models import (
     BasicBetaLikeness,
     DeltaDisclosure,
     DeltaPresence,
-    KMap,
     DistinctLDiversity,
     EnhancedBetaLikeness,
     EntropyLDiversity,
@@ -28,6 +27,7 @@ from anoncore.models import (
     HellingerTCloseness,
     HierarchicalDistanceTCloseness,
     KAnonymity,
+    KMap,
     OrderedDistanceTCloseness,
     PrivacyModel,
     RangeBetaLikeness,
@@ -503,9 +503,9 @@ def _risk_values(m: PrivacyModel, labels: NDArray[np.int64], suppressed: NDArray
         if isinstance(m, DeltaPresence):
             with np.errstate(divide="ignore", invalid="ignore"):
                 v = np.where(F > 0, f / F, np.nan)
-            return v  # type: ignore[no-any-return]
+            return np.asarray(v, dtype=np.float64)
         if not m.estimated:
-            return np.where(f > 0, F, np.nan)  # type: ignore[no-any-return]
+            return np.asarray(np.where(f > 0, F, np.nan), dtype=np.float64)
         from scipy.stats import poisson
 
         n = float(f.sum())
@@ -515,9 +515,9 @@ def _risk_values(m: PrivacyModel, labels: NDArray[np.int64], suppressed: NDArray
                              "published records.")
         pi = n / float(m.population_size)
         if pi >= 1.0:  # the sample is the population
-            return np.where(f > 0, (f < int(m.k)).astype(np.float64), np.nan)  # type: ignore[no-any-return]
+            return np.asarray(np.where(f > 0, (f < int(m.k)).astype(np.float64), np.nan), dtype=np.float64)
         v = poisson.cdf(int(m.k) - f - 1, f * (1.0 - pi) / pi)
-        return np.where(f > 0, v, np.nan)  # type: ignore[no-any-return]
+        return np.asarray(np.where(f > 0, v, np.nan), dtype=np.float64)
     values = sizes.astype(np.float64)
     values[sizes == 0] = np.nan
     return values

@@ -49,12 +49,9 @@ from numpy.typing import NDArray
 
 __all__ = [
     "AverageReidentificationRisk",
-    "DeltaPresence",
-    "KMap",
-    "PopulationUniqueness",
-    "SampleUniqueness",
     "BasicBetaLikeness",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
@@ -62,11 +59,14 @@ __all__ = [
     "HellingerTCloseness",
     "HierarchicalDistanceTCloseness",
     "KAnonymity",
+    "KMap",
     "ModelVerdict",
     "OrderedDistanceTCloseness",
+    "PopulationUniqueness",
     "PrivacyModel",
     "RangeBetaLikeness",
     "RecursiveCLDiversity",
+    "SampleUniqueness",
     "SemanticBetaLikeness",
     "beta_to_delta",
     "delta_to_beta",
@@ -716,7 +716,7 @@ class _TableLevel(PrivacyModel):
         return ModelVerdict(passed, float(agg), violating)
 
     def _contributes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return np.nan_to_num(values) == 1
+        return np.asarray(np.nan_to_num(values) == 1)
 
 
 @dataclass(frozen=True, slots=True)

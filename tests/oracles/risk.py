@@ -116,7 +116,7 @@ def snb(sizes: list[int], N: int) -> float:
         return [K * p1 / f1 - 1.0, K * p2 / f2 - 1.0]
 
     for z0 in ([0.0, 0.0], [-2.0, -2.0], [2.0, 2.0]):
-        z, info, ier, _ = optimize.fsolve(eq, np.array(z0), full_output=True, xtol=1e-13)
+        z, _info, ier, _ = optimize.fsolve(eq, np.array(z0), full_output=True, xtol=1e-13)
         if ier == 1 and max(abs(x) for x in eq(z)) < 1e-8:
             a = math.exp(z[0])
             p = 1.0 / (1.0 + math.exp(-z[1]))

@@ -154,8 +154,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if qi is not None:
         out.write("\nQuasi-identifier analysis (best first):\n")
         out.write(f"  {'separation':>10}  {'distinction':>11}  attributes\n")
-        for q in qi[:20]:
-            out.write(f"  {q.separation:>10.6f}  {q.distinction:>11.6f}  {', '.join(q.attributes)}\n")
+        out.writelines(f"  {q.separation:>10.6f}  {q.distinction:>11.6f}  {', '.join(q.attributes)}\n" for q in qi[:20])
     if args.risk_histogram is not None:
         out.write(f"\nRisk histogram written to {args.risk_histogram}\n")
     return 0

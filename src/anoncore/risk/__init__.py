@@ -4,7 +4,14 @@ search under the risk-based privacy models (see ``docs/risk.md``)."""
 from __future__ import annotations
 
 from anoncore.risk.estimators import ESTIMATORS, PopulationEstimate, frequencies, population_uniques
-from anoncore.risk.profile import HISTOGRAM_EDGES, AttackerRisk, RiskProfile, class_counts, record_risks, risk_profile
+from anoncore.risk.profile import (
+    HISTOGRAM_EDGES,
+    AttackerRisk,
+    RiskProfile,
+    class_counts,
+    record_risks,
+    risk_profile,
+)
 from anoncore.risk.quasi_identifiers import QuasiIdentifierScore, quasi_identifier_analysis
 from anoncore.risk.search import risk_lattice_search
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
 try:  # the population estimators need SciPy (the 'risk' extra); the sample risks do not
     from scipy import optimize, special
 except ImportError:  # pragma: no cover - exercised only without SciPy
@@ -145,7 +146,7 @@ def _pitman_newton(x0: tuple[float, float], sizes: NDArray[np.float64], counts: 
         d = np.zeros(2)
         if free.all():
             try:
-                d = np.linalg.solve(h, -g)
+                d = np.asarray(np.linalg.solve(h, -g), dtype=np.float64)
             except np.linalg.LinAlgError:
                 d = g.copy()
             if not np.all(np.isfinite(d)) or float(g @ d) <= 0 or h[0, 0] >= 0 or np.linalg.det(h) <= 0:
@@ -280,7 +281,7 @@ def snb(sizes: NDArray[np.int64], counts: NDArray[np.int64], population_size: fl
         return math.nan
     alpha = math.exp(best.x[0])
     p = float(special.expit(best.x[1]))
-    return K * p ** alpha
+    return float(K * p**alpha)
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,8 +130,8 @@ class RiskProfile:
         }
 
     def __str__(self) -> str:
-        lines = [f"Re-identification risk of {self.n_records} records in {self.n_classes} classes "
-                 f"({self.n_suppressed} rows not published), threshold {self.threshold:g}:"]
+        lines = [(f"Re-identification risk of {self.n_records} records in {self.n_classes} classes "
+                 f"({self.n_suppressed} rows not published), threshold {self.threshold:g}:")]
         for a in (self.prosecutor, self.journalist):
             lines.append(f"  {a.model:<10}  records at risk {a.records_at_risk:.4%}, highest risk "
                          f"{a.highest_risk:.4g}, average risk {a.average_risk:.4g}")
@@ -187,7 +187,7 @@ def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
         lab.setflags(write=False)
         cached = (lab, int(nc))
         table._cache[key] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def class_counts(data: Table | Partition, subset: Any = None, caller: str = "risk_profile"

@@ -16,7 +16,7 @@ import numpy as np
 from anoncore.audit import _subset_of, audit
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import KAnonymity, PrivacyModel
+from anoncore.models import DeltaPresence, KAnonymity, KMap, PrivacyModel
 from anoncore.results import Partition, Result
 
 __all__ = ["risk_lattice_search"]
@@ -90,11 +90,11 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
             raise TypeError(f"The 'models' parameter of risk_lattice_search must hold privacy models. Got {m!r}.")
     engine_models = [m for m in mlist if _engine_supports(m)]
     py_models = [m for m in mlist if not _engine_supports(m)]
-    masks = [_subset_of(m, table.n_rows) for m in py_models if getattr(m, "subset", None) is not None]
+    masks = [x for x in (_subset_of(m, table.n_rows) for m in py_models if isinstance(m, (KMap, DeltaPresence)))
+             if x is not None]
     sub = None
     if masks:
         sub = masks[0]
-        assert sub is not None
         if any(not np.array_equal(sub, x) for x in masks[1:]):
             raise ValueError("risk_lattice_search: the models name different research subsets.")
         if not sub.any():
