@@ -88,3 +88,20 @@ def test_anonymize_report_has_risk_before_and_after(files, tmp_path: Path) -> No
     assert main(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model", "k=5"],
                 stdout=out) == 0
     assert "[before]" in out.getvalue() and "[after]" in out.getvalue()
+
+
+def test_audit_command_checks_risk_models(files) -> None:
+    data, schema = files
+    t = Table.from_csv(data, Schema.from_toml(schema))
+    levels = [1] * len(t.quasi_identifiers)
+    lv = ",".join(map(str, levels))
+    code, doc = run_json(["audit", str(data), "--schema", str(schema), "--levels", lv, "--model", "avg-risk=0.5",
+                          "--model", "sample-uniqueness=0.01", "--model", "population-uniqueness=0.01,1000000",
+                          "--no-metrics", "--json"])
+    prof = risk_profile(Partition.from_levels(t, levels), population_size=1e6)
+    models = {m["model"]: m for m in doc["result"]["guarantees"]["models"]}
+    assert models["AverageReidentificationRisk"]["achieved"] == pytest.approx(prof.prosecutor.average_risk)
+    assert models["SampleUniqueness"]["achieved"] == pytest.approx(prof.sample_uniqueness)
+    assert prof.population is not None
+    assert models["PopulationUniqueness"]["achieved"] == pytest.approx(prof.population.uniqueness)
+    assert code == (0 if all(m["passed"] for m in models.values()) else 1)

@@ -92,6 +92,8 @@ def test_prosecutor_and_journalist_match_oracle(seed: int) -> None:
     assert r2.journalist.records_at_risk == pytest.approx(jo["records_at_risk"], rel=1e-12)
     assert r2.journalist.average_risk == pytest.approx(jo["average_risk"], rel=1e-12)
     assert r2.marketer.average_risk == pytest.approx(jo["average_risk"], rel=1e-12)
+    assert r2.population is not None and r2.population.used == "exact"
+    assert r2.population.uniques == sum(1 for k in set(keys) if keys.count(k) == 1)
     rr = record_risks(part, subset=sub)
     expect = [1.0 / sample.count(k) if (u and not s) else np.nan for k, s, u in zip(keys, sup, sub)]
     np.testing.assert_allclose(rr, expect, rtol=1e-12)

@@ -257,7 +257,8 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
         A record is at risk when its risk exceeds the threshold (0.2: classes smaller than 5).
     population_size : float, default=None
         Records in the population the published records were drawn from: enables the population uniqueness
-        estimate. Defaults to the table (the population of ``subset``) when ``subset`` is given.
+        estimate. With a ``subset`` and no population size, the table is the population and its uniques are
+        counted exactly (``population.used == 'exact'``).
     estimator : {'dankar', 'pitman', 'zayatz', 'snb'}, default='dankar'
     subset : bool mask or int indices, default=None
         Research subset: the rows that are published; the whole table is then the population and the
@@ -293,9 +294,7 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
     if n == 0:
         raise ValueError("risk_profile needs at least one published record. Got none (every row is suppressed "
                          "or outside the subset).")
-    with_pop = subset is not None
-    if population_size is None and with_pop:
-        population_size = float(n_rows)
+    exact_population = subset is not None and population_size is None
     t_group = time.perf_counter()
     live = f > 0
     fl = f[live].astype(np.float64)
@@ -322,7 +321,10 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
     rr[~published] = np.nan
     t_summary = time.perf_counter()
     pop = None
-    if population_size is not None:
+    if exact_population:  # the table is the population: its uniques are counted, not estimated
+        u = float((F == 1).sum())
+        pop = PopulationEstimate("exact", "exact", float(n_rows), n / n_rows, u, u / n_rows, {})
+    elif population_size is not None:
         pop = population_uniques(f[live], population_size, estimator)
     t_end = time.perf_counter()
     return RiskProfile(n, J, n_rows - n, thr, pros, jour, mark, uniques, uniques / n, pop, _readonly(rr),
