@@ -374,7 +374,7 @@ def _oracle_search(t: Table, check, metric: str) -> tuple[float, tuple[int, ...]
     return vals
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(10))
 def test_risk_lattice_search_equals_exhaustive_oracle(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
     t = _table(rng, int(rng.integers(15, 45)))
@@ -394,9 +394,22 @@ def test_risk_lattice_search_equals_exhaustive_oracle(seed: int) -> None:
         (KMap(4, subset=sub), lambda st, lv: all(Counter(keys(lv))[k] >= 4
                                                   for i, k in enumerate(keys(lv)) if sub[i])),
     ]
-    m, check = cases[seed % 3]
+    def delta_ok(lv):
+        ks = keys(lv)
+        F, f = Counter(ks), Counter(k for i, k in enumerate(ks) if sub[i])
+        return all(0.3 <= f[k] / F[k] <= 0.9 for k in F)
+
+    def pu_ok(st):
+        sizes = [c for _, c, _ in st["classes"]]
+        return oracle.zayatz(sizes, 10 * n) / (10 * n) <= 0.01
+
+    cases += [
+        (DeltaPresence(0.3, 0.9, subset=sub), lambda st, lv: delta_ok(lv)),
+        (PopulationUniqueness(0.01, 10 * n, estimator="zayatz"), lambda st, lv: pu_ok(st)),
+    ]
+    m, check = cases[seed % len(cases)]
     best = _oracle_search(t, check, metric)
-    if m.__class__ is KMap:  # the metric is computed on the published rows (the subset): oracle on the subset
+    if isinstance(m, (KMap, DeltaPresence)):  # the metric is computed on the published rows (the subset)
         ts = t.take(np.flatnonzero(sub))
 
         def check_sub(st, lv):
