@@ -9,6 +9,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracles import lattice as lattice_oracle
 from oracles import risk as oracle
 
@@ -429,3 +431,29 @@ def test_risk_lattice_search_equals_exhaustive_oracle(seed: int) -> None:
     assert audit(t, res.partition, [m]).passed
     # nothing lost: every row published or flagged
     assert res.partition.n_rows == n
+
+
+# ------------------------------------------------------------------------------------------- properties
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60))
+def test_properties_permutation_and_generalization(seed: int, n: int) -> None:
+    """The profile does not depend on the row order; generalizing (merging classes) never raises the prosecutor
+    average risk, the highest risk or the sample uniqueness."""
+    rng = np.random.default_rng(seed)
+    t = _table(rng, n, skew=float(rng.uniform(0.2, 3)))
+    r = risk_profile(t, population_size=10 * n)
+    perm = rng.permutation(n)
+    rp = risk_profile(t.take(perm), population_size=10 * n)
+    assert rp.distribution == r.distribution
+    assert rp.prosecutor == r.prosecutor and rp.sample_uniques == r.sample_uniques
+    assert rp.population is not None and r.population is not None
+    assert rp.population.uniques == pytest.approx(r.population.uniques, rel=1e-9)
+    lo = [int(rng.integers(0, 3)), int(rng.integers(0, 4)), int(rng.integers(0, 3))]
+    hi = [min(2, lo[0] + int(rng.integers(0, 2))), min(3, lo[1] + int(rng.integers(0, 2))),
+          min(2, lo[2] + int(rng.integers(0, 2)))]
+    a = risk_profile(Partition.from_levels(t, lo))
+    b = risk_profile(Partition.from_levels(t, hi))
+    assert b.prosecutor.average_risk <= a.prosecutor.average_risk
+    assert b.prosecutor.highest_risk <= a.prosecutor.highest_risk
+    assert b.sample_uniqueness <= a.sample_uniqueness
+    assert sum(r for _, r in b.distribution) == n
