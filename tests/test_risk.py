@@ -457,3 +457,16 @@ def test_properties_permutation_and_generalization(seed: int, n: int) -> None:
     assert b.prosecutor.highest_risk <= a.prosecutor.highest_risk
     assert b.sample_uniqueness <= a.sample_uniqueness
     assert sum(r for _, r in b.distribution) == n
+
+
+def test_docs_example_runs(data_dir) -> None:  # type: ignore[no-untyped-def]
+    """The Python block of docs/risk.md runs as written."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "risk.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    ns: dict = {}
+    exec(compile(blocks[0], "docs/risk.md", "exec"), ns)  # noqa: S102
+    assert ns["before"].population.used == "pitman" and ns["after"].n_records == 30162
