@@ -465,7 +465,7 @@ def test_docs_example_runs(data_dir) -> None:  # type: ignore[no-untyped-def]
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "risk.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
     assert blocks
     ns: dict = {}
     exec(compile(blocks[0], "docs/risk.md", "exec"), ns)  # noqa: S102
