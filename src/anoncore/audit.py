@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_instance, check_n_threads, check_option
 from anoncore.data.table import Table
 from anoncore.models import (
     MODELS,
@@ -230,20 +230,12 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     (True, 2.0)
     """
     t0 = time.perf_counter()
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of audit must be a Table. Got {type(table).__name__} instead.")
-    if not isinstance(partition, Partition):
-        raise TypeError(f"The 'partition' parameter of audit must be a Partition. Got {type(partition).__name__} "
-                        "instead.")
+    check_instance(table, "table", "audit", Table, "a Table")
+    check_instance(partition, "partition", "audit", Partition, "a Partition")
     if partition.n_rows != table.n_rows:
         raise ValueError(f"The partition has {partition.n_rows} rows but the table has {table.n_rows}.")
     mods = _check_models(models)
-    if not isinstance(reference, str):
-        raise TypeError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                        f"Got {reference!r} instead.")
-    if reference not in REFERENCES:
-        raise ValueError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                         f"Got {reference!r} instead.")
+    check_option(reference, "reference", "audit", REFERENCES)
     nt = check_n_threads(n_threads, "audit")
 
     # Resolve sensitive attributes before any kernel runs.
@@ -311,7 +303,7 @@ def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) ->
         ref = np.bincount(col, minlength=m_values).astype(np.int64)
         ref.setflags(write=False)
         table._cache[key] = ref
-    return ref  # type: ignore[no-any-return]
+    return ref
 
 
 def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[np.int64],
@@ -330,32 +322,32 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         distinct[empty] = np.nan
         return distinct
     if isinstance(m, EntropyLDiversity):
-        return c.entropy(hist, sizes, nt)  # type: ignore[no-any-return]
+        return c.entropy(hist, sizes, nt)
     if isinstance(m, RecursiveCLDiversity):
-        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)  # type: ignore[no-any-return]
+        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)
     if isinstance(m, EqualDistanceTCloseness):
-        return d.emd_equal_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_equal_classes(hist, sizes, ref, nt)
     if isinstance(m, OrderedDistanceTCloseness):
         if m.order not in (None, "codes"):
             perm = _value_order(m, table, sa)
-            return d.emd_ordered_classes(  # type: ignore[no-any-return]
+            return d.emd_ordered_classes(
                 np.ascontiguousarray(hist[:, perm]), sizes, np.ascontiguousarray(ref[perm]), nt)
-        return d.emd_ordered_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_ordered_classes(hist, sizes, ref, nt)
     if isinstance(m, HierarchicalDistanceTCloseness):
         h = table.hierarchy(sa)
         assert h is not None
-        return d.emd_hierarchical_classes(  # type: ignore[no-any-return]
+        return d.emd_hierarchical_classes(
             hist, sizes, ref, h.parent, h.node_height, h.n_leaves, nt)
     if isinstance(m, HellingerTCloseness):
-        return d.hellinger_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.hellinger_classes(hist, sizes, ref, nt)
     if isinstance(m, BasicBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, False, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, False, nt)
     if isinstance(m, EnhancedBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, True, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, True, nt)
     if isinstance(m, DeltaDisclosure):
         if m.absent == "ignore":
             return _delta_present_only(hist, sizes, ref)
-        return c.delta_disclosure(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return c.delta_disclosure(hist, sizes, ref, nt)
     if isinstance(m, SemanticBetaLikeness):
         h = table.hierarchy(sa)
         assert h is not None

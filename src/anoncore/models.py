@@ -40,12 +40,14 @@ values passes whatever the rounding of the logarithms.
 from __future__ import annotations
 
 import math
-import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from anoncore._validation import Boolean, Constraint, InstanceOf, Interval, check_option, check_params
 
 __all__ = [
     "AverageReidentificationRisk",
@@ -75,30 +77,11 @@ __all__ = [
 ENTROPY_SLACK = 1e-12
 
 
-def _check_int(owner: str, name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
-        )
-    if value < low:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
-        )
-
-
-def _check_real(owner: str, name: str, value: Any, interval: str, ok: Any) -> None:
-    msg = f"The {name!r} parameter of {owner} must be a float in the range {interval}. Got {value!r} instead."
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(msg)
-    if math.isnan(float(value)) or not ok(float(value)):
-        raise ValueError(msg)
-
-
-def _check_sensitive(owner: str, value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(
-            f"The 'sensitive' parameter of {owner} must be a str (a column name) or None. Got {value!r} instead."
-        )
+# Constraints shared by several models (anoncore._validation's grammar).
+_SENSITIVE = InstanceOf(str, "a str (a column name)", allow_none=True)
+_POSITIVE = Interval("float", 0, None, "neither")
+_T = Interval("float", 0, 1, "right")
+_AT_LEAST_1 = Interval("int", 1, None, "left")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +121,11 @@ class PrivacyModel:
     parameter: ClassVar[str] = ""
     #: Whether larger per-class values are better (k, l) or worse (distances, gains).
     larger_is_better: ClassVar[bool] = False
+    #: The model's parameters and their constraints, checked in this order when the model is built.
+    constraints: ClassVar[Mapping[str, Constraint]] = {}
+
+    def __post_init__(self) -> None:
+        check_params(self, self.constraints, type(self).__name__)
 
     @property
     def sensitive_attribute(self) -> str | None:
@@ -222,8 +210,7 @@ class KAnonymity(PrivacyModel):
     parameter: ClassVar[str] = "k"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_int("KAnonymity", "k", self.k, 1)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"k": _AT_LEAST_1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,9 +236,7 @@ class DistinctLDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_int("DistinctLDiversity", "l", self.l, 1)
-        _check_sensitive("DistinctLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"l": _AT_LEAST_1, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,9 +266,8 @@ class EntropyLDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_real("EntropyLDiversity", "l", self.l, "[1, inf)", lambda x: x >= 1.0)
-        _check_sensitive("EntropyLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "l": Interval("float", 1, None, "left"), "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values >= math.log(float(self.l)) - ENTROPY_SLACK
@@ -321,10 +305,8 @@ class RecursiveCLDiversity(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "c"
 
-    def __post_init__(self) -> None:
-        _check_real("RecursiveCLDiversity", "c", self.c, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_int("RecursiveCLDiversity", "l", self.l, 1)
-        _check_sensitive("RecursiveCLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "c": _POSITIVE, "l": _AT_LEAST_1, "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values < float(self.c)
@@ -334,10 +316,7 @@ class _TCloseness(PrivacyModel):
     __slots__ = ()
     parameter: ClassVar[str] = "t"
 
-    def _validate(self) -> None:
-        name = type(self).__name__
-        _check_real(name, "t", getattr(self, "t"), "(0, 1]", lambda x: 0.0 < x <= 1.0)  # noqa: B009
-        _check_sensitive(name, self.sensitive_attribute)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"t": _T, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,9 +337,6 @@ class EqualDistanceTCloseness(_TCloseness):
 
     t: float
     sensitive: str | None = None
-
-    def __post_init__(self) -> None:
-        self._validate()
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,8 +369,12 @@ class OrderedDistanceTCloseness(_TCloseness):
     sensitive: str | None = None
     order: str | tuple[str, ...] | None = None
 
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "t": _T, "sensitive": _SENSITIVE,
+        "order": InstanceOf((str, tuple, list), "'codes', 'string' or a sequence of the values", allow_none=True)}
+
     def __post_init__(self) -> None:
-        self._validate()
+        check_params(self, self.constraints, type(self).__name__)
         o = self.order
         if o is None or (isinstance(o, str) and o in ("codes", "string")):
             return
@@ -434,9 +414,6 @@ class HierarchicalDistanceTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class HellingerTCloseness(_TCloseness):
@@ -460,9 +437,6 @@ class HellingerTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class BasicBetaLikeness(PrivacyModel):
@@ -484,9 +458,7 @@ class BasicBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("BasicBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("BasicBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"beta": _POSITIVE, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,9 +483,7 @@ class EnhancedBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("EnhancedBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("EnhancedBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"beta": _POSITIVE, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,12 +515,12 @@ class DeltaDisclosure(PrivacyModel):
     absent: str = "violate"
     parameter: ClassVar[str] = "delta"
 
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "delta": _POSITIVE, "sensitive": _SENSITIVE, "absent": InstanceOf(str, "a str among {'violate', 'ignore'}")}
+
     def __post_init__(self) -> None:
-        _check_real("DeltaDisclosure", "delta", self.delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("DeltaDisclosure", self.sensitive)
-        if not isinstance(self.absent, str) or self.absent not in ("violate", "ignore"):
-            raise ValueError("The 'absent' parameter of DeltaDisclosure must be a str among ['ignore', 'violate']. "
-                             f"Got {self.absent!r} instead.")
+        check_params(self, self.constraints, type(self).__name__)
+        check_option(self.absent, "absent", "DeltaDisclosure", ("violate", "ignore"))
 
     def lattice_unsupported(self) -> str | None:
         """Why the lattice engine cannot evaluate this model as given (None: it can)."""
@@ -590,10 +560,8 @@ class SemanticBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("SemanticBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_int("SemanticBetaLikeness", "level", self.level, 0)
-        _check_sensitive("SemanticBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "beta": _POSITIVE, "level": Interval("int", 0, None, "left"), "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -627,13 +595,9 @@ class RangeBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("RangeBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_real("RangeBetaLikeness", "epsilon", self.epsilon, "[0, inf)", lambda x: 0.0 <= x < math.inf)
-        if not isinstance(self.relative, bool):
-            raise TypeError(f"The 'relative' parameter of RangeBetaLikeness must be a bool. Got {self.relative!r} "
-                            "instead.")
-        _check_sensitive("RangeBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "beta": _POSITIVE, "epsilon": Interval("float", 0, None, "left"), "relative": Boolean(),
+        "sensitive": _SENSITIVE}
 
 
 def beta_to_delta(beta: float, p_max: float) -> float:
@@ -654,8 +618,7 @@ def beta_to_delta(beta: float, p_max: float) -> float:
     >>> round(beta_to_delta(1.0, 0.048402), 4)
     0.6931
     """
-    _check_real("beta_to_delta", "beta", beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-    _check_real("beta_to_delta", "p_max", p_max, "(0, 1]", lambda x: 0.0 < x <= 1.0)
+    check_params({"beta": beta, "p_max": p_max}, {"beta": _POSITIVE, "p_max": _T}, "beta_to_delta")
     return math.log1p(min(float(beta), -math.log(float(p_max))))
 
 
@@ -669,7 +632,7 @@ def delta_to_beta(delta: float) -> float:
     >>> delta_to_beta(math.log(3.0))
     2.0
     """
-    _check_real("delta_to_beta", "delta", delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+    _POSITIVE.check(delta, "delta", "delta_to_beta")
     return math.expm1(float(delta))
 
 
@@ -740,8 +703,7 @@ class AverageReidentificationRisk(_TableLevel):
     risk: float
     parameter: ClassVar[str] = "risk"
 
-    def __post_init__(self) -> None:
-        _check_real("AverageReidentificationRisk", "risk", self.risk, "(0, 1]", lambda x: 0.0 < x <= 1.0)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"risk": Interval("float", 0, 1, "right")}
 
     def aggregate(self, sizes: NDArray[np.float64]) -> float:
         return float(sizes.size) / float(sizes.sum())
@@ -769,8 +731,7 @@ class SampleUniqueness(_TableLevel):
     uniqueness: float
     parameter: ClassVar[str] = "uniqueness"
 
-    def __post_init__(self) -> None:
-        _check_real("SampleUniqueness", "uniqueness", self.uniqueness, "[0, 1]", lambda x: 0.0 <= x <= 1.0)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"uniqueness": Interval("float", 0, 1, "both")}
 
     def aggregate(self, sizes: NDArray[np.float64]) -> float:
         return float((sizes == 1).sum()) / float(sizes.sum())
@@ -801,13 +762,12 @@ class PopulationUniqueness(_TableLevel):
     parameter: ClassVar[str] = "uniqueness"
     monotone_generalization: ClassVar[bool] = False
 
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "uniqueness": Interval("float", 0, 1, "both"), "population_size": Interval("float", 1, None, "left")}
+
     def __post_init__(self) -> None:
-        _check_real("PopulationUniqueness", "uniqueness", self.uniqueness, "[0, 1]", lambda x: 0.0 <= x <= 1.0)
-        _check_real("PopulationUniqueness", "population_size", self.population_size, "[1, inf)",
-                    lambda x: 1.0 <= x < math.inf)
-        if not isinstance(self.estimator, str) or self.estimator not in ("dankar", "pitman", "zayatz", "snb"):
-            raise ValueError("The 'estimator' parameter of PopulationUniqueness must be a str among "
-                             f"['dankar', 'pitman', 'snb', 'zayatz']. Got {self.estimator!r} instead.")
+        check_params(self, self.constraints, type(self).__name__)
+        check_option(self.estimator, "estimator", "PopulationUniqueness", ("dankar", "pitman", "zayatz", "snb"))
 
     def aggregate(self, sizes: NDArray[np.float64]) -> float:
         from anoncore.risk.estimators import population_uniques
@@ -852,14 +812,16 @@ class KMap(PrivacyModel):
     monotone_suppression: ClassVar[bool] = True
     parameter: ClassVar[str] = "k"
 
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "k": _AT_LEAST_1, "significance": Interval("float", 0, 1, "neither")}
+
     def __post_init__(self) -> None:
-        _check_int("KMap", "k", self.k, 1)
+        check_params(self, self.constraints, type(self).__name__)
         object.__setattr__(self, "subset", _check_subset("KMap", self.subset))
         if self.population_size is not None:
             if self.subset is not None:
                 raise ValueError("KMap takes a research subset (exact) or a population_size (estimated), not both.")
-            _check_real("KMap", "population_size", self.population_size, "[1, inf)", lambda x: 1.0 <= x < math.inf)
-        _check_real("KMap", "significance", self.significance, "(0, 1)", lambda x: 0.0 < x < 1.0)
+            Interval("float", 1, None, "left").check(self.population_size, "population_size", "KMap")
 
     @property
     def estimated(self) -> bool:
@@ -913,9 +875,11 @@ class DeltaPresence(PrivacyModel):
     monotone_generalization: ClassVar[bool] = False
     parameter: ClassVar[str] = "delta_max"
 
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "delta_min": Interval("float", 0, 1, "both"), "delta_max": Interval("float", 0, 1, "both")}
+
     def __post_init__(self) -> None:
-        _check_real("DeltaPresence", "delta_min", self.delta_min, "[0, 1]", lambda x: 0.0 <= x <= 1.0)
-        _check_real("DeltaPresence", "delta_max", self.delta_max, "[0, 1]", lambda x: 0.0 <= x <= 1.0)
+        check_params(self, self.constraints, type(self).__name__)
         if self.delta_min > self.delta_max:
             raise ValueError(f"DeltaPresence needs delta_min <= delta_max. Got {self.delta_min!r} > "
                              f"{self.delta_max!r}.")

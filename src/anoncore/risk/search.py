@@ -121,7 +121,7 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
                 int(res["n_classes"]) > min(avg_risks) * work.n_rows:
             n_skipped += 1
             continue
-        part, _ = problem.publish(lv, res)
+        part, _ = problem.publish(lv)
         if idx is not None:
             supp = np.ones(table.n_rows, dtype=bool)
             supp[idx] = part.suppressed
