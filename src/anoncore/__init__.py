@@ -10,16 +10,7 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
-from anoncore import (
-    datasets,
-    distance,
-    metrics,
-    risk,
-    sequence,
-    static,
-    stream,
-    temporal,
-)
+from anoncore import datasets, distance, metrics, risk, sequence, static, stream, temporal
 from anoncore.audit import AuditReport, ModelAudit, audit
 from anoncore.data.builders import (
     flat_hierarchy,
@@ -31,7 +22,7 @@ from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import (  # risk-based models (anoncore.risk)
+from anoncore.models import (
     AverageReidentificationRisk,
     BasicBetaLikeness,
     DeltaDisclosure,
