@@ -49,8 +49,9 @@ def test_risk_command_equals_api(files, tmp_path: Path) -> None:
                           "--qi-analysis", "--qi-max-size", "2", "--json"])
     assert code == 0 and doc["command"] == "risk"
     risk = doc["result"]["risk"]
-    before = risk_profile(t, threshold=0.1, population_size=150000)
-    after = risk_profile(Partition.from_levels(t, lv), threshold=0.1, population_size=150000)
+    before = risk_profile(t, threshold=0.1, population_size=150000, compare_estimators=True)
+    after = risk_profile(Partition.from_levels(t, lv), threshold=0.1, population_size=150000,
+                         compare_estimators=True)
     assert risk["before"] == json.loads(json.dumps(before.to_dict()))
     assert risk["after"] == json.loads(json.dumps(after.to_dict()))
     assert sum(risk["after"]["histogram"]["records"]) == t.n_rows

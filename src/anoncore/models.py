@@ -775,7 +775,8 @@ class PopulationUniqueness(_TableLevel):
         if float(sizes.sum()) > float(self.population_size):
             raise ValueError(f"PopulationUniqueness: the population_size {self.population_size!r} is smaller than "
                              f"the {int(sizes.sum())} published records.")
-        return population_uniques(sizes.astype(np.int64), self.population_size, self.estimator).uniqueness
+        return population_uniques(sizes.astype(np.int64), self.population_size, self.estimator,
+                                  compare=False).uniqueness
 
 
 @dataclass(frozen=True, slots=True)

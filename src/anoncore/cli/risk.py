@@ -33,11 +33,11 @@ def profiles(table: Any, partition: Any, args: argparse.Namespace) -> dict[str, 
     """Risk profiles of the input table and (when given) of the published partition."""
     from anoncore.risk import risk_profile
 
-    out = {"before": risk_profile(table, threshold=args.risk_threshold, population_size=_pop(args, table),
-                                  estimator=args.estimator)}
+    kw = {"threshold": args.risk_threshold, "population_size": _pop(args, table), "estimator": args.estimator,
+          "compare_estimators": True}
+    out = {"before": risk_profile(table, **kw)}
     if partition is not None:
-        out["after"] = risk_profile(partition, threshold=args.risk_threshold, population_size=_pop(args, table),
-                                    estimator=args.estimator)
+        out["after"] = risk_profile(partition, **kw)
     return out
 
 

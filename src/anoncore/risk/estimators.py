@@ -324,7 +324,8 @@ def _valid(x: float) -> bool:
     return math.isfinite(x) and x != 0.0
 
 
-def population_uniques(class_sizes: Any, population_size: float, estimator: str = "dankar") -> PopulationEstimate:
+def population_uniques(class_sizes: Any, population_size: float, estimator: str = "dankar", *,
+                       compare: bool = True) -> PopulationEstimate:
     """Estimate how many records of the population are unique, from the class sizes of a sample.
 
     Parameters
@@ -336,6 +337,9 @@ def population_uniques(class_sizes: Any, population_size: float, estimator: str 
     estimator : {'dankar', 'pitman', 'zayatz', 'snb'}, default='dankar'
         ``'dankar'`` applies Dankar et al.'s decision rule: Pitman when the sampling fraction is at most 10 %
         (Zayatz if Pitman has no solution), otherwise the smaller of Zayatz and SNB (Zayatz if SNB has none).
+    compare : bool, default=True
+        Also compute the estimators not needed for the answer (``PopulationEstimate.all`` then holds all three;
+        otherwise only those computed).
 
     Returns
     -------
@@ -383,6 +387,7 @@ def population_uniques(class_sizes: Any, population_size: float, estimator: str 
             v, used = s, "snb"
         else:
             v, used = z, "zayatz"
-    for name in funcs:
-        get(name)
+    if compare:
+        for name in funcs:
+            get(name)
     return PopulationEstimate(estimator, used, N, pi, float(v), float(v) / N, values)

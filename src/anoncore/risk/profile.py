@@ -245,7 +245,7 @@ def record_risks(data: Table | Partition, subset: Any = None) -> NDArray[np.floa
 
 
 def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_size: float | None = None,
-                 estimator: str = "dankar", subset: Any = None) -> RiskProfile:
+                 estimator: str = "dankar", subset: Any = None, compare_estimators: bool = False) -> RiskProfile:
     """Re-identification risk of a table or a published partition.
 
     Parameters
@@ -263,6 +263,8 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
     subset : bool mask or int indices, default=None
         Research subset: the rows that are published; the whole table is then the population and the
         journalist and marketer models use each class's population count ``F``.
+    compare_estimators : bool, default=False
+        Also run the estimators the answer does not need (``population.all`` then holds Pitman, Zayatz and SNB).
 
     Returns
     -------
@@ -325,7 +327,7 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
         u = float((F == 1).sum())
         pop = PopulationEstimate("exact", "exact", float(n_rows), n / n_rows, u, u / n_rows, {})
     elif population_size is not None:
-        pop = population_uniques(f[live], population_size, estimator)
+        pop = population_uniques(f[live], population_size, estimator, compare=compare_estimators)
     t_end = time.perf_counter()
     return RiskProfile(n, J, n_rows - n, thr, pros, jour, mark, uniques, uniques / n, pop, _readonly(rr),
                        distribution, _readonly(hist),
