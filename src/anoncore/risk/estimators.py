@@ -187,6 +187,9 @@ def pitman_parameters(sizes: NDArray[np.int64], counts: NDArray[np.int64]) -> tu
     for x0 in ((u / max(math.log(n), 1.0), 0.5), (1.0, 0.1), (max(u / 10.0, 1.0), 0.9)):
         with np.errstate(all="ignore"):
             r = _pitman_newton(x0, s, c, n, u)
+        if math.isfinite(r[2]) and best is not None and abs(r[2] - best[2]) <= 1e-9 * max(1.0, abs(best[2])):
+            best = r if r[2] > best[2] else best
+            break  # two starts reached the same maximum
         if math.isfinite(r[2]) and (best is None or r[2] > best[2]):
             best = r
     if best is None:

@@ -311,7 +311,9 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
     jour = AttackerRisk("journalist", float(fl[jour_risk > thr].sum()) / n, float(jour_risk.max()), avg_j)
     mark = AttackerRisk("marketer", math.nan, math.nan, avg_j)
     uniques = int((fl == 1).sum())
-    sizes, counts = np.unique(f[live], return_counts=True)
+    size_counts = np.bincount(f[live])  # class sizes are small integers: a bincount, not a sort
+    sizes = np.flatnonzero(size_counts).astype(np.int64)
+    counts = size_counts[sizes]
     distribution = tuple((int(s), int(s * c)) for s, c in zip(sizes, counts))
     edges = np.asarray(HISTOGRAM_EDGES)
     bins = np.searchsorted(edges, 1.0 / sizes, side="left") - 1
