@@ -2,7 +2,7 @@
 
 Target (issue 21): the risk profile of census-income (299,285 rows, 8 QIs) in under 50 ms: the prosecutor,
 journalist and marketer summaries, the risk distribution and histogram, sample uniqueness, and population
-uniqueness by Dankar et al.'s rule (Pitman at this sampling fraction) for N = 2.6e8 (about the US population
+uniqueness by Dankar et al.'s rule (Pitman at this sampling fraction; the other estimators are not run) for N = 2.6e8 (about the US population
 of 1994-95). ``time_profile_first_call`` groups the rows anew (the table's cached classes are cleared);
 ``time_profile_partition`` profiles a published full-domain generalization.
 """
