@@ -20,6 +20,7 @@ from anoncore._validation import (
     Boolean,
     InstanceOf,
     Interval,
+    Options,
     ParameterTypeError,
     check_bool,
     check_float,
@@ -147,6 +148,8 @@ def test_check_instance_and_params() -> None:
         check_params({"k": 0, "flag": 1, "col": 3}, cons, "g")
     with pytest.raises(TypeError, match=r"'col' parameter of g must be a str or None\. Got 3 instead"):
         check_params(types.SimpleNamespace(k=1, flag=False, col=3), cons, "g")
+    with pytest.raises(ValueError, match=r"^The 'how' parameter of g must be a str among \{'a', 'b'\}\. Got 'c'"):
+        check_params({"how": "c"}, {"how": Options(("a", "b"))}, "g")
 
 
 # ------------------------------------------------------------------------------------------------ models

@@ -31,6 +31,7 @@ __all__ = [
     "Constraint",
     "InstanceOf",
     "Interval",
+    "Options",
     "ParameterTypeError",
     "check_bool",
     "check_float",
@@ -152,7 +153,17 @@ class InstanceOf:
         raise ParameterTypeError(invalid(name, caller, allowed, value))
 
 
-Constraint = Interval | Boolean | InstanceOf
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Constraint: one of the strings ``options`` (as :func:`check_option`)."""
+
+    options: tuple[str, ...]
+
+    def check(self, value: Any, name: str, caller: str) -> str:
+        return check_option(value, name, caller, self.options)
+
+
+Constraint = Interval | Boolean | InstanceOf | Options
 
 
 def check_params(values: Any, constraints: Mapping[str, Constraint], caller: str) -> None:
