@@ -464,15 +464,18 @@ def test_table_reference_cached_per_table(table_2_6: tuple[Table, Partition]) ->
     t, p = table_2_6
     models = [EqualDistanceTCloseness(0.5, sensitive="Disease"), EnhancedBetaLikeness(2.0, sensitive="Disease")]
     audit(t, p, models)
-    keys = [k for k in t._cache if isinstance(k, tuple) and k and k[0] == "audit_reference" and k[1] == "Disease"]
+    import importlib
+
+    cache = importlib.import_module("anoncore.audit")._CACHE.of(t)
+    keys = [k for k in cache if isinstance(k, tuple) and k and k[0] == "audit_reference" and k[1] == "Disease"]
     assert len(keys) == 1
-    ref = t._cache[keys[0]]
+    ref = cache[keys[0]]
     col = t.column("Disease").tolist()
     assert ref.tolist() == [col.count(c) for c in range(t.cardinality("Disease"))]
     assert not ref.flags.writeable
     other = Partition.from_labels(t, [0, 1, 0, 1, 0, 1, 0, 1, 0])
     cached = audit(t, other, models)
-    del t._cache[keys[0]]
+    del cache[keys[0]]
     counted = audit(t, other, models)
     for a, b in zip(cached.models, counted.models):
         assert a.values.tolist() == b.values.tolist() and a.achieved == b.achieved and a.passed == b.passed

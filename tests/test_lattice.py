@@ -26,6 +26,8 @@ from anoncore.static.lattice import (
     samarati,
     t_incognito,
 )
+from anoncore.static.lattice import _packed_keys as _packed_on
+from anoncore.static.lattice import _sweep as _sweep_on
 
 M = _SimpleModel.make
 
@@ -237,7 +239,7 @@ def test_generic_layout_equals_exhaustive(prob: tuple[Table, int], mi: int, limi
     lim = math.floor(limit * table.n_rows)
     stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
-    lat._PACKED_KEYS = False
+    lat._packed_keys = lambda: False  # the test seam (see static/lattice.py)
     try:
         if not vals:
             with pytest.raises(InfeasibleError, match="no lattice node"):
@@ -245,7 +247,7 @@ def test_generic_layout_equals_exhaustive(prob: tuple[Table, int], mi: int, limi
             return
         res = lattice_search(table, models, limit, metric)
     finally:
-        lat._PACKED_KEYS = True
+        lat._packed_keys = _packed_on
     np.testing.assert_allclose(res.metrics[metric], min(vals.values()), rtol=1e-9, atol=1e-12)
     assert res.partition.levels in vals
     assert res.achieved["n_suppressed"] == stats[res.partition.levels]["suppressed"]
@@ -359,11 +361,11 @@ def test_packed_rollups_of_many_fields_equal_generic_layout(seed: int, n_qi: int
     lim = math.floor(0.1 * n_rows)
     got = {}
     for packed in (True, False):
-        lat._PACKED_KEYS = packed
+        lat._packed_keys = lambda packed=packed: packed
         try:
             problem = LatticeProblem.build(table, models, 0.1, "loss", n_threads=1)
         finally:
-            lat._PACKED_KEYS = True
+            lat._packed_keys = _packed_on
         got[packed] = [problem.evaluate(lv) for lv in nodes]
     for lv, a, b in zip(nodes, got[True], got[False]):
         assert a == b, lv
@@ -465,7 +467,7 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     got = {}
     for sweep in (True, False):
-        lat._SWEEP = sweep
+        lat._sweep = lambda sweep=sweep: sweep  # the test seam (see static/lattice.py)
         try:
             if not vals:
                 with pytest.raises(InfeasibleError, match="no lattice node"):
@@ -473,7 +475,7 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
                 continue
             got[sweep] = lattice_search(table, models, limit, metric, n_threads=threads)
         finally:
-            lat._SWEEP = True
+            lat._sweep = _sweep_on
     if not vals:
         return
     sw, qu = got[True], got[False]
@@ -567,7 +569,9 @@ def test_bottom_state_reused_across_problems() -> None:
     # the engine refuses a state whose histograms do not fit (here: none, for a model that needs them)
     other = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)
     plain = LatticeProblem.build(other, [M("KAnonymity", k=2)], 0.1, "loss").engine.bottom_state()
-    other._cache[("lattice_bottom", True, "s")] = plain
+    import anoncore.static.lattice as lat
+
+    lat._CACHE.of(other)[("lattice_bottom", True, "s")] = plain
     models = [M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.3)]
     assert not LatticeProblem.build(other, models, 0.1, "loss").engine.reused_bottom
     fresh = Table(table.schema, table.codes, table.columns, table.row_ids, table.dropped_rows)

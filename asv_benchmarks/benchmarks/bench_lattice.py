@@ -141,9 +141,10 @@ class AdultARXFirstCall:
         self.models = _models(spec)
 
     def time_lattice_search_first_call(self, tables: dict[str, Any], config: str) -> None:
+        from anoncore._tablecache import clear_table_caches
         from anoncore.static.lattice import lattice_search
 
-        self.table._cache.clear()
+        clear_table_caches(self.table)
         lattice_search(self.table, self.models, self.limit, self.metric, n_threads=1)
 
 

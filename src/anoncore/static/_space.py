@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from anoncore._tablecache import TableCache
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
@@ -133,10 +134,14 @@ def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> l
     return out
 
 
+#: Per-table cache of the QI coordinate spaces, dropped with the table.
+_CACHE = TableCache("anoncore.static._space")
+
+
 def qi_space(table: Table) -> QISpace:
-    """Codes and normalised coordinate tables of the quasi-identifiers (cached on the table)."""
+    """Codes and normalised coordinate tables of the quasi-identifiers (computed once per table)."""
     key = ("qi_space",)
-    cached = table._cache.get(key)
+    cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     tabs: list[NDArray[np.float64]] = []
@@ -154,7 +159,7 @@ def qi_space(table: Table) -> QISpace:
     offsets[1:] = np.cumsum([t.size for t in tabs])
     space = QISpace(table.qi_codes(), np.ascontiguousarray(np.concatenate(tabs)), offsets,
                     int(max(t.size for t in tabs)))
-    table._cache[key] = space
+    _CACHE.of(table)[key] = space
     return space
 
 

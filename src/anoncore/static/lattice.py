@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._tablecache import TableCache
 from anoncore._threads import check_n_threads
 from anoncore.audit import audit
 from anoncore.data.hierarchy import Hierarchy
@@ -65,10 +66,20 @@ METRICS: dict[str, int] = {
 }
 _AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
 _STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
-#: Packed 64-bit class keys when the QIs' level-0 codes fit (tests switch it off to cover the generic layout).
-_PACKED_KEYS = True
-#: The optimal search's sweep where it applies (tests switch it off to compare with the queue).
-_SWEEP = True
+#: Per-table caches of the lattice (bottom frequency set, per-QI arrays, distinct counts), dropped with the table.
+_CACHE = TableCache("anoncore.static.lattice")
+
+
+def _packed_keys() -> bool:
+    """Packed 64-bit class keys when the QIs' level-0 codes fit (a test seam: tests monkeypatch it to False to
+    cover the generic layout)."""
+    return True
+
+
+def _sweep() -> bool:
+    """The optimal search's sweep where it applies (a test seam: tests monkeypatch it to False to compare with
+    the queue)."""
+    return True
 
 # Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
 _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
@@ -194,15 +205,15 @@ class LatticeProblem:
         # The engine's bottom frequency set (the rows grouped on their leaf values, with the histograms of the
         # sensitive column) depends on the frozen table alone: built once per table, layout and sensitive
         # column, then reused by later problems on the same table (it skips the pass over the rows).
-        bkey = ("lattice_bottom", bool(_PACKED_KEYS), sa_name)
-        bottom = table._cache.get(bkey)
+        bkey = ("lattice_bottom", _packed_keys(), sa_name)
+        bottom = _CACHE.of(table).get(bkey)
         engine = _core.lattice.Engine(
             qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
             np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
             np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt,
-            packed=_PACKED_KEYS, bottom=bottom)
+            packed=_packed_keys(), bottom=bottom)
         if bottom is None:
-            table._cache[bkey] = engine.bottom_state()
+            _CACHE.of(table)[bkey] = engine.bottom_state()
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name)
 
     @property
@@ -250,7 +261,7 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
     ``needs_nu``; zeros otherwise) and the heights. Computed once per table and kept in the table's cache (a
     Table and its hierarchies are frozen and their arrays read-only, like ``qi_codes``)."""
     key = ("lattice_qi_arrays", bool(needs_nu))
-    cached = table._cache.get(key)
+    cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     gens, lcs, nus, heights = [], [], [], []
@@ -279,14 +290,14 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
         nus.append(nu)
         heights.append(H)
     out = (gens, lcs, nus, heights)
-    table._cache[key] = out
+    _CACHE.of(table)[key] = out
     return out
 
 
 def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
     """Distinct values of every quasi-identifier at every level over the table's rows (kept in its cache)."""
     key = ("lattice_distinct",)
-    cached = table._cache.get(key)
+    cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     qc = table.qi_codes()
@@ -299,7 +310,7 @@ def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
         out.append(tuple(int(np.count_nonzero(np.bincount(gen[present, lv], minlength=level_nodes[lv])))
                          for lv in range(int(h.height) + 1)))
     res = tuple(out)
-    table._cache[key] = res
+    _CACHE.of(table)[key] = res
     return res
 
 
@@ -540,7 +551,7 @@ def lattice_search(
     if strategy == "exhaustive":
         return _exhaustive(problem)
     t0 = time.perf_counter()
-    out = problem.engine.optimal(with_trace, _SWEEP)
+    out = problem.engine.optimal(with_trace, _sweep())
     secs = time.perf_counter() - t0
     if not out["feasible"]:
         raise _infeasible(problem, caller)
