@@ -205,3 +205,26 @@ def test_beta_bad_arguments(census_files, extra: list[str], match: str, capsys: 
     code = main(["anonymize", str(data), "--schema", str(schema), *extra], stdout=io.StringIO())
     assert code == 2
     assert re.search(match, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [["--algorithm", "flash", "--model", "k=5", "--suppression-limit", "0.02"],
+                                  ["--algorithm", "burel", "--beta", "4"]])
+def test_anonymize_audits_once(census_files, monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    """The algorithm's finisher audits the partition; the command reuses that report instead of auditing again."""
+    import importlib
+
+    data, schema, _ = census_files
+    calls: list[int] = []
+    audit_mod = importlib.import_module("anoncore.audit")
+    finish_mod = importlib.import_module("anoncore.static._finish")
+    real = audit_mod.audit
+
+    def counting(*a: object, **kw: object) -> object:
+        calls.append(1)
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit_mod, "audit", counting)
+    monkeypatch.setattr(finish_mod, "audit", counting)
+    code, doc = run_json(["anonymize", str(data), "--schema", str(schema), *argv, "--json"])
+    assert code == 0 and doc["result"]["guarantees"]["passed"] is True
+    assert len(calls) == 1

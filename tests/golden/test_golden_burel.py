@@ -97,7 +97,7 @@ def test_example_4_1_table_4_2_at_beta_1_5(seed_policy: str) -> None:
                                    ("gastric ulcer", "intestinal cancer"))
     assert res.stats["recipes"].tolist() == [[1, 1, 1], [1, 1, 1]]
     assert sorted(res.partition.class_sizes.tolist()) == [3, 3]
-    assert res.achieved["beta"] == 1.0 and res.achieved["beta_basic"] == 1.0 and res.achieved["passed"]
+    assert res.achieved["beta"] == 1.0 and res.achieved["BasicBetaLikeness.beta"] == 1.0 and res.achieved["passed"]
     sa = tab.column("disease").astype(np.int64)
     assert max_basic_beta(sa, res.partition.labels) == 1
     # Every class takes one value of each bucket.

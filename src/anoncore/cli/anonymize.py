@@ -259,7 +259,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         timings["algorithm"] = time.perf_counter() - t0
         partition = result.partition
         bar.advance(step="auditing the output")
-        audit_dict = _cli._run_audit(table, partition, specs, notes, timings)
+        audit_dict = _cli._run_audit(table, partition, specs, notes, timings, report=result.audit)
         bar.advance(step="measuring information loss")
         metrics = _cli._run_metrics(table, partition, notes, timings) if not args.no_metrics else None
         bar.advance(step="publishing")

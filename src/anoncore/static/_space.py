@@ -22,7 +22,6 @@ from anoncore.data.table import Table
 __all__ = [
     "QISpace",
     "SensitiveInfo",
-    "audited",
     "check_k",
     "check_option",
     "check_t",
@@ -161,15 +160,6 @@ def qi_space(table: Table) -> QISpace:
                     int(max(t.size for t in tabs)))
     _CACHE.of(table)[key] = space
     return space
-
-
-def audited(table: Table, partition: Any, sa: SensitiveInfo, t: float, k: int) -> dict[str, Any]:
-    """Achieved k and t of a partition as measured by :func:`anoncore.audit` (never by the algorithm)."""
-    from anoncore.audit import audit
-    from anoncore.models import KAnonymity
-
-    rep = audit(table, partition, [KAnonymity(k), sa.closeness_model(t)])
-    return {"k": int(rep[0].achieved), "t": float(rep[1].achieved), "passed": bool(rep.passed)}
 
 
 def sensitive_info(table: Table, sensitive: str | None, caller: str) -> SensitiveInfo:

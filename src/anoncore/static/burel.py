@@ -26,6 +26,7 @@ from anoncore.models import (
 )
 from anoncore.results import Partition, Result
 from anoncore.static import _space
+from anoncore.static._finish import finish
 
 __all__ = ["burel"]
 
@@ -129,20 +130,6 @@ def _groups(table: Table, name: str, variant: str, eps: float | None, relative: 
     return np.array(out, dtype=np.int32).reshape(-1, 2)
 
 
-def _audit(table: Table, partition: Partition, models: list[PrivacyModel], extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Achieved values as measured by :func:`anoncore.audit`: the first model's under ``'beta'``, the others
-    under the names in ``extra``; ``'passed'`` (all models) and the smallest class size ``'k'``."""
-    from anoncore.audit import audit
-
-    rep = audit(table, partition, models)
-    out: dict[str, Any] = {"beta": float(rep[0].achieved)}
-    for name, ma in zip(extra, rep.models[1:]):
-        out[name] = float(ma.achieved)
-    out["passed"] = bool(rep.passed)
-    out["k"] = int(partition.class_sizes.min())
-    return out
-
-
 # ------------------------------------------------------------------------------------------ BUREL
 def burel(
     table: Table,
@@ -218,7 +205,7 @@ def burel(
     Result
         ``algorithm='burel'``; ``achieved['beta']`` is the largest per-class value of the variant's model as
         measured by :func:`anoncore.audit` (+inf would mean a violation), ``achieved['passed']``; for
-        ``'enhanced'`` also the basic beta (largest relative gain) under ``'beta_basic'``. ``metrics['ail']``;
+        ``'enhanced'`` also the basic beta (largest relative gain) under ``'BasicBetaLikeness.beta'``. ``metrics['ail']``;
         ``trace``: buckets (values, sizes, bounds, DP arrays N and S), EC-tree summary, merges; ``stats``:
         timings and the recipes.
 
@@ -282,8 +269,6 @@ def burel(
     partition = Partition.from_labels(table, labels)
     model = _model(variant, b, eps, bool(relative), int(level), name)
     models = [model] + ([BasicBetaLikeness(b, sensitive=name)] if variant == "enhanced" else [])
-    achieved = _audit(table, partition, models, ("beta_basic",))
-    t4 = time.perf_counter()
     bk = out["buckets"]
     dic = np.asarray(table.dictionary(name))
     bucket_of = np.asarray(bk["bucket_of"])
@@ -302,12 +287,14 @@ def burel(
     stats: dict[str, Any] = {
         "seconds_validate": t1 - t0, "seconds_bucketize": sec[0], "seconds_ec_tree": sec[1], "seconds_keys": sec[2],
         "seconds_retrieve": sec[3], "seconds_kernel": t2 - t1, "seconds_merge": t3 - t2,
-        "seconds_check": t4 - t3, "seconds_total": t4 - t0, "hilbert_bits": int(out["hilbert_bits"]),
-        "recipes": out["leaves"],
+        "hilbert_bits": int(out["hilbert_bits"]), "recipes": out["leaves"],
     }
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
               "sensitive": name, "seed_policy": seed_policy, "strict": strict, "split": split}
-    return Result("burel", partition, params, achieved, {"ail": ail(table, partition)}, trace, stats)
+    res = finish("burel", table, partition, models, parameters=params, metrics={"ail": ail(table, partition)},
+                 trace=trace, stats=stats)
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
 def _label(v: Any) -> str:

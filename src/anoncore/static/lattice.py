@@ -31,12 +31,11 @@ from numpy.typing import NDArray
 from anoncore import _core
 from anoncore._tablecache import TableCache
 from anoncore._threads import check_n_threads
-from anoncore.audit import audit
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import PrivacyModel
 from anoncore.results import Partition, Result
+from anoncore.static._finish import finish
 
 __all__ = [
     "METRICS",
@@ -427,26 +426,15 @@ def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], para
             trace: tuple[Any, ...], stats: dict[str, Any], known: dict[str, Any] | None = None) -> Result:
     t0 = time.perf_counter()
     part, res = problem.publish(levels, known)
-    sizes = part.class_sizes
-    kept = sizes[sizes > 0]
-    achieved = {
-        "levels": tuple(int(x) for x in levels),
-        "k": int(kept.min()) if kept.size else 0,
-        "n_suppressed": int(part.n_suppressed),
-        "n_classes": int(kept.size),
-    }
-    if all(isinstance(m, PrivacyModel) for m in problem.models):
-        # the independent checker: every guarantee recomputed from the partition and the original values
-        report = audit(problem.table, part, list(problem.models))
-        achieved["audit_passed"] = bool(report.passed)
-        for ma in report.models:
-            achieved[f"{type(ma.model).__name__}.{ma.model.parameter}"] = float(ma.achieved)
-    metrics = {problem.metric: float(res["metric"])}
     stats = dict(stats)
     stats["publish_seconds"] = time.perf_counter() - t0
     params = dict(params)
     params.update(models=problem.models, suppression_limit=problem.suppression_limit, metric=problem.metric)
-    return Result(algorithm, part, params, achieved, metrics, trace, stats)
+    # the one audit of the run (static/_finish.py): every guarantee recomputed from the partition and the
+    # original values, never taken from the search
+    return finish(algorithm, problem.table, part, problem.models, parameters=params,
+                  metrics={problem.metric: float(res["metric"])}, trace=trace, stats=stats,
+                  extra={"levels": tuple(int(x) for x in levels)})
 
 
 def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:
@@ -756,7 +744,7 @@ def t_incognito(table: Table, k: int, t: float, distance: str = "hierarchical", 
     models = [_k(int(k)), _SimpleModel.make(tm, t=float(t))]
     res = lattice_search(table, models, suppression_limit, metric, "optimal", n_threads)
     return Result("t_incognito", res.partition, {**res.parameters, "k": k, "t": t, "distance": distance},
-                  res.achieved, res.metrics, res.trace, res.stats)
+                  res.achieved, res.metrics, res.trace, res.stats, res.audit)
 
 
 def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit: float = 0.0,
@@ -782,7 +770,7 @@ def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit:
     models = [_k(int(k)), _SimpleModel.make("HellingerTCloseness", t=float(t))]
     res = lattice_search(table, models, suppression_limit, metric, strategy, n_threads)
     return Result("hellinger_t_closeness", res.partition, {**res.parameters, "k": k, "t": t}, res.achieved,
-                  res.metrics, res.trace, res.stats)
+                  res.metrics, res.trace, res.stats, res.audit)
 
 
 # ---------------------------------------------------------------------------------------------- best k

@@ -14,10 +14,11 @@ from anoncore import _core
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
-from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, beta_to_delta
+from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, KAnonymity, beta_to_delta
 from anoncore.results import Partition, Result
 from anoncore.static import _space
-from anoncore.static.burel import _audit, _check_beta, _check_variant, _groups, _model, _sa_codes
+from anoncore.static._finish import finish
+from anoncore.static.burel import _check_beta, _check_variant, _groups, _model, _sa_codes
 
 __all__ = ["dmondrian", "lmondrian", "tmondrian"]
 
@@ -86,14 +87,13 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     if out["n_classes"] < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
     partition = Partition.from_labels(table, out["labels"])
-    achieved = _space.audited(table, partition, sa, tt, kk)
-    t3 = time.perf_counter()
     trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
-    stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,
-             "seconds_total": t3 - t0}
+    stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1}
     params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split}
-    return Result("tmondrian", partition, params, achieved, {"ail": ail(table, partition)},
-                  trace, stats)
+    res = finish("tmondrian", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
+                 metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
 # ------------------------------------------------------------------------------------------ Mondrian baselines
@@ -170,12 +170,13 @@ def lmondrian(
     else:
         spec = [("beta_enhanced" if variant == "enhanced" else "beta_basic", b)]
     partition, trace, kernel = _mondrian(table, caller, spec, name, groups, categorical_split)
-    achieved = _audit(table, partition, [_model(variant, b, eps, bool(relative), int(level), name)])
-    t1 = time.perf_counter()
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
               "sensitive": name, "categorical_split": categorical_split}
-    return Result("lmondrian", partition, params, achieved, {"ail": ail(table, partition)}, (trace,),
-                  {"seconds_kernel": kernel, "seconds_total": t1 - t0})
+    res = finish("lmondrian", table, partition, [_model(variant, b, eps, bool(relative), int(level), name)],
+                 parameters=params, metrics={"ail": ail(table, partition)}, trace=(trace,),
+                 stats={"seconds_kernel": kernel})
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
 def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, categorical_split: str = "rank") -> Result:
@@ -223,9 +224,9 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
                               f"ln(1 + min(beta, -ln 1)) = 0 and delta-disclosure (|ln(q/p)| < delta) holds for no "
                               f"class.")
     partition, trace, kernel = _mondrian(table, caller, [("delta_disclosure", delta)], name, None, categorical_split)
-    achieved = _audit(table, partition, [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)],
-                      ("delta",))
-    t1 = time.perf_counter()
     params = {"beta": b, "delta": delta, "sensitive": name, "categorical_split": categorical_split}
-    return Result("dmondrian", partition, params, achieved,
-                  {"ail": ail(table, partition)}, (trace,), {"seconds_kernel": kernel, "seconds_total": t1 - t0})
+    res = finish("dmondrian", table, partition,
+                 [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)], parameters=params,
+                 metrics={"ail": ail(table, partition)}, trace=(trace,), stats={"seconds_kernel": kernel})
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res

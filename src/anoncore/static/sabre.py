@@ -12,8 +12,10 @@ from anoncore import _core
 from anoncore._threads import check_n_threads
 from anoncore.data.table import Table
 from anoncore.metrics import ail
+from anoncore.models import KAnonymity
 from anoncore.results import Partition, Result
 from anoncore.static import _space
+from anoncore.static._finish import finish
 
 __all__ = ["sabre"]
 
@@ -132,8 +134,6 @@ def sabre(
     labels: NDArray[np.int64] = out["labels"]
     partition = Partition.from_labels(table, labels)
     t3 = time.perf_counter()
-    achieved = _space.audited(table, partition, sa, tt, kk)
-    t4 = time.perf_counter()
     b = out["buckets"]
     trace = (
         {"step": "bucketize", "root_cet": float(b["root_cet"]), "u_trace": tuple(float(x) for x in b["u_trace"]),
@@ -147,12 +147,14 @@ def sabre(
     stats: dict[str, Any] = {
         "seconds_validate": t1 - t0, "seconds_bucketize": sec[0], "seconds_ec_tree": sec[1],
         "seconds_keys": sec[2], "seconds_retrieve": sec[3], "seconds_kernel": t2 - t1,
-        "seconds_publish": t3 - t2, "seconds_check": t4 - t3, "seconds_total": t4 - t0,
-        "hilbert_bits": int(out["hilbert_bits"]), "recipes": out["leaves"],
+        "seconds_publish": t3 - t2, "hilbert_bits": int(out["hilbert_bits"]), "recipes": out["leaves"],
     }
     params = {"t": tt, "k": kk, "method": method, "sensitive": sa.name, "seed_policy": seed_policy,
               "tight_bound": tight_bound}
-    return Result(f"sabre-{method}", partition, params, achieved, {"ail": ail(table, partition)}, trace, stats)
+    res = finish(f"sabre-{method}", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
+                 metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
 def _bucket_labels(table: Table, sa: _space.SensitiveInfo, b: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
