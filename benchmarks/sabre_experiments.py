@@ -95,7 +95,7 @@ def methods() -> dict[str, Any]:
         kind = tab.attribute(tab.sensitive[0]).kind
         tmodel = anoncore.HierarchicalDistanceTCloseness(t) if kind == "categorical" else \
             anoncore.OrderedDistanceTCloseness(t)
-        return lattice_search(tab, [anoncore.KAnonymity(k), tmodel], 0.0, "loss", "optimal",
+        return lattice_search(tab, [anoncore.KAnonymity(k), tmodel], suppression_limit=0.0, metric="loss", strategy="optimal",
                               aggregate="arithmetic_mean")
 
     out["tIncognito"] = tinc

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         best = float("inf")
         for _ in range(args.repeat):
             t0 = time.perf_counter()
-            res = lattice_search(table, [KAnonymity(args.k)], args.suppression, "loss", strategy=strategy,
+            res = lattice_search(table, [KAnonymity(args.k)], suppression_limit=args.suppression, metric="loss", strategy=strategy,
                                  n_threads=1)
             best = min(best, time.perf_counter() - t0)
         ours[strategy] = {"seconds": best, "levels": list(res.partition.levels),

@@ -43,7 +43,7 @@ def _table() -> anoncore.Table:
 @pytest.mark.parametrize("call, caller", [
     (lambda t: anoncore.audit(t, anoncore.Partition.from_labels(t, np.zeros(t.n_rows, dtype=np.int64)),
                               KAnonymity(2), n_threads=0), "audit"),
-    (lambda t: anoncore.static.lattice.lattice_search(t, [KAnonymity(2)], 0.0, "loss", n_threads=0), "lattice"),
+    (lambda t: anoncore.static.lattice.lattice_search(t, [KAnonymity(2)], suppression_limit=0.0, metric="loss", n_threads=0), "lattice"),
     (lambda t: anoncore.sabre(t, t=0.5, k=2, n_threads=0), "sabre"),
     (lambda t: anoncore.burel(t, beta=4.0, n_threads=0), "burel"),
 ])
