@@ -19,6 +19,8 @@ void bind_temporal(py::module_ m);
 void bind_sequence(py::module_ m);
 void bind_sabre_w(py::module_ m);
 void bind_burel(py::module_ m);
+void bind_release(py::module_ m);
+void bind_graph(py::module_ m);
 void bind_workload(py::module_ m);
 }  // namespace anoncore::bindings
 
@@ -41,5 +43,7 @@ PYBIND11_MODULE(_core, m) {
   bind_sequence(m.def_submodule("sequence"));
   bind_sabre_w(m.def_submodule("sabre_w"));
   bind_burel(m.def_submodule("burel"));
+  bind_release(m.def_submodule("release"));
+  bind_graph(m.def_submodule("graph"));
   bind_workload(m.def_submodule("workload"));
 }
