@@ -11,19 +11,28 @@ import pytest
 
 from anoncore.datasets import toy_table
 from anoncore.models import (
+    BasicBetaLikeness,
+    EnhancedBetaLikeness,
     EqualDistanceTCloseness,
     HellingerTCloseness,
     HierarchicalDistanceTCloseness,
     KAnonymity,
+    OrderedDistanceTCloseness,
+    RangeBetaLikeness,
 )
 from anoncore.results import Result
 from anoncore.static import (
+    burel,
     datafly,
+    dmondrian,
     hellinger_t_closeness,
     improved_greedy,
     lattice_search,
+    lmondrian,
+    sabre,
     samarati,
     t_incognito,
+    tmondrian,
 )
 
 
@@ -77,3 +86,47 @@ def test_new_form_does_not_warn() -> None:
     # filterwarnings=error turns any warning into a failure here
     lattice_search(toy_table(), K2, suppression_limit=0.2)
     t_incognito(toy_table(), [KAnonymity(2), HierarchicalDistanceTCloseness(1.0)], n_threads=1)
+
+
+def _census() -> Any:
+    from anoncore.datasets import synthetic_census
+
+    return synthetic_census(3000, rng=0, n_qi=3)
+
+
+MODEL_CASES: list[tuple[str, Callable[[Any], Result], Callable[[Any], Result]]] = [
+    ("sabre", lambda t: sabre(t, t=0.35, k=6, rng=1, method="knn"),
+     lambda t: sabre(t, [KAnonymity(6), OrderedDistanceTCloseness(0.35, sensitive="salary")], rng=1, method="knn")),
+    ("tmondrian", lambda t: tmondrian(t, t=0.35, k=6),
+     lambda t: tmondrian(t, [OrderedDistanceTCloseness(0.35), KAnonymity(6)])),
+    ("burel enhanced", lambda t: burel(t, beta=3, rng=2), lambda t: burel(t, EnhancedBetaLikeness(3), rng=2)),
+    ("burel basic", lambda t: burel(t, beta=3, variant="basic", rng=2, split="balanced"),
+     lambda t: burel(t, [BasicBetaLikeness(3)], rng=2, split="balanced")),
+    ("burel range", lambda t: burel(t, beta=3, variant="range", epsilon=5.0, rng=2),
+     lambda t: burel(t, [RangeBetaLikeness(3, 5.0)], rng=2)),
+    ("lmondrian", lambda t: lmondrian(t, beta=3, variant="basic"), lambda t: lmondrian(t, [BasicBetaLikeness(3)])),
+    ("dmondrian", lambda t: dmondrian(t, beta=3), lambda t: dmondrian(t, [EnhancedBetaLikeness(3)])),
+]
+
+
+@pytest.mark.parametrize(("name", "keywords", "models"), MODEL_CASES, ids=[c[0] for c in MODEL_CASES])
+def test_models_form_equals_keyword_form(name: str, keywords: Callable[[Any], Result],
+                                         models: Callable[[Any], Result]) -> None:
+    table = _census()
+    same(keywords(table), models(table))
+
+
+def test_models_form_refuses_what_the_algorithm_cannot_guarantee() -> None:
+    table = _census()
+    with pytest.raises(ValueError, match="pass OrderedDistanceTCloseness"):
+        sabre(table, [HierarchicalDistanceTCloseness(0.3)])  # salary is numeric: ordered ground distance
+    with pytest.raises(ValueError, match="one OrderedDistanceTCloseness"):
+        tmondrian(table, [KAnonymity(3)])
+    with pytest.raises(TypeError, match="either 'models' or the keywords"):
+        sabre(table, [OrderedDistanceTCloseness(0.3)], t=0.3)
+    with pytest.raises(ValueError, match="one model of EnhancedBetaLikeness"):
+        dmondrian(table, [BasicBetaLikeness(3)])
+    with pytest.raises(ValueError, match="one model of"):
+        burel(table, [EnhancedBetaLikeness(3), BasicBetaLikeness(3)])
+    with pytest.raises(TypeError, match="missing its models"):
+        burel(table)

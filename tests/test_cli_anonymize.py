@@ -208,7 +208,9 @@ def test_beta_bad_arguments(census_files, extra: list[str], match: str, capsys: 
 
 
 @pytest.mark.parametrize("argv", [["--algorithm", "flash", "--model", "k=5", "--suppression-limit", "0.02"],
-                                  ["--algorithm", "burel", "--beta", "4"]])
+                                  ["--algorithm", "burel", "--beta", "4"],
+                                  ["--algorithm", "sabre", "-t", "0.35", "-k", "4"],
+                                  ["--algorithm", "dmondrian", "--beta", "4"]])
 def test_anonymize_audits_once(census_files, monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
     """The algorithm's finisher audits the partition; the command reuses that report instead of auditing again."""
     import importlib

@@ -78,14 +78,14 @@ def _t_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec]:
 def _run_sabre(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.sabre import sabre
 
-    return sabre(table, t=args.t, k=args.k, method=args.method, rng=args.seed, sensitive=args.sensitive,
+    return sabre(table, [s.build() for s in _t_models(table, args)], method=args.method, rng=args.seed,
                  n_threads=args.threads)
 
 
 def _run_tmondrian(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.mondrian import tmondrian
 
-    return tmondrian(table, t=args.t, k=args.k, sensitive=args.sensitive)
+    return tmondrian(table, [s.build() for s in _t_models(table, args)])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -115,14 +115,13 @@ def _beta_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec]:
 def _run_burel(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.burel import burel
 
-    return burel(table, beta=args.beta, variant=args.variant, epsilon=args.epsilon, rng=args.seed,
-                 sensitive=args.sensitive, n_threads=args.threads)
+    return burel(table, [s.build() for s in _beta_models(table, args)], rng=args.seed, n_threads=args.threads)
 
 
 def _run_lmondrian(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.burel import lmondrian
 
-    return lmondrian(table, beta=args.beta, variant=args.variant, epsilon=args.epsilon, sensitive=args.sensitive)
+    return lmondrian(table, [s.build() for s in _beta_models(table, args)])
 
 
 def _run_dmondrian(table: Any, args: argparse.Namespace) -> Any:
@@ -130,7 +129,7 @@ def _run_dmondrian(table: Any, args: argparse.Namespace) -> Any:
 
     if args.variant != "enhanced" or args.epsilon is not None:
         raise _cli.UsageError("dmondrian guarantees enhanced beta-likeness only (no --variant, no --epsilon).")
-    return dmondrian(table, beta=args.beta, sensitive=args.sensitive)
+    return dmondrian(table, [s.build() for s in _beta_models(table, args)])
 
 
 ALGORITHMS: dict[str, Algorithm] = {}

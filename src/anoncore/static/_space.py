@@ -26,10 +26,12 @@ __all__ = [
     "check_option",
     "check_t",
     "check_table",
+    "closeness_from_models",
     "mondrian_hierarchies",
     "qi_space",
     "seed_from",
     "sensitive_info",
+    "t_and_k",
 ]
 
 
@@ -160,6 +162,45 @@ def qi_space(table: Table) -> QISpace:
                     int(max(t.size for t in tabs)))
     _CACHE.of(table)[key] = space
     return space
+
+
+def closeness_from_models(table: Table, models: Any, caller: str) -> tuple[float, int, str | None]:
+    """``(t, k, sensitive)`` of the models of a t-closeness algorithm (SABRE, tMondrian): one t-closeness model
+    with the ground distance of the sensitive attribute (``OrderedDistanceTCloseness`` for a numeric or ordinal
+    attribute, ``HierarchicalDistanceTCloseness`` for a categorical one) and at most one ``KAnonymity``."""
+    from anoncore.models import (
+        HierarchicalDistanceTCloseness,
+        KAnonymity,
+        OrderedDistanceTCloseness,
+        PrivacyModel,
+    )
+
+    mlist = [models] if isinstance(models, PrivacyModel) else list(models)
+    ts = [m for m in mlist if isinstance(m, (OrderedDistanceTCloseness, HierarchicalDistanceTCloseness))]
+    ks = [m for m in mlist if isinstance(m, KAnonymity)]
+    if len(ts) != 1 or len(ks) > 1 or len(ts) + len(ks) != len(mlist):
+        raise ValueError(f"The 'models' parameter of {caller} must hold one OrderedDistanceTCloseness or "
+                         f"HierarchicalDistanceTCloseness and at most one KAnonymity. Got {mlist!r} instead.")
+    tm = ts[0]
+    sa = sensitive_info(table, tm.sensitive, caller)
+    want = type(sa.closeness_model(float(tm.t)))
+    if type(tm) is not want:
+        kind = table.attribute(sa.name).kind
+        raise ValueError(f"{caller} measures t-closeness on the {kind} attribute {sa.name!r} with the "
+                         f"{'hierarchical' if want is HierarchicalDistanceTCloseness else 'ordered'} ground distance; "
+                         f"pass {want.__name__}(t, sensitive={sa.name!r}), not {type(tm).__name__}.")
+    return float(tm.t), int(ks[0].k) if ks else 1, tm.sensitive
+
+
+def t_and_k(table: Table, models: Any, t: Any, k: Any, sensitive: Any, caller: str) -> tuple[Any, Any, Any]:
+    """The (t, k, sensitive) of a t-closeness algorithm called with ``models`` or with the keyword form."""
+    if models is not None:
+        if t is not None or k is not None or sensitive is not None:
+            raise TypeError(f"{caller}() takes either 'models' or the keywords t/k/sensitive, not both.")
+        return closeness_from_models(table, models, caller)
+    if t is None:
+        raise TypeError(f"{caller}() missing its models, e.g. [KAnonymity(k), OrderedDistanceTCloseness(t)].")
+    return t, 1 if k is None else k, sensitive
 
 
 def sensitive_info(table: Table, sensitive: str | None, caller: str) -> SensitiveInfo:

@@ -34,6 +34,48 @@ VARIANTS = ("enhanced", "basic", "semantic", "range")
 
 
 # ------------------------------------------------------------------------------------------ validation
+def likeness_from_models(models: Any, caller: str, allowed: tuple[type, ...] = (
+        EnhancedBetaLikeness, BasicBetaLikeness, SemanticBetaLikeness, RangeBetaLikeness)) -> dict[str, Any]:
+    """The keyword parameters (beta, variant, epsilon, relative, level, sensitive) of one beta-likeness model."""
+    mlist = [models] if isinstance(models, PrivacyModel) else list(models)
+    if len(mlist) != 1 or not isinstance(mlist[0], allowed):
+        raise ValueError(f"The 'models' parameter of {caller} must hold one model of "
+                         f"{', '.join(c.__name__ for c in allowed)}. Got {mlist!r} instead.")
+    m = mlist[0]
+    out: dict[str, Any] = {"beta": m.beta, "sensitive": m.sensitive, "variant": {
+        EnhancedBetaLikeness: "enhanced", BasicBetaLikeness: "basic", SemanticBetaLikeness: "semantic",
+        RangeBetaLikeness: "range"}[type(m)]}
+    if isinstance(m, SemanticBetaLikeness):
+        out["level"] = m.level
+    if isinstance(m, RangeBetaLikeness):
+        out.update(epsilon=m.epsilon, relative=m.relative)
+    return out
+
+
+def _resolve(models: Any, caller: str, given: dict[str, Any], defaults: dict[str, Any],
+             allowed: tuple[type, ...] | None = None) -> dict[str, Any]:
+    """The keyword parameters of a beta-likeness call made with ``models`` or with the keyword form."""
+    if models is None:
+        if given.get("beta") is None:
+            raise TypeError(f"{caller}() missing its models, e.g. [EnhancedBetaLikeness(beta)].")
+        return {n: defaults[n] if given.get(n) is None else given[n] for n in defaults}
+    if any(v is not None for v in given.values()):
+        raise TypeError(f"{caller}() takes either 'models' or the keywords {'/'.join(given)}, not both.")
+    out = dict(defaults)
+    out.update(likeness_from_models(models, caller, *(() if allowed is None else (allowed,))))
+    return out
+
+
+_BETA_DEFAULTS = {"beta": None, "variant": "enhanced", "epsilon": None, "relative": False, "level": 1,
+                  "sensitive": None}
+
+
+def _beta_keywords(models: Any, caller: str, *given: Any) -> tuple[Any, ...]:
+    """(beta, variant, epsilon, relative, level, sensitive) of BUREL / LMondrian from ``models`` or the keywords."""
+    kw = _resolve(models, caller, dict(zip(_BETA_DEFAULTS, given)), _BETA_DEFAULTS)
+    return tuple(kw[n] for n in _BETA_DEFAULTS)
+
+
 def _check_beta(beta: Any, caller: str) -> float:
     msg = f"The 'beta' parameter of {caller} must be a float in the range (0, inf). Got {beta!r} instead."
     if isinstance(beta, bool) or not isinstance(beta, Real):
@@ -133,18 +175,19 @@ def _groups(table: Table, name: str, variant: str, eps: float | None, relative: 
 # ------------------------------------------------------------------------------------------ BUREL
 def burel(
     table: Table,
+    models: Any = None,
     *,
-    beta: float,
-    variant: str = "enhanced",
-    epsilon: float | None = None,
-    relative: bool = False,
-    level: int = 1,
     rng: int | np.random.Generator | None = None,
-    sensitive: str | None = None,
+    n_threads: int | None = None,
     seed_policy: str = "random",
     strict: bool = True,
     split: str = "halve",
-    n_threads: int | None = None,
+    beta: float | None = None,
+    variant: str | None = None,
+    epsilon: float | None = None,
+    relative: bool | None = None,
+    level: int | None = None,
+    sensitive: str | None = None,
 ) -> Result:
     """Anonymize a table for beta-likeness with BUREL.
 
@@ -163,6 +206,11 @@ def burel(
     ----------
     table : Table
         The encoded table.
+    models : model or list of one model
+        ``EnhancedBetaLikeness(beta)``, ``BasicBetaLikeness(beta)``, ``SemanticBetaLikeness(beta, level)`` or
+        ``RangeBetaLikeness(beta, epsilon, relative)`` (each with ``sensitive=``): the one shape of the static
+        algorithms. The keyword form below (``burel(table, beta=4, variant=...)``) is equivalent (to be
+        deprecated in favour of ``models``).
     beta : float
         The beta-likeness threshold, positive.
     variant : {'enhanced', 'basic', 'semantic', 'range'}, default='enhanced'
@@ -238,13 +286,16 @@ def burel(
     --------
     >>> from anoncore.datasets import synthetic_census
     >>> tab = synthetic_census(2000, rng=0, n_qi=3)
-    >>> res = burel(tab, beta=4, rng=0)
+    >>> from anoncore.models import EnhancedBetaLikeness
+    >>> res = burel(tab, [EnhancedBetaLikeness(4)], rng=0)
     >>> res.achieved["passed"], res.achieved["beta"] <= 4
     (True, True)
     """
     caller = "burel"
     t0 = time.perf_counter()
     table = _space.check_table(table, caller)
+    beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
+                                                                        relative, level, sensitive)
     b = _check_beta(beta, caller)
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)

@@ -18,15 +18,23 @@ from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, KAnonymity, b
 from anoncore.results import Partition, Result
 from anoncore.static import _space
 from anoncore.static._finish import finish
-from anoncore.static.burel import _check_beta, _check_variant, _groups, _model, _sa_codes
+from anoncore.static.burel import (
+    _beta_keywords,
+    _check_beta,
+    _check_variant,
+    _groups,
+    _model,
+    _resolve,
+    _sa_codes,
+)
 
 __all__ = ["dmondrian", "lmondrian", "tmondrian"]
 
 _CALLER = "tmondrian"
 
 
-def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = None,
-              categorical_split: str = "rank") -> Result:
+def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "rank", t: float | None = None,
+              k: int | None = None, sensitive: str | None = None) -> Result:
     """tMondrian: Mondrian multidimensional splits kept only when both halves are k-anonymous and t-close.
 
     The baseline of the SABRE experiments (Li, Li and Venkatasubramanian, TKDE 2010). Starting from the whole
@@ -39,12 +47,11 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     ----------
     table : Table
         The encoded table (sensitive attribute numeric/ordinal: ordered EMD; categorical: hierarchical EMD).
-    t : float
-        Closeness threshold, in ``(0, 1]``.
-    k : int, default=1
-        Minimum class size.
-    sensitive : str, default=None
-        The sensitive attribute when the table declares several.
+    models : list of models
+        As :func:`anoncore.sabre`: the t-closeness model of the sensitive attribute's ground distance and
+        optionally ``KAnonymity``.
+    t, k, sensitive : float, int, str
+        The keyword form, equivalent to the models (to be deprecated).
     categorical_split : {'rank', 'hierarchy'}, default='rank'
         How a categorical QI is cut. ``'rank'`` (the project's baseline, spec §8 item 21): median cut on the
         pre-order leaf rank, like a numeric axis. ``'hierarchy'``: split into the children of the lowest common
@@ -69,12 +76,14 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> res = tmondrian(toy_table(), t=0.5, k=2)
+    >>> from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity
+    >>> res = tmondrian(toy_table(), [KAnonymity(2), HierarchicalDistanceTCloseness(0.5)])
     >>> int(res.partition.class_sizes.min()) >= 2
     True
     """
     t0 = time.perf_counter()
     table = _space.check_table(table, _CALLER)
+    t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
     tt = _space.check_t(t, _CALLER)
     kk = _space.check_k(k, table.n_rows, _CALLER)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
@@ -114,14 +123,15 @@ def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensiti
 
 def lmondrian(
     table: Table,
+    models: Any = None,
     *,
-    beta: float,
-    variant: str = "enhanced",
-    epsilon: float | None = None,
-    relative: bool = False,
-    level: int = 1,
-    sensitive: str | None = None,
     categorical_split: str = "rank",
+    beta: float | None = None,
+    variant: str | None = None,
+    epsilon: float | None = None,
+    relative: bool | None = None,
+    level: int | None = None,
+    sensitive: str | None = None,
 ) -> Result:
     """LMondrian: Mondrian median splits kept only when both halves satisfy beta-likeness (Cao thesis §4.4).
 
@@ -132,10 +142,10 @@ def lmondrian(
     Parameters
     ----------
     table : Table
-    beta : float
-        Positive.
-    variant, epsilon, relative, level, sensitive
-        As in :func:`burel`.
+    models : model or list of one model
+        As in :func:`burel` (one beta-likeness model).
+    beta, variant, epsilon, relative, level, sensitive
+        The keyword form, as in :func:`burel` (to be deprecated in favour of ``models``).
     categorical_split : {'rank', 'hierarchy'}, default='rank'
         As in :func:`anoncore.tmondrian`: median cuts on the pre-order leaf rank (default) or multiway splits
         into the children of the LCA of a categorical QI's values.
@@ -153,13 +163,16 @@ def lmondrian(
     Examples
     --------
     >>> from anoncore.datasets import synthetic_census
-    >>> res = lmondrian(synthetic_census(2000, rng=0, n_qi=3), beta=4)
+    >>> from anoncore.models import EnhancedBetaLikeness
+    >>> res = lmondrian(synthetic_census(2000, rng=0, n_qi=3), [EnhancedBetaLikeness(4)])
     >>> res.achieved["passed"]
     True
     """
     caller = "lmondrian"
     t0 = time.perf_counter()
     table = _space.check_table(table, caller)
+    beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
+                                                                        relative, level, sensitive)
     b = _check_beta(beta, caller)
     name = table.sensitive_column(sensitive, caller=caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
@@ -179,7 +192,8 @@ def lmondrian(
     return res
 
 
-def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, categorical_split: str = "rank") -> Result:
+def dmondrian(table: Table, models: Any = None, *, categorical_split: str = "rank", beta: float | None = None,
+              sensitive: str | None = None) -> Result:
     """DMondrian: Mondrian under delta-disclosure with ``delta = ln(1 + min(beta, -ln max p))`` (Cao thesis §4.4).
 
     delta-disclosure with this delta implies enhanced beta-likeness (:func:`anoncore.models.beta_to_delta`) but
@@ -188,6 +202,9 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
     Parameters
     ----------
     table : Table
+    models : EnhancedBetaLikeness or a list of one
+        The enhanced beta-likeness that delta-disclosure implies here. The keyword form (``beta``,
+        ``sensitive``) is equivalent (to be deprecated in favour of ``models``).
     beta : float
         Positive.
     sensitive : str, default=None
@@ -208,13 +225,17 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
     Examples
     --------
     >>> from anoncore.datasets import synthetic_census
-    >>> res = dmondrian(synthetic_census(2000, rng=0, n_qi=3), beta=4)
+    >>> from anoncore.models import EnhancedBetaLikeness
+    >>> res = dmondrian(synthetic_census(2000, rng=0, n_qi=3), EnhancedBetaLikeness(4))
     >>> res.achieved["passed"]
     True
     """
     caller = "dmondrian"
     t0 = time.perf_counter()
     table = _space.check_table(table, caller)
+    kw = _resolve(models, caller, {"beta": beta, "sensitive": sensitive}, {"beta": None, "sensitive": None},
+                  (EnhancedBetaLikeness,))
+    beta, sensitive = kw["beta"], kw["sensitive"]
     b = _check_beta(beta, caller)
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     counts = np.bincount(sa_codes, minlength=m)

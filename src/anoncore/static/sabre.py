@@ -24,15 +24,16 @@ _CALLER = "sabre"
 
 def sabre(
     table: Table,
+    models: Any = None,
     *,
-    t: float,
-    k: int = 1,
-    method: str = "ak",
     rng: int | np.random.Generator | None = None,
-    sensitive: str | None = None,
+    n_threads: int | None = None,
+    method: str = "ak",
     seed_policy: str = "random",
     tight_bound: bool = False,
-    n_threads: int | None = None,
+    t: float | None = None,
+    k: int | None = None,
+    sensitive: str | None = None,
 ) -> Result:
     """Anonymize a table for t-closeness (and k-anonymity) with SABRE.
 
@@ -50,10 +51,13 @@ def sabre(
         The encoded table. Its sensitive attribute sets the ground distance of the EMD: numeric or ordinal
         attributes use the ordered distance ``|i - j| / (m - 1)`` over the values present; categorical
         attributes use their hierarchy (``height(LCA) / height(root)``).
-    t : float
-        Closeness threshold, in ``(0, 1]``.
-    k : int, default=1
-        Minimum class size (the thesis's experiments use ``k = 6``).
+    models : list of models
+        ``OrderedDistanceTCloseness(t, sensitive=...)`` (numeric or ordinal sensitive attribute) or
+        ``HierarchicalDistanceTCloseness(t, sensitive=...)`` (categorical), and optionally ``KAnonymity(k)``
+        (the thesis's experiments use ``k = 6``). The one shape of the static algorithms.
+    t, k, sensitive : float, int, str
+        The keyword form (``sabre(table, t=0.35, k=6)``), equivalent to the models above; to be deprecated in
+        favour of ``models``.
     method : {'ak', 'knn'}, default='ak'
         ``'ak'``: SABRE-AK, neighbours along the Hilbert curve; ``'knn'``: SABRE-KNN, exact Euclidean nearest
         neighbours (k-d trees with deletion).
@@ -107,12 +111,14 @@ def sabre(
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> res = sabre(toy_table(), t=0.5, k=2, rng=0)
+    >>> from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity
+    >>> res = sabre(toy_table(), [KAnonymity(2), HierarchicalDistanceTCloseness(0.5)], rng=0)
     >>> int(res.partition.class_sizes.min()) >= 2, res.achieved["t"] <= 0.5
     (True, True)
     """
     t0 = time.perf_counter()
     table = _space.check_table(table, _CALLER)
+    t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
     tt = _space.check_t(t, _CALLER)
     kk = _space.check_k(k, table.n_rows, _CALLER)
     method = _space.check_option(method, "method", ("ak", "knn"), _CALLER)
