@@ -30,6 +30,8 @@ from anoncore.models import (
     PrivacyModel,
     RecursiveCLDiversity,
 )
+from anoncore.static.burel import likeness_model
+from anoncore.static.sabre import closeness_model
 
 ALL_SA_MODELS = [
     DistinctLDiversity(2), EntropyLDiversity(2.0), RecursiveCLDiversity(2.0, 2), EqualDistanceTCloseness(0.3),
@@ -500,8 +502,8 @@ def test_every_static_algorithm_audits_once_into_result_audit(monkeypatch: pytes
 
     monkeypatch.setattr(finish_mod, "audit", counting)
     tab = synthetic_census(3000, rng=0, n_qi=3)
-    runs = [lambda: sabre(tab, t=0.4, k=4, rng=0), lambda: tmondrian(tab, t=0.4, k=4),
-            lambda: burel(tab, beta=4, rng=0), lambda: lmondrian(tab, beta=4), lambda: dmondrian(tab, beta=4),
+    runs = [lambda: sabre(tab, [KAnonymity(4), closeness_model(tab, 0.4)], rng=0), lambda: tmondrian(tab, [KAnonymity(4), closeness_model(tab, 0.4)]),
+            lambda: burel(tab, likeness_model(beta=4), rng=0), lambda: lmondrian(tab, likeness_model(beta=4)), lambda: dmondrian(tab, EnhancedBetaLikeness(4)),
             lambda: lattice_search(tab, [KAnonymity(5)], suppression_limit=0.02)]
     for run in runs:
         calls.clear()
@@ -524,7 +526,7 @@ def test_old_achieved_keys_warn_and_give_the_same_value() -> None:
     res = lattice_search(toy_table(), [KAnonymity(2)])
     with pytest.warns(DeprecationWarning, match="achieved\\['passed'\\]"):
         assert res.achieved["audit_passed"] == res.achieved["passed"]
-    res = burel(synthetic_census(2000, rng=0, n_qi=3), beta=4, rng=0)
+    res = burel(synthetic_census(2000, rng=0, n_qi=3), likeness_model(beta=4), rng=0)
     with pytest.warns(DeprecationWarning, match="BasicBetaLikeness.beta"):
         assert res.achieved["beta_basic"] == res.achieved["BasicBetaLikeness.beta"]
     assert "beta_basic" not in dict(res.achieved)  # not stored: JSON documents carry the uniform keys only

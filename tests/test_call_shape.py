@@ -110,10 +110,12 @@ MODEL_CASES: list[tuple[str, Callable[[Any], Result], Callable[[Any], Result]]] 
 
 
 @pytest.mark.parametrize(("name", "keywords", "models"), MODEL_CASES, ids=[c[0] for c in MODEL_CASES])
-def test_models_form_equals_keyword_form(name: str, keywords: Callable[[Any], Result],
+def test_keyword_form_warns_and_equals_models_form(name: str, keywords: Callable[[Any], Result],
                                          models: Callable[[Any], Result]) -> None:
     table = _census()
-    same(keywords(table), models(table))
+    with pytest.warns(DeprecationWarning, match="without models"):
+        old = keywords(table)
+    same(old, models(table))
 
 
 def test_models_form_refuses_what_the_algorithm_cannot_guarantee() -> None:
@@ -123,7 +125,7 @@ def test_models_form_refuses_what_the_algorithm_cannot_guarantee() -> None:
     with pytest.raises(ValueError, match="one OrderedDistanceTCloseness"):
         tmondrian(table, [KAnonymity(3)])
     with pytest.raises(TypeError, match="either 'models' or the keywords"):
-        sabre(table, [OrderedDistanceTCloseness(0.3)], t=0.3)
+        sabre(table, [OrderedDistanceTCloseness(0.3)], k=3)
     with pytest.raises(ValueError, match="one model of EnhancedBetaLikeness"):
         dmondrian(table, [BasicBetaLikeness(3)])
     with pytest.raises(ValueError, match="one model of"):

@@ -16,6 +16,7 @@ from anoncore.audit import audit
 from anoncore.cli import main, parse_model_spec
 from anoncore.datasets import synthetic_census
 from anoncore.models import KAnonymity, OrderedDistanceTCloseness
+from anoncore.static.sabre import closeness_model
 
 
 def run_json(argv: list[str]) -> tuple[int, dict]:
@@ -66,7 +67,7 @@ def test_sabre_from_files_equals_api_and_is_audited(census_files, tmp_path: Path
     from anoncore import Schema, Table
 
     t2 = Table.from_csv(data, Schema.from_toml(schema))
-    api = sabre(t2, t=0.35, k=6, method=method, rng=3)
+    api = sabre(t2, [KAnonymity(6), closeness_model(t2, 0.35)], method=method, rng=3)
     assert res["counts"]["n_classes"] == api.partition.n_classes
     pub = _published(out)
     # nothing lost: every input row is in the published file (SABRE suppresses nothing)

@@ -32,6 +32,7 @@ __all__ = [
     "seed_from",
     "sensitive_info",
     "t_and_k",
+    "warn_keyword_form",
 ]
 
 
@@ -190,6 +191,17 @@ def closeness_from_models(table: Table, models: Any, caller: str) -> tuple[float
                          f"{'hierarchical' if want is HierarchicalDistanceTCloseness else 'ordered'} ground distance; "
                          f"pass {want.__name__}(t, sensitive={sa.name!r}), not {type(tm).__name__}.")
     return float(tm.t), int(ks[0].k) if ks else 1, tm.sensitive
+
+
+def warn_keyword_form(caller: str, models: Any, *keywords: Any) -> None:
+    """DeprecationWarning for the keyword form of the previous release (no models, parameters as keywords)."""
+    if models is None and any(v is not None for v in keywords):
+        from anoncore.static._shape import deprecated_call
+
+        new = ("[KAnonymity(k), closeness_model(table, t)]" if caller in ("sabre", "tmondrian")
+               else "[EnhancedBetaLikeness(beta)]" if caller == "dmondrian"
+               else "[likeness_model(beta, variant, ...)] or the model itself, e.g. [EnhancedBetaLikeness(beta)]")
+        deprecated_call(f"{caller}(table, <keywords>) without models", f"{caller}(table, {new}, ...)", stacklevel=4)
 
 
 def t_and_k(table: Table, models: Any, t: Any, k: Any, sensitive: Any, caller: str) -> tuple[Any, Any, Any]:

@@ -28,12 +28,31 @@ from anoncore.results import Partition, Result
 from anoncore.static import _space
 from anoncore.static._finish import finish
 
-__all__ = ["burel"]
+__all__ = ["burel", "likeness_model"]
 
 VARIANTS = ("enhanced", "basic", "semantic", "range")
 
 
 # ------------------------------------------------------------------------------------------ validation
+def likeness_model(beta: float, variant: str = "enhanced", epsilon: float | None = None, relative: bool = False,
+                   level: int = 1, sensitive: str | None = None) -> PrivacyModel:
+    """The beta-likeness model of BUREL's keyword parameters (``variant``: 'enhanced', 'basic', 'semantic',
+    'range').
+
+    Examples
+    --------
+    >>> likeness_model(4, "range", epsilon=6.0)
+    RangeBetaLikeness(beta=4, epsilon=6.0, relative=False, sensitive=None)
+    """
+    variant = _space.check_option(variant, "variant", VARIANTS, "likeness_model")
+    if variant == "range" and epsilon is None:
+        raise ValueError("likeness_model(variant='range') needs 'epsilon', the width of the value ranges.")
+    if variant != "range" and epsilon is not None:
+        raise ValueError(f"The 'epsilon' parameter of likeness_model applies to variant='range' only. Got "
+                         f"epsilon={epsilon!r} with variant={variant!r}.")
+    return _model(variant, beta, epsilon, relative, level, sensitive)  # type: ignore[arg-type]
+
+
 def likeness_from_models(models: Any, caller: str, allowed: tuple[type, ...] = (
         EnhancedBetaLikeness, BasicBetaLikeness, SemanticBetaLikeness, RangeBetaLikeness)) -> dict[str, Any]:
     """The keyword parameters (beta, variant, epsilon, relative, level, sensitive) of one beta-likeness model."""
@@ -209,8 +228,8 @@ def burel(
     models : model or list of one model
         ``EnhancedBetaLikeness(beta)``, ``BasicBetaLikeness(beta)``, ``SemanticBetaLikeness(beta, level)`` or
         ``RangeBetaLikeness(beta, epsilon, relative)`` (each with ``sensitive=``): the one shape of the static
-        algorithms. The keyword form below (``burel(table, beta=4, variant=...)``) is equivalent (to be
-        deprecated in favour of ``models``).
+        algorithms. The keyword form below (``burel(table, beta=4, variant=...)``) of the previous release still
+        works for one release, with a DeprecationWarning (``likeness_model`` builds the model from it).
     beta : float
         The beta-likeness threshold, positive.
     variant : {'enhanced', 'basic', 'semantic', 'range'}, default='enhanced'
@@ -293,6 +312,7 @@ def burel(
     """
     caller = "burel"
     t0 = time.perf_counter()
+    _space.warn_keyword_form(caller, models, beta, variant, epsilon, relative, level, sensitive)
     table = _space.check_table(table, caller)
     beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
                                                                         relative, level, sensitive)

@@ -51,7 +51,7 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
         As :func:`anoncore.sabre`: the t-closeness model of the sensitive attribute's ground distance and
         optionally ``KAnonymity``.
     t, k, sensitive : float, int, str
-        The keyword form, equivalent to the models (to be deprecated).
+        The keyword form of the previous release (works for one release, with a DeprecationWarning).
     categorical_split : {'rank', 'hierarchy'}, default='rank'
         How a categorical QI is cut. ``'rank'`` (the project's baseline, spec §8 item 21): median cut on the
         pre-order leaf rank, like a numeric axis. ``'hierarchy'``: split into the children of the lowest common
@@ -82,6 +82,7 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     True
     """
     t0 = time.perf_counter()
+    _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
     table = _space.check_table(table, _CALLER)
     t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
     tt = _space.check_t(t, _CALLER)
@@ -145,7 +146,7 @@ def lmondrian(
     models : model or list of one model
         As in :func:`burel` (one beta-likeness model).
     beta, variant, epsilon, relative, level, sensitive
-        The keyword form, as in :func:`burel` (to be deprecated in favour of ``models``).
+        The keyword form of the previous release, as in :func:`burel` (DeprecationWarning).
     categorical_split : {'rank', 'hierarchy'}, default='rank'
         As in :func:`anoncore.tmondrian`: median cuts on the pre-order leaf rank (default) or multiway splits
         into the children of the LCA of a categorical QI's values.
@@ -170,6 +171,7 @@ def lmondrian(
     """
     caller = "lmondrian"
     t0 = time.perf_counter()
+    _space.warn_keyword_form(caller, models, beta, variant, epsilon, relative, level, sensitive)
     table = _space.check_table(table, caller)
     beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
                                                                         relative, level, sensitive)
@@ -204,7 +206,7 @@ def dmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     table : Table
     models : EnhancedBetaLikeness or a list of one
         The enhanced beta-likeness that delta-disclosure implies here. The keyword form (``beta``,
-        ``sensitive``) is equivalent (to be deprecated in favour of ``models``).
+        ``sensitive``) of the previous release still works for one release, with a DeprecationWarning.
     beta : float
         Positive.
     sensitive : str, default=None
@@ -232,6 +234,7 @@ def dmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     """
     caller = "dmondrian"
     t0 = time.perf_counter()
+    _space.warn_keyword_form(caller, models, beta, sensitive)
     table = _space.check_table(table, caller)
     kw = _resolve(models, caller, {"beta": beta, "sensitive": sensitive}, {"beta": None, "sensitive": None},
                   (EnhancedBetaLikeness,))

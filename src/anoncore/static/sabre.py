@@ -17,7 +17,7 @@ from anoncore.results import Partition, Result
 from anoncore.static import _space
 from anoncore.static._finish import finish
 
-__all__ = ["sabre"]
+__all__ = ["closeness_model", "sabre"]
 
 _CALLER = "sabre"
 
@@ -56,8 +56,8 @@ def sabre(
         ``HierarchicalDistanceTCloseness(t, sensitive=...)`` (categorical), and optionally ``KAnonymity(k)``
         (the thesis's experiments use ``k = 6``). The one shape of the static algorithms.
     t, k, sensitive : float, int, str
-        The keyword form (``sabre(table, t=0.35, k=6)``), equivalent to the models above; to be deprecated in
-        favour of ``models``.
+        The keyword form of the previous release (``sabre(table, t=0.35, k=6)``): still works for one release,
+        with a DeprecationWarning; equivalent to ``[KAnonymity(k), closeness_model(table, t, sensitive)]``.
     method : {'ak', 'knn'}, default='ak'
         ``'ak'``: SABRE-AK, neighbours along the Hilbert curve; ``'knn'``: SABRE-KNN, exact Euclidean nearest
         neighbours (k-d trees with deletion).
@@ -117,6 +117,7 @@ def sabre(
     (True, True)
     """
     t0 = time.perf_counter()
+    _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
     table = _space.check_table(table, _CALLER)
     t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
     tt = _space.check_t(t, _CALLER)
@@ -161,6 +162,22 @@ def sabre(
                  metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
     res.stats["seconds_total"] = time.perf_counter() - t0
     return res
+
+
+def closeness_model(table: Table, t: float, sensitive: str | None = None) -> Any:
+    """The t-closeness model that SABRE and tMondrian guarantee on ``table``'s sensitive attribute.
+
+    ``OrderedDistanceTCloseness(t)`` for a numeric or ordinal attribute, ``HierarchicalDistanceTCloseness(t)``
+    for a categorical one (its hierarchy is the ground distance), with ``sensitive`` resolved.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> closeness_model(toy_table(), 0.3)
+    HierarchicalDistanceTCloseness(t=0.3, sensitive='disease')
+    """
+    return _space.sensitive_info(_space.check_table(table, "closeness_model"), sensitive,
+                                 "closeness_model").closeness_model(t)
 
 
 def _bucket_labels(table: Table, sa: _space.SensitiveInfo, b: dict[str, Any]) -> tuple[tuple[str, ...], ...]:

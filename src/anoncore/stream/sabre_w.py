@@ -515,6 +515,7 @@ def _static_partition(d: _Driver, rows: NDArray[np.int64], tp: float, baseline: 
     from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity, OrderedDistanceTCloseness
     from anoncore.static.lattice import t_incognito
     from anoncore.static.mondrian import tmondrian
+    from anoncore.static.sabre import closeness_model
 
     n = rows.size
     table = _window_table(d, rows)
@@ -524,7 +525,7 @@ def _static_partition(d: _Driver, rows: NDArray[np.int64], tp: float, baseline: 
     t_try = tp
     for _ in range(4):
         if baseline == "tmondrian":
-            res = tmondrian(table, t=t_try, k=kk)
+            res = tmondrian(table, [KAnonymity(kk), closeness_model(table, t_try)])
         else:
             tmodel = HierarchicalDistanceTCloseness if d.spec.sa_hierarchy is not None else OrderedDistanceTCloseness
             res = t_incognito(table, [KAnonymity(kk), tmodel(t_try)])
