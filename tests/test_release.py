@@ -514,3 +514,14 @@ def test_kernel_rejects_wrong_dtypes() -> None:
     with pytest.raises(TypeError, match="'codes' has the wrong dtype"):
         _core.release.tds4sa(bad)
     assert _core.release.tds4sa(enc.problem)["feasible"]
+
+
+def test_adult_taxonomies_import_and_shape() -> None:
+    # the Adult taxonomies reuse the loaders' trees (anoncore.datasets.loaders); every root is ANY
+    from anoncore.release.adult import adult_taxonomies
+
+    tax = adult_taxonomies()
+    assert sorted(tax) == sorted(["education", "occupation", "workclass", "marital-status", "relationship", "sex",
+                                  "native-country", "race"])
+    assert all(h.labels[-1] == "ANY" for h in tax.values())  # post-order: the root is the last node
+    assert "Doctorate" in tax["education"].leaves and tax["sex"].n_leaves == 2

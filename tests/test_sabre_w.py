@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from anoncore._core import sabre_w as core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles.sabre_w import Ground, audit_sabre_w, check_case_log, emd_lp
 
 from anoncore import Hierarchy, Schema
+from anoncore._core import sabre_w as core
 from anoncore.stream import CASES, SabreW, SabreWRelease, TIncognitoW, TMondrianW
 
 H_A = Hierarchy.from_nested({"*": {"ab": ["a", "b"], "cde": {"C": ["c"], "de": ["d", "e"]}}}, name="A")

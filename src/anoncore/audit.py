@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from anoncore import _core
 from anoncore._tablecache import TableCache
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_instance, check_n_threads, check_option
 from anoncore.data.table import Table
 from anoncore.models import (
     MODELS,
@@ -228,20 +228,12 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     (True, 2.0)
     """
     t0 = time.perf_counter()
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of audit must be a Table. Got {type(table).__name__} instead.")
-    if not isinstance(partition, Partition):
-        raise TypeError(f"The 'partition' parameter of audit must be a Partition. Got {type(partition).__name__} "
-                        "instead.")
+    check_instance(table, "table", "audit", Table, "a Table")
+    check_instance(partition, "partition", "audit", Partition, "a Partition")
     if partition.n_rows != table.n_rows:
         raise ValueError(f"The partition has {partition.n_rows} rows but the table has {table.n_rows}.")
     mods = _check_models(models)
-    if not isinstance(reference, str):
-        raise TypeError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                        f"Got {reference!r} instead.")
-    if reference not in REFERENCES:
-        raise ValueError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                         f"Got {reference!r} instead.")
+    check_option(reference, "reference", "audit", REFERENCES)
     nt = check_n_threads(n_threads, "audit")
 
     # Resolve sensitive attributes before any kernel runs.
@@ -301,12 +293,12 @@ def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) ->
     A Table is frozen (its columns are read-only), so it is counted once per table and attribute and kept
     read-only in the audit's per-table cache."""
     key = ("audit_reference", sa, int(m_values))
-    ref = _CACHE.of(table).get(key)
+    ref: NDArray[np.int64] | None = _CACHE.of(table).get(key)
     if ref is None:
         ref = np.bincount(col, minlength=m_values).astype(np.int64)
         ref.setflags(write=False)
         _CACHE.of(table)[key] = ref
-    return ref  # type: ignore[no-any-return]
+    return ref
 
 
 def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[np.int64],
@@ -325,26 +317,26 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         distinct[empty] = np.nan
         return distinct
     if isinstance(m, EntropyLDiversity):
-        return c.entropy(hist, sizes, nt)  # type: ignore[no-any-return]
+        return c.entropy(hist, sizes, nt)
     if isinstance(m, RecursiveCLDiversity):
-        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)  # type: ignore[no-any-return]
+        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)
     if isinstance(m, EqualDistanceTCloseness):
-        return d.emd_equal_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_equal_classes(hist, sizes, ref, nt)
     if isinstance(m, OrderedDistanceTCloseness):
-        return d.emd_ordered_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_ordered_classes(hist, sizes, ref, nt)
     if isinstance(m, HierarchicalDistanceTCloseness):
         h = table.hierarchy(sa)
         assert h is not None
-        return d.emd_hierarchical_classes(  # type: ignore[no-any-return]
+        return d.emd_hierarchical_classes(
             hist, sizes, ref, h.parent, h.node_height, h.n_leaves, nt)
     if isinstance(m, HellingerTCloseness):
-        return d.hellinger_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.hellinger_classes(hist, sizes, ref, nt)
     if isinstance(m, BasicBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, False, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, False, nt)
     if isinstance(m, EnhancedBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, True, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, True, nt)
     if isinstance(m, DeltaDisclosure):
-        return c.delta_disclosure(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return c.delta_disclosure(hist, sizes, ref, nt)
     if isinstance(m, SemanticBetaLikeness):
         h = table.hierarchy(sa)
         assert h is not None

@@ -34,12 +34,14 @@ values passes whatever the rounding of the logarithms.
 from __future__ import annotations
 
 import math
-import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from anoncore._validation import Boolean, Constraint, InstanceOf, Interval, check_params
 
 __all__ = [
     "BasicBetaLikeness",
@@ -64,30 +66,11 @@ __all__ = [
 ENTROPY_SLACK = 1e-12
 
 
-def _check_int(owner: str, name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
-        )
-    if value < low:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
-        )
-
-
-def _check_real(owner: str, name: str, value: Any, interval: str, ok: Any) -> None:
-    msg = f"The {name!r} parameter of {owner} must be a float in the range {interval}. Got {value!r} instead."
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(msg)
-    if math.isnan(float(value)) or not ok(float(value)):
-        raise ValueError(msg)
-
-
-def _check_sensitive(owner: str, value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(
-            f"The 'sensitive' parameter of {owner} must be a str (a column name) or None. Got {value!r} instead."
-        )
+# Constraints shared by several models (anoncore._validation's grammar).
+_SENSITIVE = InstanceOf(str, "a str (a column name)", allow_none=True)
+_POSITIVE = Interval("float", 0, None, "neither")
+_T = Interval("float", 0, 1, "right")
+_AT_LEAST_1 = Interval("int", 1, None, "left")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +110,11 @@ class PrivacyModel:
     parameter: ClassVar[str] = ""
     #: Whether larger per-class values are better (k, l) or worse (distances, gains).
     larger_is_better: ClassVar[bool] = False
+    #: The model's parameters and their constraints, checked in this order when the model is built.
+    constraints: ClassVar[Mapping[str, Constraint]] = {}
+
+    def __post_init__(self) -> None:
+        check_params(self, self.constraints, type(self).__name__)
 
     @property
     def sensitive_attribute(self) -> str | None:
@@ -207,8 +195,7 @@ class KAnonymity(PrivacyModel):
     parameter: ClassVar[str] = "k"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_int("KAnonymity", "k", self.k, 1)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"k": _AT_LEAST_1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,9 +221,7 @@ class DistinctLDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_int("DistinctLDiversity", "l", self.l, 1)
-        _check_sensitive("DistinctLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"l": _AT_LEAST_1, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,9 +251,8 @@ class EntropyLDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_real("EntropyLDiversity", "l", self.l, "[1, inf)", lambda x: x >= 1.0)
-        _check_sensitive("EntropyLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "l": Interval("float", 1, None, "left"), "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values >= math.log(float(self.l)) - ENTROPY_SLACK
@@ -306,10 +290,8 @@ class RecursiveCLDiversity(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "c"
 
-    def __post_init__(self) -> None:
-        _check_real("RecursiveCLDiversity", "c", self.c, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_int("RecursiveCLDiversity", "l", self.l, 1)
-        _check_sensitive("RecursiveCLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "c": _POSITIVE, "l": _AT_LEAST_1, "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values < float(self.c)
@@ -319,10 +301,7 @@ class _TCloseness(PrivacyModel):
     __slots__ = ()
     parameter: ClassVar[str] = "t"
 
-    def _validate(self) -> None:
-        name = type(self).__name__
-        _check_real(name, "t", getattr(self, "t"), "(0, 1]", lambda x: 0.0 < x <= 1.0)  # noqa: B009
-        _check_sensitive(name, self.sensitive_attribute)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"t": _T, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,9 +322,6 @@ class EqualDistanceTCloseness(_TCloseness):
 
     t: float
     sensitive: str | None = None
-
-    def __post_init__(self) -> None:
-        self._validate()
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,9 +346,6 @@ class OrderedDistanceTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class HierarchicalDistanceTCloseness(_TCloseness):
@@ -395,9 +368,6 @@ class HierarchicalDistanceTCloseness(_TCloseness):
 
     t: float
     sensitive: str | None = None
-
-    def __post_init__(self) -> None:
-        self._validate()
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,9 +392,6 @@ class HellingerTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class BasicBetaLikeness(PrivacyModel):
@@ -446,9 +413,7 @@ class BasicBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("BasicBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("BasicBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"beta": _POSITIVE, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,9 +438,7 @@ class EnhancedBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("EnhancedBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("EnhancedBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"beta": _POSITIVE, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,9 +464,7 @@ class DeltaDisclosure(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "delta"
 
-    def __post_init__(self) -> None:
-        _check_real("DeltaDisclosure", "delta", self.delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("DeltaDisclosure", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"delta": _POSITIVE, "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values < float(self.delta)
@@ -539,10 +500,8 @@ class SemanticBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("SemanticBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_int("SemanticBetaLikeness", "level", self.level, 0)
-        _check_sensitive("SemanticBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "beta": _POSITIVE, "level": Interval("int", 0, None, "left"), "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -576,13 +535,9 @@ class RangeBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("RangeBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_real("RangeBetaLikeness", "epsilon", self.epsilon, "[0, inf)", lambda x: 0.0 <= x < math.inf)
-        if not isinstance(self.relative, bool):
-            raise TypeError(f"The 'relative' parameter of RangeBetaLikeness must be a bool. Got {self.relative!r} "
-                            "instead.")
-        _check_sensitive("RangeBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "beta": _POSITIVE, "epsilon": Interval("float", 0, None, "left"), "relative": Boolean(),
+        "sensitive": _SENSITIVE}
 
 
 def beta_to_delta(beta: float, p_max: float) -> float:
@@ -603,8 +558,7 @@ def beta_to_delta(beta: float, p_max: float) -> float:
     >>> round(beta_to_delta(1.0, 0.048402), 4)
     0.6931
     """
-    _check_real("beta_to_delta", "beta", beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-    _check_real("beta_to_delta", "p_max", p_max, "(0, 1]", lambda x: 0.0 < x <= 1.0)
+    check_params({"beta": beta, "p_max": p_max}, {"beta": _POSITIVE, "p_max": _T}, "beta_to_delta")
     return math.log1p(min(float(beta), -math.log(float(p_max))))
 
 
@@ -618,7 +572,7 @@ def delta_to_beta(delta: float) -> float:
     >>> delta_to_beta(math.log(3.0))
     2.0
     """
-    _check_real("delta_to_beta", "delta", delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+    _POSITIVE.check(delta, "delta", "delta_to_beta")
     return math.expm1(float(delta))
 
 

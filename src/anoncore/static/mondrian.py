@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._validation import check_float, check_int
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
@@ -18,15 +19,7 @@ from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, KAnonymity, b
 from anoncore.results import Partition, Result
 from anoncore.static import _space
 from anoncore.static._finish import finish
-from anoncore.static.burel import (
-    _beta_keywords,
-    _check_beta,
-    _check_variant,
-    _groups,
-    _model,
-    _resolve,
-    _sa_codes,
-)
+from anoncore.static.burel import _beta_keywords, _check_variant, _groups, _model, _resolve, _sa_codes
 
 __all__ = ["dmondrian", "lmondrian", "tmondrian"]
 
@@ -85,8 +78,8 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
     table = _space.check_table(table, _CALLER)
     t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
-    tt = _space.check_t(t, _CALLER)
-    kk = _space.check_k(k, table.n_rows, _CALLER)
+    tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
+    kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
     space = _space.qi_space(table)
@@ -94,10 +87,10 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
                                    [("k", float(kk)), ("t", tt)], sa.hierarchy_arrays, None, qh)
     t2 = time.perf_counter()
-    if out["n_classes"] < 1:  # pragma: no cover - the whole table is always a class
+    if out.n_classes < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
-    partition = Partition.from_labels(table, out["labels"])
-    trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
+    partition = Partition.from_labels(table, out.labels)
+    trace = ({"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1}
     params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split}
     res = finish("tmondrian", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
@@ -117,8 +110,8 @@ def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensiti
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa_codes, m, specs, None,
                                    None if groups is None else np.ascontiguousarray(groups, dtype=np.int32), qh)
     t2 = time.perf_counter()
-    partition = Partition.from_labels(table, out["labels"])
-    trace = {"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])}
+    partition = Partition.from_labels(table, out.labels)
+    trace = {"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)}
     return partition, trace, t2 - t1
 
 
@@ -175,7 +168,7 @@ def lmondrian(
     table = _space.check_table(table, caller)
     beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
                                                                         relative, level, sensitive)
-    b = _check_beta(beta, caller)
+    b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name = table.sensitive_column(sensitive, caller=caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
     groups = None
@@ -239,7 +232,7 @@ def dmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     kw = _resolve(models, caller, {"beta": beta, "sensitive": sensitive}, {"beta": None, "sensitive": None},
                   (EnhancedBetaLikeness,))
     beta, sensitive = kw["beta"], kw["sensitive"]
-    b = _check_beta(beta, caller)
+    b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     counts = np.bincount(sa_codes, minlength=m)
     delta = beta_to_delta(b, float(counts.max()) / float(counts.sum()))

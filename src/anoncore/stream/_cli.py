@@ -17,7 +17,7 @@ import json
 import os
 import struct
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -239,7 +239,7 @@ def _algorithm_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- input/output
-def _batches(args: argparse.Namespace, schema: Any) -> Iterator[pd.DataFrame]:
+def _batches(args: argparse.Namespace, schema: Any) -> Generator[pd.DataFrame, None, None]:
     fmt = args.input_format or ("jsonl" if args.input.endswith((".jsonl", ".json", ".jsonl.gz")) else "csv")
     src: Any = sys.stdin if args.input == "-" else args.input
     if args.input != "-" and not os.path.exists(args.input):

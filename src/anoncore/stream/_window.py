@@ -237,7 +237,8 @@ def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int
     ids = np.empty(len(uniq), dtype=np.int64)
     for u, val in enumerate(uniq):
         ids[u] = pmap.setdefault(val, len(pmap))
-    return ids[codes]
+    out: NDArray[np.int64] = ids[codes]
+    return out
 
 
 def as_frame(batch: Any, caller: str) -> pd.DataFrame:

@@ -8,7 +8,6 @@ turns the kernel's events into :class:`CastleRelease` objects.
 from __future__ import annotations
 
 import math
-import numbers
 import pickle
 import struct
 import warnings
@@ -20,8 +19,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
-from anoncore._threads import check_n_threads
+from anoncore import _core
+from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_rng
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
@@ -109,16 +108,6 @@ class CastleRelease(ReleaseRows):
         return (f"CastleRelease(n_released={self.n_released}, n_suppressed={self.n_suppressed}, "
                 f"n_clusters={len(self.clusters)})")
 
-
-
-def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of Castle must be an int. Got {value!r} instead.")
-    if not low <= int(value) <= high:
-        hi = "inf" if high == math.inf else str(int(high))
-        raise ValueError(f"The {name!r} parameter of Castle must be an int in the range [{low}, {hi}]. "
-                         f"Got {value!r} instead.")
-    return int(value)
 
 
 class Castle:
@@ -243,37 +232,26 @@ class Castle:
         rng: int | np.random.Generator | None = None,
         n_threads: int | None = 1,
     ) -> None:
-        k = _check_int(k, "k", 1)
+        k = check_int(k, "k", "Castle", 1, math.inf)
         threads = check_n_threads(n_threads, "Castle", openmp=False)
-        delta = _check_int(delta, "delta", 1)
-        eta = _check_int(eta, "eta", 1)
+        delta = check_int(delta, "delta", "Castle", 1, math.inf)
+        eta = check_int(eta, "eta", "Castle", 1, math.inf)
         if beta is not None:
-            beta = _check_int(beta, "beta", 1)
+            beta = check_int(beta, "beta", "Castle", 1, math.inf)
             if eta not in (50, beta):
                 raise ValueError(f"The 'beta' parameter of Castle is another name for 'eta'; got eta={eta} and "
                                  f"beta={beta}. Pass only one of them.")
             eta = beta
-        mu = _check_int(mu, "mu", 1)
+        mu = check_int(mu, "mu", "Castle", 1, math.inf)
         if l is not None:
-            l = _check_int(l, "l", 1)
+            l = check_int(l, "l", "Castle", 1, math.inf)
         if max_reuse is not None:
-            max_reuse = _check_int(max_reuse, "max_reuse", 0)
-        if isinstance(initial_tau, bool) or not isinstance(initial_tau, numbers.Real):
-            raise TypeError(f"The 'initial_tau' parameter of Castle must be a float. Got {initial_tau!r} instead.")
-        if not 0.0 <= float(initial_tau) <= 1.0:
-            raise ValueError(f"The 'initial_tau' parameter of Castle must be a float in the range [0, 1]. "
-                             f"Got {initial_tau!r} instead.")
-        if containment not in ("generalization", "range"):
-            raise ValueError(f"The 'containment' parameter of Castle must be a str among "
-                             f"{{'generalization', 'range'}}. Got {containment!r} instead.")
-        if not isinstance(reorder, bool):
-            raise TypeError(f"The 'reorder' parameter of Castle must be a bool. Got {reorder!r} instead.")
-        if not isinstance(outlier_suppression, bool):
-            raise TypeError(f"The 'outlier_suppression' parameter of Castle must be a bool. "
-                            f"Got {outlier_suppression!r} instead.")
-        if rng is not None and not isinstance(rng, (numbers.Integral, np.random.Generator)):
-            raise TypeError(f"The 'rng' parameter of Castle must be an int, a numpy Generator or None. "
-                            f"Got {rng!r} instead.")
+            max_reuse = check_int(max_reuse, "max_reuse", "Castle", 0, math.inf)
+        check_float(initial_tau, "initial_tau", "Castle", 0, 1)
+        check_option(containment, "containment", "Castle", ("generalization", "range"))
+        check_bool(reorder, "reorder", "Castle")
+        check_bool(outlier_suppression, "outlier_suppression", "Castle")
+        check_rng(rng, "Castle")
         spec = _StreamSpec.build(schema, l is not None, sensitive)
         if delta + 1 < k:
             warnings.warn(f"delta + 1 = {delta + 1} < k = {k}: no cluster can ever gather k persons within the "
@@ -372,9 +350,7 @@ class Castle:
         """
         if self.closed_:
             raise RuntimeError("Castle.flush was called twice: the stream is closed.")
-        if mode not in ("drain", "paper"):
-            raise ValueError(f"The 'mode' parameter of Castle.flush must be a str among {{'drain', 'paper'}}. "
-                             f"Got {mode!r} instead.")
+        check_option(mode, "mode", "Castle.flush", ("drain", "paper"))
         self.closed_ = True
         return self._release(self._core.flush(mode == "paper"))
 

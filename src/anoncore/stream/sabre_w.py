@@ -14,7 +14,6 @@ frame (tMondrian_W and tIncognito_W of the thesis's experiments).
 
 from __future__ import annotations
 
-import numbers
 import pickle
 import struct
 from dataclasses import dataclass, field
@@ -24,7 +23,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
+from anoncore import _core
+from anoncore._validation import check_bool, check_float, check_int, check_option, check_rng
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
@@ -127,15 +127,6 @@ class SabreWRelease(ReleaseRows):
                              hierarchies=rel[0].hierarchies)
 
 
-def _check_int(value: Any, name: str, low: int, caller: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of {caller} must be an int. Got {value!r} instead.")
-    if int(value) < low:
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range [{low}, inf). "
-                         f"Got {value!r} instead.")
-    return int(value)
-
-
 class SabreW:
     """SABRE_W stream anonymizer for (omega, t)-closeness with k_s-anonymity (Cao thesis, chapter 6).
 
@@ -223,13 +214,10 @@ class SabreW:
                  sensitive: str | None = None, sa_values: Any = None, method: str = "ak",
                  slices: bool = False) -> None:
         c = self._caller
-        if isinstance(t, bool) or not isinstance(t, numbers.Real):
-            raise TypeError(f"The 't' parameter of {c} must be a float in the range (0, 1]. Got {t!r} instead.")
-        if not 0.0 < float(t) <= 1.0:
-            raise ValueError(f"The 't' parameter of {c} must be a float in the range (0, 1]. Got {t!r} instead.")
-        k = _check_int(k, "k", 1, c)
-        omega = _check_int(omega, "omega", 1, c)
-        interval = _check_int(interval, "interval", 1, c)
+        check_float(t, "t", c, 0, 1, closed="right")
+        k = check_int(k, "k", c, 1)
+        omega = check_int(omega, "omega", c, 1)
+        interval = check_int(interval, "interval", c, 1)
         if omega < k:
             raise ValueError(f"The 'omega' parameter of {c} must be at least k = {k} (a window must be able to hold "
                              f"k persons). Got {omega} instead.")
@@ -241,19 +229,12 @@ class SabreW:
                              f"thesis §6.2; Lemma 6.2 and the INDIRECT case rely on it). Got {omega} instead.")
         if baseline is None:
             baseline = self._default_baseline
-        if baseline not in BASELINES:
-            raise ValueError(f"The 'baseline' parameter of {c} must be a str among {set(BASELINES)}. "
-                             f"Got {baseline!r} instead.")
-        if method not in ("ak", "knn"):
-            raise ValueError(f"The 'method' parameter of {c} must be a str among {{'ak', 'knn'}}. Got {method!r} "
-                             f"instead.")
-        if not isinstance(slices, bool):
-            raise TypeError(f"The 'slices' parameter of {c} must be a bool. Got {slices!r} instead.")
+        check_option(baseline, "baseline", c, BASELINES)
+        check_option(method, "method", c, ("ak", "knn"))
+        check_bool(slices, "slices", c)
         if slices and method != "ak":
             raise ValueError(f"{c}: slices=True (Hilbert slicing) is a variant of method='ak' only.")
-        if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (numbers.Integral, np.random.Generator))):
-            raise TypeError(f"The 'rng' parameter of {c} must be an int, a numpy Generator or None. Got {rng!r} "
-                            f"instead.")
+        check_rng(rng, c)
         spec = _WSpec.build(schema, sensitive, sa_values, c)
         if baseline == "tincognito":
             bad = [n for n, h in zip(spec.numeric, spec.num_hier) if h is None]
