@@ -248,12 +248,12 @@ def test_kill_and_resume_at_random_points() -> None:
 def test_checkpoint_bytes_versioned() -> None:
     s = SabreW(_schema(), omega=10, interval=5, t=0.5, k=2)
     b = s.checkpoint()
-    assert isinstance(b, bytes) and b.startswith(b"ANCSABREW")
+    assert isinstance(b, bytes) and b.startswith(b"ANCSTRM\0")
     with pytest.raises(ValueError, match="not a SabreW checkpoint"):
         SabreW.restore(b"garbage" * 5)
     bad = bytearray(b)
-    bad[10] = 99
-    with pytest.raises(ValueError, match="unsupported checkpoint version"):
+    bad[8] = 99
+    with pytest.raises(ValueError, match="unsupported checkpoint format version"):
         SabreW.restore(bytes(bad))
     with pytest.raises(ValueError, match="truncated"):
         SabreW.restore(b[:-10])

@@ -9,11 +9,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 class Castle:
-    @staticmethod
-    def restore(state: bytes) -> Castle:
-        """
-        Rebuild a Castle from checkpoint bytes.
-        """
     def __init__(
         self,
         k: int,
@@ -33,6 +28,14 @@ class Castle:
     def checkpoint(self) -> bytes:
         """
         State as versioned bytes.
+        """
+    def restore_state(self, state: bytes) -> None:
+        """
+        Load checkpoint state bytes into this fresh Castle (range-checked).
+        """
+    def pending_positions(self) -> NDArray[np.int64]:
+        """
+        Positions of the pending tuples in arrival order.
         """
     def flush(self, paper: bool = False) -> dict[str, Any]:
         """
