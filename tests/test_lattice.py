@@ -315,7 +315,7 @@ def test_many_judges_on_the_fly_equal_exhaustive(seed: int, mi: int, threads: in
 
 @pytest.mark.parametrize("seed,mi", [(1, 5), (2, 7), (4, 9), (6, 10), (7, 2), (8, 4), (2, 5), (6, 7)])
 def test_intermediate_sources_with_histograms_equal_exhaustive(seed: int, mi: int) -> None:
-    # Round 8: with a sensitive attribute, the optimal search rolls up and caches the meet of consecutive
+    # With a sensitive attribute, the optimal search rolls up and caches the meet of consecutive
     # nodes whose source would be the bottom (histograms merged in full), and sets deferred to the bottom are
     # merged before they become sources (never composed through it). On 6-QI lattices with a minimal class
     # size (nodes decided without grouping, so later nodes have no cached set below them) the path must be
