@@ -68,7 +68,7 @@ def summary(res: Any, metric: str) -> dict[str, Any]:
 def run_one(table: Table, models: list[Any], limit: float, metric: str, strategy: str = "optimal",
             **kw: Any) -> dict[str, Any]:
     try:
-        res = L.lattice_search(table, models, limit, metric, strategy=strategy, **kw)
+        res = L.lattice_search(table, models, suppression_limit=limit, metric=metric, strategy=strategy, **kw)
     except InfeasibleError:
         return {"infeasible": True}
     return summary(res, metric)
@@ -161,10 +161,10 @@ def timing(cases: dict[str, Any], repeat: int) -> dict[str, Any]:
         for _ in range(n):
             table._cache.clear()
             t0 = time.perf_counter()
-            L.lattice_search(table, models, limit, metric, n_threads=1)
+            L.lattice_search(table, models, suppression_limit=limit, metric=metric, n_threads=1)
             first.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            L.lattice_search(table, models, limit, metric, n_threads=1)
+            L.lattice_search(table, models, suppression_limit=limit, metric=metric, n_threads=1)
             rep.append(time.perf_counter() - t0)
         out[name] = {"repeat_best_ms": 1e3 * min(rep), "first_best_ms": 1e3 * min(first),
                      "repeat_median_ms": 1e3 * float(np.median(rep))}

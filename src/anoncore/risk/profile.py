@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from anoncore import _core
 from anoncore._validation import check_float
+from anoncore._tablecache import TableCache
 from anoncore.data.table import Table
 from anoncore.results import Partition
 from anoncore.risk.estimators import ESTIMATORS, PopulationEstimate, population_uniques
@@ -163,11 +164,15 @@ def _subset_mask(subset: Any, n_rows: int, caller: str) -> NDArray[np.bool_] | N
     return m
 
 
+#: Per-table cache of the quasi-identifier classes, dropped with the table.
+_CACHE = TableCache("anoncore.risk.profile")
+
+
 def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
     """Class of every row of a table on its quasi-identifiers (risk kernel: grouped in place on the code
-    matrix, no copy of the columns); cached on the frozen table."""
+    matrix, no copy of the columns); computed once per frozen table (``_CACHE``)."""
     key = ("risk_labels",)
-    cached = table._cache.get(key)
+    cached: tuple[NDArray[np.int64], int] | None = _CACHE.of(table).get(key)
     if cached is None:
         cols = np.array([table.column_index(q) for q in table.quasi_identifiers], dtype=np.int64)
         card = np.array([table.cardinality(q) for q in table.quasi_identifiers], dtype=np.int64)
@@ -177,7 +182,7 @@ def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
         lab, _, nc = _core.risk.group_columns(codes, cols, card)
         lab.setflags(write=False)
         cached = (lab, int(nc))
-        table._cache[key] = cached
+        _CACHE.of(table)[key] = cached
     return cached
 
 
