@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_float
 from anoncore._tablecache import TableCache
+from anoncore._validation import check_float
 from anoncore.data.table import Table
 from anoncore.results import Partition
 from anoncore.risk.estimators import ESTIMATORS, PopulationEstimate, population_uniques
