@@ -29,7 +29,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import (
+    check_bool,
+    check_float,
+    check_instance,
+    check_int,
+    check_n_threads,
+    check_option,
+)
 from anoncore.audit import audit
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
@@ -79,35 +86,16 @@ _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
 
 # ---------------------------------------------------------------------------------------------- validation
 def _check_table(table: Any, caller: str) -> Table:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore Table. "
-                        f"Got {type(table).__name__} instead.")
-    if table.n_rows == 0:
+    tab = check_instance(table, "table", caller, Table, "an anoncore Table")
+    if tab.n_rows == 0:
         raise ValueError(f"The table given to {caller} is empty.")
-    if not table.quasi_identifiers:
+    if not tab.quasi_identifiers:
         raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
-    for q in table.quasi_identifiers:
-        if table.hierarchy(q) is None:
+    for q in tab.quasi_identifiers:
+        if tab.hierarchy(q) is None:
             raise ValueError(f"Quasi-identifier {q!r} has no hierarchy: full-domain generalization needs one "
                              f"hierarchy per quasi-identifier.")
-    return table
-
-
-def _check_fraction(x: Any, name: str, caller: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a float in the range [0, 1]. "
-                        f"Got {x!r} instead.")
-    if not 0.0 <= float(x) <= 1.0 or math.isnan(float(x)):
-        raise ValueError(f"The {name!r} parameter of {caller} must be a float in the range [0, 1]. "
-                         f"Got {x!r} instead.")
-    return float(x)
-
-
-def _check_option(x: Any, options: Sequence[str], name: str, caller: str) -> str:
-    if not isinstance(x, str) or x not in options:
-        raise ValueError(f"The {name!r} parameter of {caller} must be a str among {sorted(options)}. "
-                         f"Got {x!r} instead.")
-    return x
+    return tab
 
 
 def _check_weights(weights: Any, table: Table, metric: str, caller: str) -> list[float]:
@@ -146,6 +134,10 @@ def _as_models(models: Any, caller: str) -> list[Any]:
     for m in lst:
         if type(m).__name__ not in _MODEL_KINDS:
             raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
+        why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
+        if why:
+            raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
+                             "anoncore.risk.risk_lattice_search searches with it.")
     return lst
 
 
@@ -163,7 +155,7 @@ class LatticeProblem:
     limit: int
     metric: str
     heights: tuple[int, ...]
-    engine: Any
+    engine: _core.lattice.Engine
     sensitive: str | None
 
     @classmethod
@@ -172,10 +164,10 @@ class LatticeProblem:
               caller: str = "lattice_search", weights: Any = None) -> LatticeProblem:
         table = _check_table(table, caller)
         mlist = _as_models(models, caller)
-        sup = _check_fraction(suppression_limit, "suppression_limit", caller)
-        metric = _check_option(metric, list(METRICS), "metric", caller)
-        gs = _check_fraction(gs_factor, "gs_factor", caller)
-        agg = _check_option(aggregate, list(_AGGREGATES), "aggregate", caller)
+        sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
+        metric = check_option(metric, "metric", caller, list(METRICS))
+        gs = check_float(gs_factor, "gs_factor", caller, 0, 1)
+        agg = check_option(aggregate, "aggregate", caller, list(_AGGREGATES))
         wts = _check_weights(weights, table, metric, caller)
         nt = check_n_threads(n_threads, caller)
         crit = []
@@ -557,9 +549,8 @@ def lattice_search(
     ((1, 0), 2)
     """
     caller = "lattice_search"
-    strategy = _check_option(strategy, _STRATEGIES, "strategy", caller)
-    if not isinstance(with_trace, bool):
-        raise TypeError(f"The 'with_trace' parameter of {caller} must be a bool. Got {with_trace!r} instead.")
+    strategy = check_option(strategy, "strategy", caller, _STRATEGIES)
+    check_bool(with_trace, "with_trace", caller)
     problem = LatticeProblem.build(table, models, suppression_limit, metric, gs_factor, aggregate, n_threads,
                                    caller, weights)
     if strategy == "datafly":
@@ -742,7 +733,7 @@ def improved_greedy(table: Table, models: Any, suppression_limit: float = 0.0, m
     >>> improved_greedy(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
-    score = _check_option(score, ("outliers", "ratio", "classes"), "score", "improved_greedy")
+    score = check_option(score, "score", "improved_greedy", ("outliers", "ratio", "classes"))
     problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
                                    caller="improved_greedy", **kwargs)
     return _improved_greedy(problem, score)
@@ -767,10 +758,9 @@ def t_incognito(table: Table, k: int, t: float, distance: str = "hierarchical", 
     (1, 0)
     """
     caller = "t_incognito"
-    _check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < float(t) <= 1:
-        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
-    distance = _check_option(distance, ("equal", "ordered", "hierarchical", "hellinger"), "distance", caller)
+    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    check_float(t, "t", caller, 0, 1, closed="right")
+    distance = check_option(distance, "distance", caller, ("equal", "ordered", "hierarchical", "hellinger"))
     tm = {"equal": "EqualDistanceTCloseness", "ordered": "OrderedDistanceTCloseness",
           "hierarchical": "HierarchicalDistanceTCloseness", "hellinger": "HellingerTCloseness"}[distance]
     models = [_k(int(k)), _SimpleModel.make(tm, t=float(t))]
@@ -796,9 +786,8 @@ def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit:
     2
     """
     caller = "hellinger_t_closeness"
-    _check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < float(t) <= 1:
-        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    check_float(t, "t", caller, 0, 1, closed="right")
     models = [_k(int(k)), _SimpleModel.make("HellingerTCloseness", t=float(t))]
     res = lattice_search(table, models, suppression_limit, metric, strategy, n_threads)
     return Result("hellinger_t_closeness", res.partition, {**res.parameters, "k": k, "t": t}, res.achieved,
@@ -853,7 +842,7 @@ def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, stra
     """
     caller = "best_k"
     _check_table(table, caller)
-    ks = tuple(int(_check_int(k, "ks", caller, 1, table.n_rows)) for k in ks)
+    ks = tuple(check_int(k, "ks", caller, 1, table.n_rows) for k in ks)
     if not ks:
         raise ValueError(f"The 'ks' parameter of {caller} must hold at least one k.")
     ks = tuple(sorted(set(ks)))
@@ -871,15 +860,6 @@ def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, stra
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _check_int(x: Any, name: str, caller: str, lo: int, hi: int | None) -> int:
-    rng = f"[{lo}, {hi}]" if hi is not None else f"[{lo}, inf)"
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {x!r} instead.")
-    if x < lo or (hi is not None and x > hi):
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {x} instead.")
-    return int(x)
-
-
 class _SimpleModel:
     """Stand-in model objects (used until ``anoncore.models`` is available)."""
 
