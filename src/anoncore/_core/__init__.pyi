@@ -12,6 +12,7 @@ from . import lattice as lattice
 from . import metrics as metrics
 from . import mondrian as mondrian
 from . import release as release
+from . import risk as risk
 from . import sabre as sabre
 from . import sabre_w as sabre_w
 from . import sequence as sequence

@@ -424,7 +424,7 @@ def _result(name: str, spec: Spec, enc: _Encoded, out: dict[str, Any], published
     stats = {"time_encode": t1 - t0, "time_preprocess": out["t_pre"], "time_generalize": out["t_gen"],
                  "time_kernel": t2 - t1, "time_audit": t3 - t2, "time_total": t3 - t0,
                  "refine_accesses": out["refine_accesses"], "refine_accesses_per_record": out["refine_accesses"] / n1,
-                 "score_accesses": out["score_accesses"], "evaluations": out["evaluations"],
+                 "evaluations": out["evaluations"],
                  "pairs_probed": out["pairs_probed"], "n_partitions": out["n_partitions"], "case1": out["case1"],
                  "root_value": out["root_value"], "kernel_value": out["final_value"]}
     metrics = dict(_distortion(spec, enc, out), n_specializations=len(trace))

@@ -134,6 +134,10 @@ def _as_models(models: Any, caller: str) -> list[Any]:
     for m in lst:
         if type(m).__name__ not in _MODEL_KINDS:
             raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
+        why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
+        if why:
+            raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
+                             "anoncore.risk.risk_lattice_search searches with it.")
     return lst
 
 
