@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from anoncore.cli._common import UsageError, _document
+from anoncore.cli._common import UsageError, _document, add_force_argument, atomic_output, check_output
 
 __all__ = ["build_parser", "register", "run"]
 
@@ -120,6 +120,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         action="store_true",
         help="print one JSON document (parameters, per-user records, summary) on stdout",
     )
+    add_force_argument(p)
     return p
 
 
@@ -297,6 +298,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore.sequence.api import sanitize
 
     # Everything is read and validated before any work starts.
+    check_output(args.output, [args.input, args.taxonomy, args.patterns], force=args.force)
     tax = _read_taxonomy(args.taxonomy)
     patterns = _patterns(args)
     ids, seqs, lines = _read_events(args)
@@ -313,8 +315,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if dest == "-":
         out.write("".join(x + "\n" for x in lines_out))
     elif dest is not None:
-        with open(dest, "w", encoding="utf-8") as fh:
-            fh.write("".join(x + "\n" for x in lines_out))
+        with atomic_output(dest) as fh:
+            fh.writelines(x + "\n" for x in lines_out)
     ul = [r["normalized_utility_loss"] for r in records]
     summary = {
         "n_users": len(records),

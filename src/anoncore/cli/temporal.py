@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from anoncore.cli._common import add_force_argument, check_output, write_csv
+
 __all__ = ["build_parser", "register", "run"]
 
 
@@ -29,6 +31,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--first-window", default="warmup", choices=["warmup", "milp"])
     p.add_argument("--anatomy", action="store_true", help="write Anatomy QIT/ST tables (OUT.qit.csv, OUT.st.csv)")
     p.add_argument("-o", "--output", required=True, help="output CSV (input rows + published_ts, suppressed)")
+    add_force_argument(p)
     return p
 
 
@@ -57,6 +60,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore.temporal._stream import reposition_stream
     from anoncore.temporal._synthetic import make_temporal_stream
 
+    outputs = [args.output]
+    if args.anatomy:
+        base = args.output.removesuffix(".csv")
+        outputs += [base + ".qit.csv", base + ".st.csv"]
+    for path in outputs:
+        check_output(path, [args.input], force=args.force)
     if args.input == "demo":
         df = make_temporal_stream(60, 40, 8, rng=0, with_qi=True)
     else:
@@ -74,14 +83,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     published = df.copy()
     published["published_ts"] = res.published_ts
     published["suppressed"] = res.suppressed
-    published.to_csv(args.output, index=False)
+    write_csv(published, args.output)
     if args.anatomy:
         qi = df.drop(columns=[args.ts, args.sa])
         rel = anatomize_stream(res, qi=qi)
         st = rel.st.assign(sa=np.asarray(uniques)[rel.st["sa"].to_numpy()])
-        base = args.output.removesuffix(".csv")
-        rel.qit.to_csv(base + ".qit.csv", index=False)
-        st.to_csv(base + ".st.csv", index=False)
+        write_csv(rel.qit, outputs[1])
+        write_csv(st, outputs[2])
     out.write(
         f"{len(df)} records, {res.n_suppressed} suppressed ({100 * res.suppression_rate:.2f}%), "
         f"IL {res.information_loss:g}, max shift {int(res.shift.max()) if res.shift.size else 0}\n"

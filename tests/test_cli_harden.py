@@ -1,0 +1,274 @@
+"""Hardening of the command line (issue 18): outputs never over an input, never half written, suppressed rows
+published fully suppressed and audited, clear errors on bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoncore.cli import main
+from anoncore.datasets import synthetic_census
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out = io.StringIO()
+    err = io.StringIO()
+    old = sys.stderr
+    sys.stderr = err
+    try:
+        code = main(argv, stdout=out)
+    finally:
+        sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_census(d: Path, n: int, rng: int = 7) -> tuple[Path, Path]:
+    """A synthetic census as CSV + TOML schema + ARX hierarchy files."""
+    table = synthetic_census(n, rng=rng)
+    table.to_pandas().to_csv(d / "census.csv", index=False)
+    lines = []
+    for a in table.attributes:
+        lines.append(f'[attributes."{a.name}"]\nrole = "{a.role}"\nkind = "{a.kind}"\n')
+        if a.hierarchy is not None:
+            (d / f"h_{a.name}.csv").write_text("".join(";".join(r) + "\n" for r in a.hierarchy.to_rows()))
+            lines.append(f'hierarchy = "h_{a.name}.csv"\n')
+        if a.domain is not None:
+            lines.append(f"domain = [{a.domain[0]}, {a.domain[1]}]\n")
+    (d / "census.toml").write_text("".join(lines))
+    return d / "census.csv", d / "census.toml"
+
+
+@pytest.fixture(scope="module")
+def census(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return write_census(tmp_path_factory.mktemp("census"), 2000)
+
+
+def _anon(data: Path, schema: Path, *extra: str) -> list[str]:
+    return ["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model", "k=5",
+            "--suppression-limit", "0.05", *extra]
+
+
+# ------------------------------------------------------------------------------------------ item 3: -o safety
+def test_anonymize_refuses_output_over_input(census: tuple[Path, Path], tmp_path: Path) -> None:
+    data, schema = census
+    copy = tmp_path / "in.csv"
+    copy.write_bytes(data.read_bytes())
+    before = copy.read_bytes()
+    code, _, err = run(_anon(copy, schema, "-o", str(copy), "--force"))
+    assert code == 2 and "is the input file" in err and "Traceback" not in err
+    assert copy.read_bytes() == before
+    # the same file through another name (hard link: same inode) and a hierarchy file are refused too
+    link = tmp_path / "link.csv"
+    os.link(copy, link)
+    code, _, err = run(_anon(copy, schema, "-o", str(link), "--force"))
+    assert code == 2 and "is the input file" in err
+    hier = schema.parent / "h_age.csv"
+    hb = hier.read_bytes()
+    code, _, err = run(_anon(data, schema, "-o", str(hier), "--force"))
+    assert code == 2 and hier.read_bytes() == hb
+
+
+def test_anonymize_refuses_existing_output_without_force(census: tuple[Path, Path], tmp_path: Path) -> None:
+    data, schema = census
+    out = tmp_path / "out.csv"
+    out.write_text("keep me\n")
+    code, _, err = run(_anon(data, schema, "-o", str(out)))
+    assert code == 2 and "already exists" in err and "--force" in err
+    assert out.read_text() == "keep me\n"
+    code, _, err = run(_anon(data, schema, "-o", str(out), "--force"))
+    assert code == 0, err
+    assert out.read_text().startswith("age,")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def _stream_args(src: Path, out: Path, *extra: str) -> list[str]:
+    return ["stream", str(src), "--algorithm", "castle", "--numeric", "age=0:100", "--pid", "pid",
+            "--sensitive", "disease", "--k", "3", "--delta", "5", "-o", str(out), *extra]
+
+
+def test_stream_refuses_output_over_input(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("pid,age,disease\n" + "".join(f"{i},{20 + i % 7},flu\n" for i in range(30)))
+    before = src.read_bytes()
+    code, _, err = run(_stream_args(src, src, "--force"))
+    assert code == 2 and "is the input file" in err
+    assert src.read_bytes() == before  # the old code truncated it to 0 bytes
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+    code, _, err = run(_stream_args(src, out))
+    assert code == 2 and "already exists" in err and out.read_text() == "old\n"
+    code, _, err = run(_stream_args(src, out, "--force"))
+    assert code == 0 and len(out.read_text().splitlines()) == 30
+
+
+def test_sequence_and_temporal_refuse_output_over_input(tmp_path: Path) -> None:
+    tax = tmp_path / "tax.json"
+    tax.write_text(json.dumps({"All": {"A": ["a1", "a2"], "B": ["b1", "b2"]}}))
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text(json.dumps({"user": "u", "events": ["a1", "b1", "a2", "b2", "a1", "b1"]}) + "\n")
+    before = ev.read_bytes()
+    base = ["sequence", str(ev), "--taxonomy", str(tax), "--pattern", "a1,b1", "--epsilon", "0.5", "--w", "2"]
+    code, _, err = run([*base, "-o", str(ev), "--force"])
+    assert code == 2 and ev.read_bytes() == before
+    code, _, err = run([*base, "-o", str(tax), "--force"])
+    assert code == 2 and "is the input file" in err
+    out = tmp_path / "seq.jsonl"
+    out.write_text("old")
+    assert run([*base, "-o", str(out)])[0] == 2 and out.read_text() == "old"
+    assert run([*base, "-o", str(out), "--force"])[0] == 0 and json.loads(out.read_text())["user"] == "u"
+    # temporal
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"ts": np.repeat(np.arange(10), 6), "sa": np.tile(list("abcdef"), 10)}).to_csv(src, index=False)
+    tb = src.read_bytes()
+    code, _, err = run(["temporal", str(src), "--l", "2", "--w", "2", "-o", str(src), "--force"])
+    assert code == 2 and src.read_bytes() == tb
+    out = tmp_path / "t_out.csv"
+    out.write_text("old")
+    assert run(["temporal", str(src), "--l", "2", "--w", "2", "-o", str(out)])[0] == 2
+    assert out.read_text() == "old"
+    assert run(["temporal", str(src), "--l", "2", "--w", "2", "-o", str(out), "--force"])[0] == 0
+    assert len(pd.read_csv(out)) == 60
+
+
+# ------------------------------------------------------------------------------------------ item 4: Ctrl-C
+def _interrupt_during_write(argv: list[str], folder: Path, target: str) -> subprocess.CompletedProcess[str]:
+    """Start the CLI, send SIGINT as soon as the temporary output file appears, return the finished process."""
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from anoncore.cli import main; sys.exit(main())",
+                             *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    seen = False
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        part = [p for p in folder.iterdir() if p.name.startswith(f".{target}.") and p.name.endswith(".part")]
+        if part and part[0].stat().st_size > 0:
+            seen = True
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.001)
+    out, err = proc.communicate(timeout=120)
+    assert seen, f"the output was never being written (rc {proc.returncode}): {err}"
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def big_census(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return write_census(tmp_path_factory.mktemp("big"), 300_000, rng=3)
+
+
+def test_sigint_during_anonymize_write_leaves_no_truncated_file(big_census: tuple[Path, Path],
+                                                                tmp_path: Path) -> None:
+    data, schema = big_census
+    out = tmp_path / "pub.csv"
+    out.write_text("previous complete file\n")
+    p = _interrupt_during_write(_anon(data, schema, "-o", str(out), "--force", "--no-metrics",
+                                      "--include-suppressed"), tmp_path, "pub.csv")
+    assert p.returncode == 130, p.stderr
+    assert "Traceback" not in p.stderr and "interrupted" in p.stderr
+    assert out.read_text() == "previous complete file\n"  # the old file is intact, not half replaced
+    assert [x.name for x in tmp_path.iterdir()] == ["pub.csv"]  # no temporary file left behind
+
+
+def test_sigint_during_stream_write_leaves_no_output(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    n = 400_000
+    pd.DataFrame({"pid": np.arange(n), "age": 20 + np.arange(n) % 50, "disease": "flu"}).to_csv(src, index=False)
+    out = tmp_path / "out.jsonl"
+    p = _interrupt_during_write(_stream_args(src, out, "--batch-size", "2000"), tmp_path, "out.jsonl")
+    assert p.returncode == 130, p.stderr
+    assert "Traceback" not in p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_anonymize_writes_nothing_when_the_audit_fails(census: tuple[Path, Path], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # an algorithm whose output violates its models (a bug the audit must catch) publishes nothing
+    from anoncore.cli import anonymize as mod
+    from anoncore.results import Partition
+
+    class Fake:
+        algorithm = "fake"
+        parameters: dict[str, object] = {}
+        achieved: dict[str, object] = {}
+        stats: dict[str, object] = {}
+
+        def __init__(self, table: object) -> None:
+            self.partition = Partition.from_labels(table, np.arange(table.n_rows))  # type: ignore[attr-defined]
+
+    alg = mod.ALGORITHMS["flash"]
+    monkeypatch.setitem(mod.ALGORITHMS, "flash", mod.Algorithm("flash", alg.help, lambda t, a: Fake(t), alg.models,
+                                                               alg.needs))
+    out = tmp_path / "pub.csv"
+    code, text, _ = run(_anon(*census, "-o", str(out)))
+    assert code == 1 and "FAILED" in text and "was not written" in text
+    assert not out.exists()
+
+
+# ------------------------------------------------------------------------------------------ item 5: suppressed rows
+def _adult_schema(data_dir: Path, tmp_path: Path, sensitive: str = "occupation") -> Path:
+    from anoncore.datasets import ADULT_COLUMNS
+
+    adult = data_dir / "adult"
+    lines = []
+    for c in ADULT_COLUMNS:
+        role = "sensitive" if c == sensitive else "quasi_identifier"
+        lines.append(f'[attributes."{c}"]\nrole = "{role}"\nhierarchy = "{adult / f"adult_hierarchy_{c}.csv"}"\n')
+    p = tmp_path / "adult.toml"
+    p.write_text("".join(lines))
+    return p
+
+
+@pytest.mark.parametrize("models", [["k=5", "l-distinct=2@occupation"], ["k=3", "t-hierarchical=0.35@occupation"]])
+def test_include_suppressed_round_trip_audit_on_adult(data_dir: Path, tmp_path: Path, models: list[str]) -> None:
+    schema = _adult_schema(data_dir, tmp_path)
+    out = tmp_path / "adult_pub.csv"
+    margs = [x for m in models for x in ("--model", m)]
+    code, text, err = run(["anonymize", str(data_dir / "adult" / "adult.csv"), "--schema", str(schema),
+                           "--algorithm", "flash", *margs, "--suppression-limit", "0.04", "-o", str(out),
+                           "--include-suppressed", "--json", "--no-metrics"])
+    assert code == 0, err
+    doc = json.loads(text)
+    n_sup = doc["result"]["counts"]["n_suppressed_rows"]
+    assert n_sup > 0
+    pub = pd.read_csv(out, sep=None if False else ",", dtype=str, keep_default_na=False)
+    assert len(pub) == 30_162  # every row published or flagged suppressed: nothing lost
+    flagged = pub["suppressed"] == "True"
+    assert int(flagged.sum()) == n_sup
+    qis = [c for c in pub.columns if c not in ("occupation", "ec", "suppressed")]
+    assert (pub.loc[flagged, qis] == "*").all().all()  # fully suppressed: every QI at the root
+    assert set(pub.loc[flagged, "ec"]) == {"-1"}  # one marker, never classes of their own
+    assert not (pub.loc[~flagged, qis] == "*").all(axis=1).any()
+    # the published file passes the audit of the same models, read back from the file alone
+    code, text, err = run(["audit", str(out), "--schema", str(schema), "--published", *margs, "--json"])
+    assert code == 0, err
+    res = json.loads(text)["result"]
+    assert res["guarantees"]["passed"] is True
+    assert res["counts"]["n_suppressed_rows"] == n_sup
+    assert res["counts"]["n_published_classes"] == doc["result"]["counts"]["n_published_classes"]
+    # an independent check of k on the file: every published class has >= k rows
+    k = int(models[0].split("=")[1])
+    assert pub.loc[~flagged].groupby("ec").size().min() >= k
+
+
+def test_published_audit_catches_a_tampered_file(census: tuple[Path, Path], tmp_path: Path) -> None:
+    data, schema = census
+    out = tmp_path / "pub.csv"
+    code, _, err = run(_anon(data, schema, "-o", str(out), "--include-suppressed"))
+    assert code == 0, err
+    pub = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert run(["audit", str(out), "--schema", str(schema), "--published", "--model", "k=5"])[0] == 0
+    pub.loc[pub.index[:3], "ec"] = "99999"  # three rows moved into a class of their own
+    pub.to_csv(out, index=False)
+    code, text, _ = run(["audit", str(out), "--schema", str(schema), "--published", "--model", "k=5"])
+    assert code == 1 and "FAILED" in text
