@@ -272,3 +272,153 @@ def test_published_audit_catches_a_tampered_file(census: tuple[Path, Path], tmp_
     pub.to_csv(out, index=False)
     code, text, _ = run(["audit", str(out), "--schema", str(schema), "--published", "--model", "k=5"])
     assert code == 1 and "FAILED" in text
+
+
+# ------------------------------------------------------------------------------------------ item 13: messages
+SMALL_TOML = """[attributes.age]
+role = "quasi_identifier"
+kind = "numeric"
+[attributes.zip]
+role = "quasi_identifier"
+hierarchy = "zip.csv"
+[attributes.disease]
+role = "sensitive"
+"""
+
+
+def _small(tmp_path: Path, rows: list[str], toml: str = SMALL_TOML, sep: str = ",") -> tuple[Path, Path]:
+    (tmp_path / "zip.csv").write_text("130;13*;*\n148;14*;*\n")
+    data = tmp_path / "d.csv"
+    data.write_text(sep.join(["age", "zip", "disease"]) + "\n" + "".join(r + "\n" for r in rows))
+    schema = tmp_path / "s.toml"
+    schema.write_text(toml)
+    return data, schema
+
+
+def _audit(data: Path, schema: Path, *extra: str) -> tuple[int, str, str]:
+    return run(["audit", str(data), "--schema", str(schema), "--model", "k=1", "--labels", "disease", *extra])
+
+
+def test_errors_name_file_lines(tmp_path: Path) -> None:
+    rows = [f"{30 + i},130,flu" for i in range(40)]
+    rows[27] = "old,130,flu"  # data row 27 (0-based) is line 29 of the file
+    data, schema = _small(tmp_path, rows)
+    code, _, err = _audit(data, schema)
+    assert code == 1 and "line 29 of" in err and "'old'" in err
+    from anoncore import Schema, Table
+
+    with pytest.raises(ValueError, match=r"row 27 \(0-based\)"):
+        Table.from_pandas(pd.read_csv(data, dtype=str), Schema.from_toml(schema))
+
+
+def test_every_value_missing_from_a_hierarchy_is_reported_with_its_line(tmp_path: Path) -> None:
+    rows = [f"{30 + i},130,flu" for i in range(10)]
+    rows[3] = "33,150,flu"
+    rows[5] = "35,999,flu"
+    rows[8] = "38,150,flu"
+    data, schema = _small(tmp_path, rows)
+    code, _, err = _audit(data, schema)
+    assert code == 1
+    assert "2 values in all are missing" in err
+    assert "'150' (line 5 of" in err and "2 rows" in err and "'999' (line 7 of" in err
+
+
+def test_non_utf8_input_names_line_and_column_and_encoding_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "zip.csv").write_text("130;13*;*\n148;14*;*\n")
+    data = tmp_path / "d.csv"
+    data.write_bytes(b"age,zip,disease\n30,130,flu\n31,148,flu\n32,130,caf\xe9\n")
+    schema = tmp_path / "s.toml"
+    schema.write_text(SMALL_TOML)
+    code, _, err = _audit(data, schema)
+    assert code == 1 and "Line 4 of" in err and "column 'disease'" in err and "--encoding" in err
+    code, text, err = _audit(data, schema, "--encoding", "latin-1", "--json")
+    assert code == 0, err
+    assert json.loads(text)["result"]["counts"]["n_rows"] == 3
+
+
+def test_empty_cells_are_missing_values(tmp_path: Path) -> None:
+    toml = 'missing = "drop"\n' + SMALL_TOML
+    data, schema = _small(tmp_path, ["30,130,flu", "31,,flu", "32,148,", "33,148,cold"], toml)
+    code, text, err = _audit(data, schema, "--json")
+    assert code == 0, err
+    c = json.loads(text)["result"]["counts"]
+    assert (c["n_rows"], c["n_dropped_rows"]) == (2, 2)
+
+
+def test_tab_separated_input_suggests_sep(tmp_path: Path) -> None:
+    data, schema = _small(tmp_path, ["30\t130\tflu", "31\t148\tflu"], sep="\t")
+    code, _, err = _audit(data, schema)
+    assert code == 1 and "tab-separated" in err and "--sep tab" in err
+    code, _, err = _audit(data, schema, "--sep", "tab")
+    assert code == 0, err
+
+
+def test_from_pandas_duplicate_columns_is_a_clear_error() -> None:
+    from anoncore import Schema, Table
+
+    df = pd.DataFrame([[1, 2, "a"]], columns=["age", "age", "d"])
+    with pytest.raises(ValueError, match=r"duplicate column name\(s\) \['age'\]"):
+        Table.from_pandas(df, Schema.build({"age": "numeric"}, sensitive="d"))
+
+
+def test_messages_show_plain_numbers_and_name_the_parameter() -> None:
+    from anoncore.models import EntropyLDiversity, KAnonymity
+    from anoncore.static.sabre import sabre
+
+    for make in (lambda: KAnonymity(np.float64("inf")), lambda: EntropyLDiversity(np.float64(0.5))):
+        with pytest.raises((TypeError, ValueError)) as ei:
+            make()
+        assert "np.float64" not in str(ei.value) and "Got " in str(ei.value)
+    with pytest.raises(ValueError, match="The 'rng' parameter of sabre"):
+        sabre(synthetic_census(100, rng=0), t=0.5, k=2, rng=-1)
+
+
+# ------------------------------------------------------------------------------------------ item 14: silent acceptance
+def test_duplicated_header_column_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "zip.csv").write_text("130;13*;*\n")
+    data = tmp_path / "d.csv"
+    data.write_text("age,zip,disease,zip\n30,130,flu,130\n")
+    schema = tmp_path / "s.toml"
+    schema.write_text(SMALL_TOML)
+    code, _, err = _audit(data, schema)
+    assert code == 1 and "names column(s) ['zip'] more than once" in err
+
+
+def test_schema_sep_is_used(tmp_path: Path) -> None:
+    data, schema = _small(tmp_path, ["30|130|flu", "31|148|flu"], 'sep = "|"\n' + SMALL_TOML, sep="|")
+    code, text, err = _audit(data, schema, "--json")
+    assert code == 0, err
+    assert json.loads(text)["result"]["counts"]["n_rows"] == 2
+    from anoncore import Schema
+
+    with pytest.raises(ValueError, match="'sep' of a Schema must be one character"):
+        Schema.from_dict({"sep": ";;", "attributes": {"a": {"role": "qi"}}})
+
+
+def test_numeric_domain_narrower_than_the_data_is_refused(tmp_path: Path) -> None:
+    toml = SMALL_TOML.replace('kind = "numeric"\n', 'kind = "numeric"\ndomain = [0, 35]\n')
+    data, schema = _small(tmp_path, ["30,130,flu", "41,148,flu", "33,130,flu"], toml)
+    code, _, err = _audit(data, schema)
+    assert code == 1 and "'41' (line 3 of" in err and "outside its declared domain [0, 35]" in err
+
+
+def test_k_larger_than_the_table_with_full_suppression_publishes_nothing(census: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    data, schema = census
+    out = tmp_path / "pub.csv"
+    code, _, err = run(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model",
+                        "k=5000", "--suppression-limit", "1", "-o", str(out)])
+    assert code == 2 and "larger than the table (2000 rows)" in err
+    assert not out.exists()
+
+
+def test_columns_left_out_by_the_schema_are_reported(census: tuple[Path, Path], tmp_path: Path) -> None:
+    data, schema = census
+    df = pd.read_csv(data)
+    df.insert(0, "name", [f"p{i}" for i in range(len(df))])
+    wide = tmp_path / "wide.csv"
+    df.to_csv(wide, index=False)
+    code, text, err = run(_anon(wide, schema, "--json"))
+    assert code == 0, err
+    notes = json.loads(text)["result"]["notes"]
+    assert any("['name']" in n and "not in the schema" in n for n in notes)

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore._threads import check_n_threads
 from anoncore.data.table import Table
 from anoncore.models import (
@@ -237,10 +238,10 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     mods = _check_models(models)
     if not isinstance(reference, str):
         raise TypeError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                        f"Got {reference!r} instead.")
+                        f"Got {_plain(reference)} instead.")
     if reference not in REFERENCES:
         raise ValueError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                         f"Got {reference!r} instead.")
+                         f"Got {_plain(reference)} instead.")
     nt = check_n_threads(n_threads, "audit")
 
     # Resolve sensitive attributes before any kernel runs.

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore.data.table import Table
 from anoncore.results import Partition
 
@@ -113,11 +114,11 @@ def _check_gs_factor(gs_factor: Any, caller: str) -> tuple[float, float]:
     """ARX's gs-factor g -> (generalisation factor gF, suppression factor sF) (ARX-ORACLES §7.1)."""
     if isinstance(gs_factor, bool) or not isinstance(gs_factor, numbers.Real):
         raise TypeError(f"The 'gs_factor' parameter of {caller} must be a float in the range [0.0, 1.0]. "
-                        f"Got {gs_factor!r} instead.")
+                        f"Got {_plain(gs_factor)} instead.")
     g = float(gs_factor)
     if not 0.0 <= g <= 1.0:
         raise ValueError(f"The 'gs_factor' parameter of {caller} must be a float in the range [0.0, 1.0]. "
-                         f"Got {gs_factor!r} instead.")
+                         f"Got {_plain(gs_factor)} instead.")
     s_f = 2.0 * g if g < 0.5 else 1.0
     g_f = 1.0 if g <= 0.5 else 1.0 - 2.0 * (g - 0.5)
     return g_f, s_f
@@ -125,7 +126,7 @@ def _check_gs_factor(gs_factor: Any, caller: str) -> tuple[float, float]:
 
 def _check_bool(value: Any, name: str, caller: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a bool. Got {value!r} instead.")
+        raise TypeError(f"The {name!r} parameter of {caller} must be a bool. Got {_plain(value)} instead.")
     return bool(value)
 
 
@@ -150,7 +151,7 @@ def _weights(weights: Any, qis: tuple[str, ...], caller: str) -> NDArray[np.floa
         seq = list(weights)
     for w in seq:
         if isinstance(w, bool) or not isinstance(w, numbers.Real):
-            raise TypeError(f"The 'weights' parameter of {caller} must hold real numbers. Got {w!r} instead.")
+            raise TypeError(f"The 'weights' parameter of {caller} must hold real numbers. Got {_plain(w)} instead.")
     arr = np.asarray(seq, dtype=np.float64)
     if arr.shape != (len(qis),):
         raise ValueError(f"The 'weights' parameter of {caller} must have one entry per quasi-identifier "
@@ -173,11 +174,11 @@ def _arx_weights(weights: Any, qis: tuple[str, ...], caller: str) -> NDArray[np.
 def _check_aggregate(aggregate: Any, caller: str) -> str:
     if not isinstance(aggregate, str):
         raise TypeError(f"The 'aggregate' parameter of {caller} must be a str among {set(AGGREGATES)}. "
-                        f"Got {aggregate!r} instead.")
+                        f"Got {_plain(aggregate)} instead.")
     a = aggregate.lower()
     if a not in AGGREGATES:
         raise ValueError(f"The 'aggregate' parameter of {caller} must be a str among {set(AGGREGATES)}. "
-                         f"Got {aggregate!r} instead.")
+                         f"Got {_plain(aggregate)} instead.")
     return a
 
 
@@ -731,7 +732,7 @@ def height(levels: Sequence[int] | Partition) -> int:
     total = 0
     for lv in seq:
         if isinstance(lv, (bool, np.bool_)) or not isinstance(lv, (int, np.integer)):
-            raise TypeError(f"The 'levels' parameter of height must hold ints. Got {lv!r} instead.")
+            raise TypeError(f"The 'levels' parameter of height must hold ints. Got {_plain(lv)} instead.")
         if lv < 0:
             raise ValueError(f"The 'levels' parameter of height must hold ints in the range [0, inf). "
                              f"Got {int(lv)} instead.")
@@ -778,15 +779,15 @@ def information_loss(
     else:
         if isinstance(metrics, str) or not isinstance(metrics, Sequence):
             raise TypeError(f"The 'metrics' parameter of information_loss must be a sequence of str. "
-                            f"Got {metrics!r} instead.")
+                            f"Got {_plain(metrics)} instead.")
         names = list(metrics)
         for m in names:
             if not isinstance(m, str):
                 raise TypeError(f"The 'metrics' parameter of information_loss must be a sequence of str. "
-                                f"Got {m!r} instead.")
+                                f"Got {_plain(m)} instead.")
             if m not in METRICS:
                 raise ValueError(f"The 'metrics' parameter of information_loss must hold names among "
-                                 f"{set(METRICS)}. Got {m!r} instead.")
+                                 f"{set(METRICS)}. Got {_plain(m)} instead.")
     funcs: dict[str, Any] = {
         "ail": lambda: ail(table, partition),
         "ncp": lambda: ncp(table, partition),

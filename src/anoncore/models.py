@@ -41,6 +41,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from anoncore._plain import plain as _plain
+
 __all__ = [
     "BasicBetaLikeness",
     "DeltaDisclosure",
@@ -67,16 +69,16 @@ ENTROPY_SLACK = 1e-12
 def _check_int(owner: str, name: str, value: Any, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
+            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {_plain(value)} instead."
         )
     if value < low:
         raise ValueError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {value!r} instead."
+            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {_plain(value)} instead."
         )
 
 
 def _check_real(owner: str, name: str, value: Any, interval: str, ok: Any) -> None:
-    msg = f"The {name!r} parameter of {owner} must be a float in the range {interval}. Got {value!r} instead."
+    msg = f"The {name!r} parameter of {owner} must be a float in the range {interval}. Got {_plain(value)} instead."
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(msg)
     if math.isnan(float(value)) or not ok(float(value)):
@@ -86,7 +88,7 @@ def _check_real(owner: str, name: str, value: Any, interval: str, ok: Any) -> No
 def _check_sensitive(owner: str, value: Any) -> None:
     if value is not None and not isinstance(value, str):
         raise TypeError(
-            f"The 'sensitive' parameter of {owner} must be a str (a column name) or None. Got {value!r} instead."
+            f"The 'sensitive' parameter of {owner} must be a str (a column name) or None. Got {_plain(value)} instead."
         )
 
 

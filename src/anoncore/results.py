@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore.data.table import Table
 
 __all__ = ["Partition", "Result"]
@@ -87,7 +88,7 @@ class Partition:
         hs = []
         for q, lv in zip(qis, levels):
             if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
-                raise TypeError(f"The level of {q!r} must be an int. Got {lv!r} instead.")
+                raise TypeError(f"The level of {q!r} must be an int. Got {_plain(lv)} instead.")
             h = table.hierarchy(q)
             if h is None:
                 raise ValueError(f"Quasi-identifier {q!r} has no hierarchy, so it cannot be generalized by levels.")

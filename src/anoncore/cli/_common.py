@@ -198,6 +198,44 @@ def _positive_int_arg(text: str) -> int:
     return v
 
 
+def _sep_arg(text: str) -> str:
+    """``--sep``: one character; ``tab`` or ``\\t`` mean a tab."""
+    sep = {"tab": "\t", "\\t": "\t", "TAB": "\t"}.get(text, text)
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"the separator must be one character (',', ';', 'tab', ...). Got {text!r}.")
+    return sep
+
+
+def add_input_arguments(p: Any) -> None:
+    """``--sep`` and ``--encoding`` of the commands that read a CSV table."""
+    p.add_argument("--sep", type=_sep_arg, default=None,
+                   help="field separator of DATA: one character, 'tab' for a tab (default: the schema's 'sep', else "
+                        "',' or ';' detected from the header)")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of DATA (default utf-8; e.g. latin-1)")
+
+
+def read_table(path: str, schema: Any, args: Any, notes: list[str]) -> Any:
+    """Read ``path`` (``-``: stdin) with ``schema``; notes name the columns the schema leaves out."""
+    import sys
+
+    from anoncore.data.table import Table, csv_columns
+
+    if path == "-":
+        fd, tmp = tempfile.mkstemp(suffix=".csv")
+        try:
+            with os.fdopen(fd, "w", encoding=args.encoding, newline="") as fh:
+                fh.write(sys.stdin.read())
+            return read_table(tmp, schema, args, notes)
+        finally:
+            os.remove(tmp)
+    table = Table.from_csv(path, schema, sep=args.sep, encoding=args.encoding)
+    cols = csv_columns(path, args.sep or schema.sep, args.encoding)
+    left = [c for c in cols if c not in schema.names]
+    if left:
+        notes.append(f"column(s) {left} of the data are not in the schema and were left out of the output")
+    return table
+
+
 def _nonneg_int_arg(text: str) -> int:
     try:
         v = int(text)

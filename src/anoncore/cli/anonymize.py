@@ -207,7 +207,7 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
                         "and flagged in a column 'suppressed'")
     _cli.add_force_argument(p)
     p.add_argument("--head", type=_cli._nonneg_int_arg, default=10, help="published rows to show (default 10)")
-    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected from the header)")
+    _cli.add_input_arguments(p)
     p.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
 
@@ -268,31 +268,6 @@ def published_frame(partition: Any, include_suppressed: bool) -> Any:
 SUPPRESSED_EC = -1
 
 
-def _read_data(args: argparse.Namespace, schema: Any) -> Any:
-    import sys
-
-    from anoncore.data.table import Table
-
-    if args.data == "-":
-        return _table_from_text(sys.stdin.read(), schema, args.sep)
-    return Table.from_csv(args.data, schema, sep=args.sep)
-
-
-def _table_from_text(text: str, schema: Any, sep: str | None) -> Any:
-    """Read CSV text (stdin) through a temporary file, so it is parsed exactly as a file is."""
-    import tempfile
-
-    from anoncore.data.table import Table
-
-    fd, path = tempfile.mkstemp(suffix=".csv")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        return Table.from_csv(path, schema, sep=sep)
-    finally:
-        os.remove(path)
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``anoncore anonymize``; exit code 0 when the audit passed, 1 otherwise (nothing is written then)."""
     import sys
@@ -323,11 +298,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise _cli.UsageError(f"invalid schema {args.schema!r}: {exc}") from None
         except Exception as exc:  # noqa: BLE001  (tomllib.TOMLDecodeError and friends)
             raise _cli.UsageError(f"cannot read schema {args.schema!r}: {exc}") from None
-        table = _read_data(args, schema)
+        table = _cli.read_table(args.data, schema, args, notes)
         try:
             specs = alg.models(table, args)
         except (ValueError, TypeError) as exc:
             raise _cli.UsageError(str(exc)) from None
+        for spec in specs:
+            if spec.name == "k" and spec.params[0] > table.n_rows:
+                what = f"--model {spec.text}" if "model" in alg.needs else f"-k {spec.params[0]}"
+                raise _cli.UsageError(f"{what} is larger than the table ({table.n_rows} rows): no class could be "
+                                      f"published.")
         timings["load"] = time.perf_counter() - t0
         bar.advance(step=f"running {alg.name}")
         t0 = time.perf_counter()
@@ -337,6 +317,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         bar.advance(step="auditing the output")
         audit_dict = _cli._run_audit(table, partition, specs, notes, timings)
         passed = None if audit_dict is None else bool(audit_dict["passed"])
+        if partition.n_suppressed == table.n_rows:
+            notes.append("every row was suppressed: nothing is published (lower k or the other parameters)")
+            passed = False
         bar.advance(step="measuring information loss")
         metrics = _cli._run_metrics(table, partition, notes, timings) if not args.no_metrics else None
         bar.advance(step="publishing")

@@ -24,27 +24,30 @@ from anoncore.cli._common import (
     _run_metrics,
     _table_summary,
     _version,
+    add_input_arguments,
     models_help,
+    read_table,
 )
 
 # ---------------------------------------------------------------------------------------------------------
 # audit
 
 
-def _read_labels(spec: str, data_path: str, sep: str | None, n_input: int) -> tuple[np.ndarray, str]:
+def _read_labels(spec: str, data_path: str, sep: str | None, n_input: int,
+                 encoding: str = "utf-8") -> tuple[np.ndarray, str]:
     """Class labels of every input row, from a column of the data file or from a file."""
     import pandas as pd
 
     from anoncore.data.table import _open_text
 
-    with _open_text(data_path) as fh:
+    with _open_text(data_path, encoding) as fh:
         header = fh.readline()
     if sep is None:
         sep = ";" if header.count(";") > header.count(",") else ","
     names = [h.strip() for h in header.rstrip("\r\n").split(sep)]
     if spec in names:
         col = pd.read_csv(data_path, sep=sep, dtype=str, keep_default_na=False, usecols=[names.index(spec)],
-                          skipinitialspace=True)
+                          skipinitialspace=True, encoding=encoding)
         return col.iloc[:, 0].str.strip().to_numpy(dtype=object), f"column {spec!r}"
     if not os.path.exists(spec):
         raise UsageError(f"--labels {spec!r} is neither a column of {data_path!r} (columns: {names}) nor a file.")
@@ -78,15 +81,16 @@ def _published_partition(table: Any, args: argparse.Namespace) -> tuple[Any, dic
     from anoncore.data.table import _open_text
     from anoncore.results import Partition
 
-    with _open_text(args.data) as fh:
+    with _open_text(args.data, args.encoding) as fh:
         header = fh.readline()
-    sep = args.sep or (";" if header.count(";") > header.count(",") else ",")
+    sep = args.sep or table.schema.sep or (";" if header.count(";") > header.count(",") else ",")
     names = [h.strip() for h in header.rstrip("\r\n").split(sep)]
     if "ec" not in names:
         raise UsageError(f"--published: {args.data!r} has no column 'ec' (columns: {names}); it was not written by "
                          f"anoncore anonymize -o.")
     use = ["ec"] + (["suppressed"] if "suppressed" in names else [])
-    cols = pd.read_csv(args.data, sep=sep, dtype=str, keep_default_na=False, usecols=use, skipinitialspace=True)
+    cols = pd.read_csv(args.data, sep=sep, dtype=str, keep_default_na=False, usecols=use, skipinitialspace=True,
+                       encoding=args.encoding)
     ec = cols["ec"].str.strip().to_numpy(dtype=object)[table.row_ids]
     sup = None
     if "suppressed" in cols:
@@ -104,7 +108,6 @@ def _published_partition(table: Any, args: argparse.Namespace) -> tuple[Any, dic
 def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore._progress import Progress
     from anoncore.data.schema import Schema
-    from anoncore.data.table import Table
     from anoncore.results import Partition
 
     if not os.path.exists(args.data):
@@ -125,7 +128,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"cannot read schema {args.schema!r}: {exc}") from None
         if args.published:
             schema = _published_schema(schema)
-        table = Table.from_csv(args.data, schema, sep=args.sep)
+        table = read_table(args.data, schema, args, notes)
         timings["load"] = time.perf_counter() - t0
         bar.advance(step="building the partition")
         t0 = time.perf_counter()
@@ -152,7 +155,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             if args.suppress_below:
                 raise UsageError("--suppress-below works with --levels; with --labels use --suppressed-label.")
             n_input = table.n_rows + int(table.dropped_rows.size)
-            labels, where = _read_labels(args.labels, args.data, args.sep, n_input)
+            labels, where = _read_labels(args.labels, args.data, args.sep or schema.sep, n_input, args.encoding)
             labels = labels[table.row_ids]
             suppressed = None
             if args.suppressed_label is not None:
@@ -204,7 +207,7 @@ def register(sub: Any) -> None:
     a.add_argument("--suppress-below", type=_nonneg_int_arg, default=0, metavar="K",
                    help="with --levels: the rows of classes smaller than K are suppressed (as ARX does within its "
                         "suppression limit); default 0, no suppression")
-    a.add_argument("--sep", default=None, help="field separator of DATA (default: detected from the header)")
+    add_input_arguments(a)
     a.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     a.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from anoncore._plain import plain as _plain
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
@@ -81,26 +82,26 @@ def check_table(table: Any, caller: str) -> Table:
 
 def check_t(t: Any, caller: str) -> float:
     if isinstance(t, bool) or not isinstance(t, Real):
-        raise TypeError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+        raise TypeError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {_plain(t)} instead.")
     tf = float(t)
     if not (0.0 < tf <= 1.0):
-        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {_plain(t)} instead.")
     return tf
 
 
 def check_k(k: Any, n_rows: int, caller: str) -> int:
     if isinstance(k, bool) or not isinstance(k, Integral):
-        raise TypeError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {k!r} "
+        raise TypeError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {_plain(k)} "
                         f"instead.")
     if not (1 <= int(k) <= n_rows):
-        raise ValueError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {k!r} "
+        raise ValueError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {_plain(k)} "
                          f"instead.")
     return int(k)
 
 
 def check_option(value: Any, name: str, options: tuple[str, ...], caller: str) -> str:
     if not isinstance(value, str) or value not in options:
-        raise ValueError(f"The {name!r} parameter of {caller} must be one of {set(options)}. Got {value!r} "
+        raise ValueError(f"The {name!r} parameter of {caller} must be one of {set(options)}. Got {_plain(value)} "
                          f"instead.")
     return value
 
@@ -109,6 +110,9 @@ def seed_from(rng: Any, caller: str) -> int:
     if rng is not None and not isinstance(rng, (Integral, np.random.Generator)) or isinstance(rng, bool):
         raise TypeError(f"The 'rng' parameter of {caller} must be an int, a numpy Generator or None. Got "
                         f"{rng!r} instead.")
+    if isinstance(rng, Integral) and not 0 <= int(rng) < 2**128:
+        raise ValueError(f"The 'rng' parameter of {caller} must be an int in the range [0, 2**128), a numpy "
+                         f"Generator or None. Got {_plain(rng)} instead.")
     gen = np.random.default_rng(rng if rng is None or isinstance(rng, np.random.Generator) else int(rng))
     return int(gen.integers(0, 2**64, dtype=np.uint64))
 

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore._threads import check_n_threads
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
@@ -35,7 +36,7 @@ VARIANTS = ("enhanced", "basic", "semantic", "range")
 
 # ------------------------------------------------------------------------------------------ validation
 def _check_beta(beta: Any, caller: str) -> float:
-    msg = f"The 'beta' parameter of {caller} must be a float in the range (0, inf). Got {beta!r} instead."
+    msg = f"The 'beta' parameter of {caller} must be a float in the range (0, inf). Got {_plain(beta)} instead."
     if isinstance(beta, bool) or not isinstance(beta, Real):
         raise TypeError(msg)
     b = float(beta)
@@ -63,7 +64,7 @@ def _check_variant(table: Table, sa: _space.SensitiveInfo | None, name: str, var
             raise ValueError(f"{caller}(variant='range') needs a numeric or ordinal sensitive attribute; {name!r} "
                              f"is categorical (use variant='semantic' with its hierarchy).")
         if not isinstance(relative, bool):
-            raise TypeError(f"The 'relative' parameter of {caller} must be a bool. Got {relative!r} instead.")
+            raise TypeError(f"The 'relative' parameter of {caller} must be a bool. Got {_plain(relative)} instead.")
         if relative:
             v = _values(table, name)[np.bincount(table.column(name), minlength=table.cardinality(name)) > 0]
             if v.min() <= 0:
@@ -264,7 +265,7 @@ def burel(
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
     seed_policy = _space.check_option(seed_policy, "seed_policy", ("random", "min_key", "slices"), caller)
     if not isinstance(strict, bool):
-        raise TypeError(f"The 'strict' parameter of {caller} must be a bool. Got {strict!r} instead.")
+        raise TypeError(f"The 'strict' parameter of {caller} must be a bool. Got {_plain(strict)} instead.")
     split = _space.check_option(split, "split", ("halve", "balanced"), caller)
     threads = check_n_threads(n_threads, caller)
     seed = _space.seed_from(rng, caller)

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore._threads import check_n_threads
 from anoncore.data.table import Table
 from anoncore.metrics import ail
@@ -118,7 +119,7 @@ def sabre(
     if seed_policy == "slices" and method != "ak":
         raise ValueError("seed_policy='slices' (Hilbert slicing) is a variant of method='ak' only.")
     if not isinstance(tight_bound, bool):
-        raise TypeError(f"The 'tight_bound' parameter of {_CALLER} must be a bool. Got {tight_bound!r} instead.")
+        raise TypeError(f"The 'tight_bound' parameter of {_CALLER} must be a bool. Got {_plain(tight_bound)} instead.")
     threads = check_n_threads(n_threads, _CALLER)
     seed = _space.seed_from(rng, _CALLER)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
