@@ -422,3 +422,161 @@ def test_columns_left_out_by_the_schema_are_reported(census: tuple[Path, Path], 
     assert code == 0, err
     notes = json.loads(text)["result"]["notes"]
     assert any("['name']" in n and "not in the schema" in n for n in notes)
+
+
+# ------------------------------------------------------------------------------------------ item 15: interface
+def test_bad_values_exit_2_as_documented(census: tuple[Path, Path], tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    assert "| 2 | bad arguments" in doc and "| 130 | interrupted" in doc
+    data, schema = census
+    # a value the command can check before any work: exit 2 with the argparse-style message
+    cases = [
+        ["anonymize", str(data), "--schema", str(schema), "--algorithm", "sabre", "-t", "0.3", "-k", "99999"],
+        ["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model", "k=0"],
+        ["temporal", "demo", "--l", "1", "--w", "2", "-o", str(tmp_path / "t.csv")],
+        ["temporal", "demo", "--l", "2", "--w", "0", "-o", str(tmp_path / "t.csv")],
+        ["temporal", "demo", "--l", "2", "--w", "10000000000", "-o", str(tmp_path / "t.csv")],
+    ]
+    for argv in cases:
+        code, _, err = run(argv)
+        assert code == 2, (argv, err)
+        assert "error:" in err and "Traceback" not in err
+
+
+def test_anonymize_reads_stdin_and_writes_stdout(census: tuple[Path, Path], tmp_path: Path) -> None:
+    data, schema = census
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", "import sys; from anoncore.cli import main; sys.exit(main())",
+                        "anonymize", "-", "--schema", str(schema), "--algorithm", "flash", "--model", "k=5",
+                        "--suppression-limit", "0.05", "-o", "-"],
+                       input=data.read_text(), capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert not (tmp_path / "-").exists()  # the old code created a file named '-'
+    pub = pd.read_csv(io.StringIO(p.stdout))
+    assert list(pub.columns)[:2] == ["age", "sex"] and "ec" in pub.columns
+    assert pub.groupby("ec").size().min() >= 5
+    assert "Audit" in p.stderr and "PASSED" in p.stderr  # the report moves to stderr
+
+
+def test_numeric_labels_are_the_same_in_anonymize_and_stream(tmp_path: Path) -> None:
+    from anoncore import Partition, Schema, Table
+    from anoncore.stream._common import number_label
+
+    df = pd.DataFrame({"age": [30, 39.5, 47, 30], "d": ["a", "b", "a", "b"]})
+    t = Table.from_pandas(df, Schema.build({"age": "numeric"}, sensitive="d"))
+    p = Partition.from_labels(t, np.array([0, 0, 0, 1]))
+    labels = list(p.class_labels("age"))
+    assert labels == [f"[{number_label(30.0)}, {number_label(47.0)}]", "30"] == ["[30, 47]", "30"]
+    p2 = Partition.from_labels(t, np.array([0, 0, 1, 1]))
+    assert list(p2.class_labels("age")) == ["[30, 39.5]", "[30, 47]"]
+
+
+def test_temporal_is_in_the_cli_synopsis_and_docs() -> None:
+    root = Path(__file__).resolve().parents[1]
+    assert "anoncore temporal INPUT" in (root / "docs" / "cli.md").read_text()
+    assert "proposed" not in (root / "docs" / "temporal.md").read_text().lower()
+    code, out, _ = run(["--help"]) if False else (0, "", "")
+    from anoncore.cli import build_parser
+
+    assert "temporal" in build_parser().format_help()
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("command", ["stream", "sequence", "temporal"])
+def test_progress_is_drawn_on_a_terminal(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if command == "stream":
+        src = tmp_path / "in.csv"
+        src.write_text("pid,age,disease\n" + "".join(f"{i},{20 + i % 7},flu\n" for i in range(50)))
+        argv = _stream_args(src, tmp_path / "o.jsonl", "--batch-size", "10")
+    elif command == "sequence":
+        tax = tmp_path / "tax.json"
+        tax.write_text(json.dumps({"All": {"A": ["a1", "a2"], "B": ["b1", "b2"]}}))
+        ev = tmp_path / "ev.jsonl"
+        ev.write_text(json.dumps({"user": "u", "events": ["a1", "b1", "a2", "b2", "a1", "b1"]}) + "\n")
+        argv = ["sequence", str(ev), "--taxonomy", str(tax), "--pattern", "a1,b1", "--epsilon", "0.5", "--w", "2",
+                "-o", str(tmp_path / "s.jsonl")]
+    else:
+        argv = ["temporal", "demo", "--l", "2", "--w", "2", "-o", str(tmp_path / "t.csv")]
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert main(argv, stdout=io.StringIO()) == 0
+    assert f"anoncore {command}" in tty.getvalue()
+
+
+# ------------------------------------------------------------------------------------------ item 6: temporal inputs
+def _temporal_csv(tmp_path: Path, ts: list[str], sa: list[str], extra: dict[str, list[str]] | None = None) -> Path:
+    df = pd.DataFrame({"id": [f"r{i}" for i in range(len(ts))], "ts": ts, "sa": sa, **(extra or {})})
+    p = tmp_path / "t.csv"
+    df.to_csv(p, index=False)
+    return p
+
+
+def _temporal(src: Path, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
+    return run(["temporal", str(src), "--l", "2", "--w", "2", "-o", str(tmp_path / "out.csv"), "--force", *extra])
+
+
+def test_temporal_refuses_bad_timestamps(tmp_path: Path) -> None:
+    base_sa = ["a", "b"] * 5
+    for ts, what in ((["0", "0", "1", "1", "2", "", "3", "3", "4", "4"], "line 7"),
+                     (["0", "0", "1", "1", "2", "0.5", "3", "3", "4", "4"], "'0.5'"),
+                     (["0", "0", "1", "1", "2", "nan", "3", "3", "4", "4"], "'nan'")):
+        code, _, err = _temporal(_temporal_csv(tmp_path, ts, base_sa), tmp_path)
+        assert code == 1 and "integer time instants" in err and what in err, err
+    # 2**63 - 1 used to hang forever (the stream is processed instant by instant)
+    ts = ["0", "0", "1", "1", "2", "2", "3", "3", "4", str(2**63 - 1)]
+    t0 = time.monotonic()
+    code, _, err = _temporal(_temporal_csv(tmp_path, ts, base_sa), tmp_path)
+    assert code == 1 and "span" in err and time.monotonic() - t0 < 30
+
+
+def test_temporal_refuses_same_column_empty_sa_and_needs_scipy_message(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _temporal_csv(tmp_path, [str(i // 2) for i in range(10)], ["a", "b"] * 5)
+    code, _, err = run(["temporal", str(src), "--ts", "ts", "--sa", "ts", "--l", "2", "--w", "2", "-o",
+                        str(tmp_path / "o.csv")])
+    assert code == 2 and "same column" in err
+    src = _temporal_csv(tmp_path, [str(i // 2) for i in range(10)], ["a", "b", "a", "", "a", "b", "a", "b", "a", "b"])
+    code, _, err = _temporal(src, tmp_path)
+    assert code == 1 and "empty on line 5" in err and "codes >= 0" not in err
+    src = _temporal_csv(tmp_path, [str(i // 2) for i in range(10)], ["a", "b"] * 5)
+    monkeypatch.setitem(sys.modules, "scipy.optimize", None)  # as in a plain install without scipy
+    code, _, err = _temporal(src, tmp_path, "--first-window", "milp")
+    assert code == 2 and "anoncore[milp]" in err
+
+
+def test_temporal_output_withholds_suppressed_values_and_anatomy_publishes_qi_only(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    n = 300
+    ts = np.sort(rng.integers(0, 30, n)).astype(str)
+    sa = rng.choice(list("abcd"), n, p=[0.7, 0.1, 0.1, 0.1])
+    src = _temporal_csv(tmp_path, list(ts), list(sa), {"age": list(rng.integers(20, 60, n).astype(str))})
+    code, _, err = _temporal(src, tmp_path, "--l", "3", "--anatomy", "--qi", "age")
+    assert code == 0, err
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    sup = out["suppressed"] == "True"
+    assert sup.any() and (out.loc[sup, "sa"] == "").all() and (out.loc[~sup, "sa"] != "").all()
+    qit = pd.read_csv(tmp_path / "out.qit.csv")
+    assert "id" not in qit.columns and "age" in qit.columns and "sa" not in qit.columns
+    code, _, err = _temporal(src, tmp_path, "--anatomy")
+    assert code == 2 and "--qi" in err
+
+
+# ------------------------------------------------------------------------------------------ item 8
+def test_count_patterns_longer_than_the_window_count_zero() -> None:
+    from anoncore.data.hierarchy import Hierarchy
+    from anoncore.sequence.counting import count_patterns
+
+    tax = Hierarchy.from_nested({"*": {"x": ["a", "b"], "y": ["c"]}})
+    seqs = [["a", "b", "c", "a", "b", "c"], ["c"], []]
+    got = count_patterns(seqs, tax, [("a", "b", "c"), ("a", "a", "a")], w=1)
+    assert got.shape == (3, 2) and not got.any()
+    # brute force at the boundary m = w + 1: an occurrence i1 < i2 < i3 with i3 - i1 <= 2
+    import itertools
+
+    want = sum(1 for c in itertools.combinations(range(6), 3) if c[2] - c[0] <= 2
+               and [seqs[0][i] for i in c] == ["a", "b", "c"])
+    assert count_patterns(seqs[:1], tax, [("a", "b", "c")], w=2).tolist() == [[want]]

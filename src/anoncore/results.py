@@ -24,7 +24,8 @@ def _readonly(a: NDArray[Any]) -> NDArray[Any]:
 
 
 def _fmt_num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+    """``20`` for integral floats, else the float's repr: the same numeric labels as the stream commands."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -202,7 +203,7 @@ class Partition:
             return np.asarray(h.labels, dtype=object)[self.gen_node[:, j]]
         vals = t.numeric_values(name)
         lo, hi = vals[self.gen_lo[:, j]], vals[self.gen_hi[:, j]]
-        return np.array([_fmt_num(a) if a == b else f"[{_fmt_num(a)}-{_fmt_num(b)}]" for a, b in zip(lo, hi)],
+        return np.array([_fmt_num(a) if a == b else f"[{_fmt_num(a)}, {_fmt_num(b)}]" for a, b in zip(lo, hi)],
                         dtype=object)
 
     def to_pandas(self, suppressed_token: str = "*", include_suppressed: bool = True) -> pd.DataFrame:

@@ -69,6 +69,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         sys.stderr.write(f"{sub}: error: {exc}\n")
         return 1
+    except MemoryError:
+        sys.stderr.write(f"{sub}: error: out of memory: the input or a size parameter (a window, k, a lattice) is too "
+                         f"large for this machine\n")
+        return 1
     except KeyboardInterrupt:  # Ctrl-C: outputs are written to a temporary file first, so none is half written
         sys.stderr.write(f"{sub}: interrupted; no output file was replaced or left half written\n")
         return 130

@@ -443,6 +443,9 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
             m = rel.suppressed
             sup.write(pd.DataFrame({"position": rel.position[m], "pid": rel.pid[m]}))
 
+    from anoncore._progress import Progress
+
+    bar = Progress(None, f"anoncore stream --algorithm {args.algorithm}: rows")  # drawn on a terminal only
     batches = _batches(args, schema)
     try:
         for df in batches:
@@ -467,6 +470,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                                  f"{what}.") from exc
             n_in += len(df)
             emit(rel)
+            bar.advance(len(df), step=f"{n_rel:,} released, {n_sup:,} suppressed")
             if args.checkpoint:
                 _save(args.checkpoint, args.algorithm, rows, writer.offset(), None if sup is None else sup.offset(),
                       stream.checkpoint())
@@ -477,6 +481,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                   stream.checkpoint())
         ok = True
     finally:
+        bar.close()
         batches.close()
         writer.close(commit=ok)
         if sup is not None:
