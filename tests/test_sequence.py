@@ -583,11 +583,6 @@ def test_sanitize_rejects_bad_input(kwargs: dict, exc: type, match: str) -> None
     ("call", "exc", "match"),
     [
         (
-            lambda: count_patterns([S], TOY, [("Beer", "Chips", "Wine")], 1),
-            ValueError,
-            "longer than the window",
-        ),
-        (
             lambda: count_patterns([S], TOY, P, 2, generalization=[7, 6, 7, 7, 9, 9]),
             ValueError,
             "maps leaf 'Wine' to node 7",
