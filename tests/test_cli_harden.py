@@ -446,7 +446,7 @@ def test_bad_values_exit_2_as_documented(census: tuple[Path, Path], tmp_path: Pa
 def test_anonymize_reads_stdin_and_writes_stdout(census: tuple[Path, Path], tmp_path: Path) -> None:
     data, schema = census
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", "import sys; from anoncore.cli import main; sys.exit(main())",
+    p = subprocess.run([sys.executable, "-c", "import sys; from anoncore.cli import main; sys.exit(main())",  # noqa: PLW1510
                         "anonymize", "-", "--schema", str(schema), "--algorithm", "flash", "--model", "k=5",
                         "--suppression-limit", "0.05", "-o", "-"],
                        input=data.read_text(), capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
@@ -579,3 +579,52 @@ def test_count_patterns_longer_than_the_window_count_zero() -> None:
     want = sum(1 for c in itertools.combinations(range(6), 3) if c[2] - c[0] <= 2
                and [seqs[0][i] for i in c] == ["a", "b", "c"])
     assert count_patterns(seqs[:1], tax, [("a", "b", "c")], w=2).tolist() == [[want]]
+
+
+# ------------------------------------------------------------------------------------------ item 7: lattice size
+def test_lattice_size_is_guarded_up_front(census: tuple[Path, Path]) -> None:
+    from anoncore import Schema, Table
+    from anoncore.models import KAnonymity
+    from anoncore.static.lattice import lattice_search, lattice_size
+
+    data, schema = census
+    t = Table.from_csv(data, Schema.from_toml(schema))
+    size = lattice_size([t.hierarchy(q).height for q in t.quasi_identifiers])
+    assert size > 100
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"has {size:,} nodes .* more than max_nodes=100; .*strategy='datafly'"):
+        lattice_search(t, [KAnonymity(5)], max_nodes=100)
+    assert time.perf_counter() - t0 < 1.0  # refused before any work
+    with pytest.raises(ValueError, match="more than max_nodes"):
+        lattice_search(t, [KAnonymity(5)], strategy="exhaustive", max_nodes=size - 1)
+    # at the limit, and for the heuristics, it runs
+    assert lattice_search(t, [KAnonymity(5)], max_nodes=size).partition.levels is not None
+    assert lattice_search(t, [KAnonymity(5)], strategy="datafly", max_nodes=1).partition.levels is not None
+    with pytest.raises(ValueError, match="'max_nodes' parameter"):
+        lattice_search(t, [KAnonymity(5)], max_nodes=0)
+    code, _, err = run(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model", "k=5",
+                        "--max-nodes", "100"])
+    assert code == 1 and "more than max_nodes=100" in err and "--algorithm datafly" in err
+    assert run(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model", "k=5",
+                "--max-nodes", "0"])[0] == 0
+
+
+def test_the_command_line_refuses_a_200m_node_lattice_by_default(tmp_path: Path) -> None:
+    from anoncore.data.builders import interval_hierarchy
+    from anoncore.static.lattice import DEFAULT_MAX_NODES
+
+    rng = np.random.default_rng(0)
+    # 8 numeric QIs with hierarchies of height 10 (9 interval levels and the root): 11**8 = 214,358,881 nodes
+    h = interval_hierarchy(range(1024), [2 ** j for j in range(1, 10)])
+    assert h.height == 10 and 11**8 > DEFAULT_MAX_NODES
+    (tmp_path / "h.csv").write_text("".join(";".join(r) + "\n" for r in h.to_rows()))
+    df = pd.DataFrame({f"q{i}": rng.integers(0, 1024, 50) for i in range(8)})
+    df["s"] = "x"
+    df.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text("".join(f'[attributes.q{i}]\nrole = "qi"\nkind = "numeric"\nhierarchy = "h.csv"\n'
+                                             for i in range(8)) + '[attributes.s]\nrole = "sensitive"\n')
+    t0 = time.perf_counter()
+    code, _, err = run(["anonymize", str(tmp_path / "d.csv"), "--schema", str(tmp_path / "s.toml"), "--algorithm",
+                        "flash", "--model", "k=2"])
+    assert code == 1 and "has 214,358,881 nodes" in err and "datafly" in err
+    assert time.perf_counter() - t0 < 10.0

@@ -51,11 +51,12 @@ def _lattice_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec
 
 def _lattice_runner(strategy: str) -> Callable[[Any, argparse.Namespace], Any]:
     def run(table: Any, args: argparse.Namespace) -> Any:
-        from anoncore.static.lattice import lattice_search
+        from anoncore.static.lattice import DEFAULT_MAX_NODES, lattice_search
 
         models = [s.build() for s in args.model]
+        limit = DEFAULT_MAX_NODES if args.max_nodes is None else (None if args.max_nodes == 0 else args.max_nodes)
         return lattice_search(table, models, suppression_limit=args.suppression_limit, metric=args.metric,
-                              strategy=strategy, n_threads=args.threads)
+                              strategy=strategy, n_threads=args.threads, max_nodes=limit)
 
     return run
 
@@ -184,6 +185,9 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
                    help="lattice algorithms: privacy model to satisfy, repeatable. " + models_help)
     p.add_argument("--suppression-limit", type=_fraction_arg, default=0.0, metavar="FRACTION",
                    help="lattice algorithms: largest fraction of rows that may be suppressed (default 0)")
+    p.add_argument("--max-nodes", type=_cli._nonneg_int_arg, default=None, metavar="N",
+                   help="flash: refuse a lattice of more than N nodes (default 50,000,000; 0: no limit); the "
+                        "heuristics datafly, greedy and samarati are not limited")
     p.add_argument("--metric", choices=LATTICE_METRICS, default="loss",
                    help="lattice algorithms: the objective (default loss, ARX's Loss)")
     p.add_argument("-k", "--k", type=_cli._positive_int_arg, default=1, help="sabre/tmondrian: minimum class size")
@@ -309,7 +313,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 raise _cli.UsageError(f"{what} is larger than the table ({table.n_rows} rows): no class could be "
                                       f"published.")
         timings["load"] = time.perf_counter() - t0
-        bar.advance(step=f"running {alg.name}")
+        step = f"running {alg.name}"
+        if "model" in alg.needs and all(table.hierarchy(q) is not None for q in table.quasi_identifiers):
+            from anoncore.static.lattice import lattice_size
+
+            size = lattice_size([table.hierarchy(q).height for q in table.quasi_identifiers])
+            step += f" on a lattice of {size:,} nodes (no ETA: the search reports no progress)"
+        bar.advance(step=step)
         t0 = time.perf_counter()
         result = alg.run(table, args)
         timings["algorithm"] = time.perf_counter() - t0
