@@ -214,7 +214,7 @@ def add_input_arguments(p: Any) -> None:
     p.add_argument("--encoding", default="utf-8", help="text encoding of DATA (default utf-8; e.g. latin-1)")
 
 
-def read_table(path: str, schema: Any, args: Any, notes: list[str]) -> Any:
+def read_table(path: str, schema: Any, args: Any, notes: list[str], expected: Sequence[str] = ()) -> Any:
     """Read ``path`` (``-``: stdin) with ``schema``; notes name the columns the schema leaves out."""
     import sys
 
@@ -225,12 +225,12 @@ def read_table(path: str, schema: Any, args: Any, notes: list[str]) -> Any:
         try:
             with os.fdopen(fd, "w", encoding=args.encoding, newline="") as fh:
                 fh.write(sys.stdin.read())
-            return read_table(tmp, schema, args, notes)
+            return read_table(tmp, schema, args, notes, expected)
         finally:
             os.remove(tmp)
     table = Table.from_csv(path, schema, sep=args.sep, encoding=args.encoding)
     cols = csv_columns(path, args.sep or schema.sep, args.encoding)
-    left = [c for c in cols if c not in schema.names]
+    left = [c for c in cols if c not in schema.names and c not in expected]
     if left:
         notes.append(f"column(s) {left} of the data are not in the schema and were left out of the output")
     return table

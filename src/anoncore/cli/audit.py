@@ -64,13 +64,14 @@ def _read_labels(spec: str, data_path: str, sep: str | None, n_input: int,
 
 def _published_schema(schema: Any) -> Any:
     """The schema of a file written by ``anoncore anonymize``: its quasi-identifiers hold published labels
-    (generalized values, ``*``), read as opaque categories; the other columns keep their declaration."""
+    (generalized values, ``*``), read as opaque categories; identifiers are not in it; the other columns keep
+    their declaration."""
     from dataclasses import replace
 
     from anoncore.data.schema import Attribute
 
     attrs = tuple(Attribute(a.name, "quasi_identifier", "categorical") if a.role == "quasi_identifier" else a
-                  for a in schema.attributes)
+                  for a in schema.attributes if a.role != "identifier")  # identifiers are never published
     return replace(schema, attributes=attrs, _by_name={})
 
 
@@ -128,7 +129,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"cannot read schema {args.schema!r}: {exc}") from None
         if args.published:
             schema = _published_schema(schema)
-        table = read_table(args.data, schema, args, notes)
+        table = read_table(args.data, schema, args, notes, ("ec", "suppressed") if args.published else ())
         timings["load"] = time.perf_counter() - t0
         bar.advance(step="building the partition")
         t0 = time.perf_counter()
