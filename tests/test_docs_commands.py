@@ -50,7 +50,7 @@ def test_docs_block_runs_on_the_examples(doc: str, index: int, block: str, tmp_p
     for cmd in commands(block):
         line = anoncore + cmd[len("anoncore"):]
         line = line.replace("| python ", f"| {shlex.quote(sys.executable)} ")
-        p = subprocess.run(line, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,  # noqa: S602
+        p = subprocess.run(line, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
                            timeout=300, check=False)
         assert p.returncode == 0, f"{doc} block {index}: {cmd}\n{p.stderr[-2000:]}"
         assert "Traceback" not in p.stderr
