@@ -628,3 +628,55 @@ def test_the_command_line_refuses_a_200m_node_lattice_by_default(tmp_path: Path)
                         "flash", "--model", "k=2"])
     assert code == 1 and "has 214,358,881 nodes" in err and "datafly" in err
     assert time.perf_counter() - t0 < 10.0
+
+
+# ------------------------------------------------------------------------------------------ items 16, 17
+def test_synthetic_census_box_form_equals_the_harness_tables() -> None:
+    from dataclasses import replace
+
+    from anoncore import Schema, Table
+    from anoncore.metrics import ail
+    from anoncore.static.sabre import sabre
+
+    h = synthetic_census(3000, rng=5)
+    b = synthetic_census(3000, rng=5, numeric="box")
+    assert np.array_equal(h.codes, b.codes)
+    assert [a.name for a in b.attributes if a.hierarchy is None] == ["age", "education", "salary"]
+    # the benchmark harness's construction, written out independently: drop the numeric hierarchies, re-encode
+    attrs = tuple(replace(a, hierarchy=None) if a.kind == "numeric" else a for a in h.attributes)
+    ref = Table.from_pandas(h.to_pandas(), Schema(attrs))
+    rb = sabre(b, t=0.35, k=6, method="knn", rng=0)
+    rr = sabre(ref, t=0.35, k=6, method="knn", rng=0)
+    assert np.array_equal(rb.partition.labels, rr.partition.labels)
+    assert ail(b, rb.partition) == pytest.approx(ail(ref, rr.partition))
+    # published as [min, max] boxes, not through the hierarchy
+    assert all(x.startswith("[") or x.isdigit() for x in rb.partition.class_labels("age"))
+    assert ail(b, rb.partition) < ail(h, sabre(h, t=0.35, k=6, method="knn", rng=0).partition)
+    with pytest.raises(ValueError, match="'numeric' parameter of synthetic_census"):
+        synthetic_census(10, rng=0, numeric="boxes")
+
+
+def test_tmondrian_dimension_rule_raw_cuts_the_widest_raw_range() -> None:
+    from anoncore import Attribute, Schema, Table
+    from anoncore.audit import audit
+    from anoncore.models import KAnonymity, OrderedDistanceTCloseness
+    from anoncore.static.mondrian import tmondrian
+
+    # age spans 0..99 (raw width 99), x spans 0..1 (raw width 1): normalised, x is as wide as age; raw, age wins
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"x": rng.integers(0, 2, n), "age": rng.integers(0, 100, n), "s": rng.integers(0, 5, n)})
+    schema = Schema((Attribute("x", "quasi_identifier", "numeric"), Attribute("age", "quasi_identifier", "numeric"),
+                     Attribute("s", "sensitive", "numeric")))
+    t = Table.from_pandas(df, schema)
+    raw = tmondrian(t, t=1.0, k=150, dimension_rule="raw")
+    norm = tmondrian(t, t=1.0, k=150)
+    assert raw.parameters["dimension_rule"] == "raw"
+    # one cut of 400 rows into two classes of >= 150 (no room for a second): raw cuts age at its median, normalised cuts x (first widest)
+    assert raw.partition.n_classes == 2 and norm.partition.n_classes == 2
+    assert all(lab == "[0, 1]" for lab in raw.partition.class_labels("x"))
+    assert all(lab in ("0", "1") for lab in norm.partition.class_labels("x"))
+    for r in (raw, norm):
+        assert audit(t, r.partition, [KAnonymity(150), OrderedDistanceTCloseness(1.0)]).passed
+    with pytest.raises(ValueError, match="'dimension_rule' parameter of tmondrian"):
+        tmondrian(t, t=1.0, dimension_rule="widest")

@@ -17,7 +17,7 @@ _CALLER = "tmondrian"
 
 
 def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = None,
-              categorical_split: str = "rank") -> Result:
+              categorical_split: str = "rank", dimension_rule: str = "normalized") -> Result:
     """tMondrian: Mondrian multidimensional splits kept only when both halves are k-anonymous and t-close.
 
     The baseline of the SABRE experiments (Li, Li and Venkatasubramanian, TKDE 2010). Starting from the whole
@@ -41,6 +41,12 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
         pre-order leaf rank, like a numeric axis. ``'hierarchy'``: split into the children of the lowest common
         ancestor of the partition's values (multiway; every part must satisfy ``k`` and ``t``), as in the
         hierarchy-aware Mondrian variants. Numeric QIs always use median cuts. Publication is the same.
+    dimension_rule : {'normalized', 'raw'}, default='normalized'
+        Which quasi-identifier is cut first. ``'normalized'`` (the project's baseline): the widest range with
+        every axis normalised to [0, 1] (numeric by its domain, categorical by leaf rank over the leaf count).
+        ``'raw'``: the widest raw range (numeric values in their units, categorical leaf ranks), as in
+        LeFevre et al.'s description, which favours wide numeric axes (on the synthetic census, age). The AIL
+        of the baseline depends strongly on it (docs/sabre.md, "Mondrian's dimension rule").
 
     Returns
     -------
@@ -70,7 +76,8 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     kk = _space.check_k(k, table.n_rows, _CALLER)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
-    space = _space.qi_space(table)
+    _space.check_option(dimension_rule, "dimension_rule", ("normalized", "raw"), _CALLER)
+    space = _space.qi_space(table, normalized=dimension_rule == "normalized")
     t1 = time.perf_counter()
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
                                    [("k", float(kk)), ("t", tt)], sa.hierarchy_arrays, None, qh)
@@ -83,7 +90,8 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,
              "seconds_total": t3 - t0}
-    params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split}
+    params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split,
+              "dimension_rule": dimension_rule}
     return Result("tmondrian", partition, params, achieved, {"ail": ail(table, partition)},
                   trace, stats)
 
