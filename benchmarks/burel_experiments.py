@@ -14,7 +14,7 @@ Experiments (``--experiments``): ``beta`` (vary beta 1..5: AIL, time, achieved b
 (c) matched AIL; binary searches on beta and t). Results go to ``<out>/burel_<dataset>.csv`` and one PNG per
 experiment.
 
-Usage: ``python benchmarks/burel_experiments.py --dataset synthetic --n 500000 --out docs/burel-results``
+Usage: ``python benchmarks/burel_experiments.py --dataset synthetic --n 500000 ``  (writes to ``bench_out/burel``)
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=2, help="best-of-N timing")
     ap.add_argument("--experiments", default="beta,qi,n,query,range,face")
-    ap.add_argument("--out", default="bench-out")
+    ap.add_argument("--out", default="bench_out/burel")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

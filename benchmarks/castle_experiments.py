@@ -16,7 +16,7 @@ power-law synthetic streams, writes one CSV per experiment and one PNG per figur
 AIL is the mean, over released tuples, of the GLM IL of the generalization each was released with (A22 (a));
 ``ail_supp1`` also counts suppressed tuples with IL 1 (A22 (b)); the suppression rate is reported.
 
-Usage: ``PYTHONPATH=src python benchmarks/castle_experiments.py --out benchmarks/results [--quick]``
+Usage: ``PYTHONPATH=src python benchmarks/castle_experiments.py [--out bench_out/castle] [--quick]``
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def _strip(r: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--out", default="bench_out/castle")
     ap.add_argument("--quick", action="store_true", help="smaller grids (CI smoke run)")
     ap.add_argument("--only", default="", help="comma-separated experiment names")
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 """Mondrian baselines with rank-based (default) vs hierarchy-based categorical splits (docs/sabre.md,
 "Why the Mondrian baselines win here"). Every output is audited; AIL (Cao's GLM) and NCP
-(the common categorical form) per run, with the per-attribute AIL; writes docs/sabre-results/mondrian_split_variants.csv.
+(the common categorical form) per run, with the per-attribute AIL; writes bench_out/sabre/mondrian_split_variants.csv.
 
     python benchmarks/mondrian_split_variants.py [--n 100000]
 """
@@ -31,7 +31,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--csv", default="mondrian_split_variants.csv")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "sabre-results"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "bench_out" / "sabre"))
     args = ap.parse_args()
     rows = []
     for data in ("synthetic", "census-income"):

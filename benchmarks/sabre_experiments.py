@@ -11,7 +11,7 @@ Experiments (``--experiments``): ``t`` (vary t), ``qi`` (QI count 3..7), ``n`` (
 ``lambda`` and ``theta`` (median relative error of COUNT queries), ``level`` (KL on OLAP cubes). Results go to
 ``<out>/sabre_<dataset>.csv`` and one PNG per experiment.
 
-Usage: ``python benchmarks/sabre_experiments.py --dataset synthetic --n 100000`` (writes to ``docs/sabre-results``)
+Usage: ``python benchmarks/sabre_experiments.py --dataset synthetic --n 100000`` (writes to ``bench_out/sabre``)
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--experiments", default="t,qi,n,k,lambda,theta,level")
     ap.add_argument("--methods", default="")
-    ap.add_argument("--out", default="docs/sabre-results")
+    ap.add_argument("--out", default="bench_out/sabre")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ reported (it is 0 on these streams). Time = process CPU seconds of push + flush.
 stream (``--incognito-rows``) because it is two orders of magnitude slower (as the thesis reports); the table
 marks the stream length of every row.
 
-Usage: ``PYTHONPATH=src python benchmarks/sabre_w_experiments.py --out benchmarks/results [--quick]``
+Usage: ``PYTHONPATH=src python benchmarks/sabre_w_experiments.py [--out bench_out/sabre_w] [--quick]``
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def run(schema: Schema, df: pd.DataFrame, baseline: str, batch: int = 50_000, **
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--out", default="bench_out/sabre_w")
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--incognito-rows", type=int, default=30_000)
     ap.add_argument("--quick", action="store_true", help="smaller grids and streams (smoke run)")

@@ -4,7 +4,7 @@ Reproduces the *shape* of the paper's study on synthetic data: an MSNBC-like 17-
 placeholder category taxonomy, and a location-like stream over 69 areas binned 10 to a group. Defaults follow the
 paper's Table 1 (m = 2, w = 10, f_min = 10, |P| = 4, relative epsilon 0.5); each sweep varies one parameter.
 
-Writes ``sequence_experiments.csv`` and one PNG per sweep into ``--out`` (default ``benchmarks/out/sequence``).
+Writes ``sequence_experiments.csv`` and one PNG per sweep into ``--out`` (default ``bench_out/sequence``).
 Timing follows the paper's cost model by default: every Ĩ evaluation re-mines the generalized patterns over the
 sequence (``counting='scan'``, O(n·w·m) per evaluation, like the paper's black-box miner), Top-Down uses the paper's
 Σ_S shortcut (``sigma_s_shortcut=True``), and both algorithms run as the C++ batch kernels on one thread. The
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--users", type=int, default=8)
     ap.add_argument("--length", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--out", default=os.path.join("benchmarks", "out", "sequence"))
+    ap.add_argument("--out", default=os.path.join("bench_out", "sequence"))
     ap.add_argument("--python", action="store_true", help="also time the traced Python references")
     ap.add_argument("--replot", action="store_true", help="only redraw the plots from --out's CSV")
     args = ap.parse_args(argv)

@@ -84,6 +84,7 @@ def test_dp_partition_is_minimum(counts: list[int], beta: float, enhanced: bool,
         assert b["size"][j] / n <= b["bound"][j] * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(st.lists(st.integers(1, 30), min_size=1, max_size=8), st.sampled_from([0.5, 1.0, 2.0, 4.0]))
 def test_bisplit_equals_reference_dichotomize(counts: list[int], beta: float) -> None:
@@ -372,7 +373,7 @@ def test_slices_follow_shared_hilbert_keys(n: int, n_qi: int) -> None:
     tab = random_table(n, n, n_qi, 5, "numeric", skew=1.0)
     res = burel(tab, beta=2.0, seed_policy="slices", rng=0)
     sp = _space.qi_space(tab)
-    tw = _core.twophase
+    tw = _core.sabre
     keys = tw.hilbert_keys(sp.codes, sp.values, sp.offsets, tw.hilbert_bits(len(tab.quasi_identifiers), sp.max_card), 1)
     code = {str(int(v)): i for i, v in enumerate(tab.dictionary("s"))}
     bucket_of = np.full(tab.cardinality("s"), -1)
@@ -408,7 +409,7 @@ def test_merging_never_increases_a_gain(ref: list[int], seed: int) -> None:
         for b in range(a, m):
             p = Fraction(sum(ref[a:b + 1]), P)
 
-            def gain(h: np.ndarray) -> Fraction:
+            def gain(h: np.ndarray, a: int = a, b: int = b, p: Fraction = p) -> Fraction:
                 return (Fraction(int(h[a:b + 1].sum()), int(h.sum())) - p) / p
 
             assert gain(g1 + g2) <= max(gain(g1), gain(g2))

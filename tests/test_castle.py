@@ -88,6 +88,7 @@ def _run(data: dict[str, Any], batches: list[int], **kw: Any) -> list[CastleRele
     max_reuse=st.sampled_from([None, 0, 1, 3]),
     cuts=st.lists(st.integers(0, 60), max_size=4),
 )
+@pytest.mark.slow
 def test_random_streams_pass_the_checker(seed: int, n: int, n_num: int, n_cat: int, k: int, delta: int, eta: int,
                                          mu: int, persons: int, burst: bool, gaps: bool, l: int | None,
                                          max_reuse: int | None, cuts: list[int]) -> None:
@@ -388,6 +389,7 @@ def _uci_adult() -> Any:
         pytest.skip(str(exc))
 
 
+@pytest.mark.slow
 def test_uci_adult_stream_passes_the_checker() -> None:
     """UCI Adult (30,162 clean rows, Table 5.4's 10 QI with our hierarchies), k=100, delta=10,000, eta=50."""
     from anoncore.stream.datasets import ADULT_QI, adult_stream_schema

@@ -142,7 +142,7 @@ def test_parent_map_refusals() -> None:
 
 
 def test_builders() -> None:
-    h = ac.interval_hierarchy(range(0, 100), width=5, fanout=2)
+    h = ac.interval_hierarchy(range(100), width=5, fanout=2)
     assert h.level_sizes()[:3] == [100, 20, 10]
     assert h.to_rows()[7][:3] == ["7", "[5-9]", "[0-9]"]
     m = ac.masking_hierarchy(["13053", "13068", "14850"])

@@ -171,6 +171,7 @@ def uci_all(data_dir: Path) -> Table:
     return load_uci_adult("all")
 
 
+@pytest.mark.slow
 def test_uci_adult_counts(data_dir: Path, uci_all: Table) -> None:
     from anoncore.datasets import load_uci_adult
 
@@ -299,3 +300,23 @@ def test_from_codes_with_dictionaries() -> None:
         Table._from_codes(s, codes, {"age": [30.0, 41.0]})
     with pytest.raises(ValueError, match="strictly increasing"):
         Table._from_codes(s, codes, {"age": [41.0, 30.0], "zip": ["130", "148"], "disease": ["flu", "ulcer"]})
+
+
+def test_every_generator_and_loader_is_in_one_package() -> None:
+    """anoncore.datasets holds every data source; the old module paths re-export the same objects."""
+    import anoncore.data.synthetic as old_census
+    import anoncore.datasets as ds
+    import anoncore.sequence.synthetic as old_sequences
+    import anoncore.stream.datasets as old_streams
+    import anoncore.temporal._synthetic as old_temporal
+
+    for old in (old_census, old_sequences, old_streams, old_temporal):
+        assert old.__all__, old.__name__
+        for name in old.__all__:
+            assert getattr(ds, name) is getattr(old, name), (old.__name__, name)
+            assert name in ds.__all__
+    assert ds.make_temporal_stream.__module__ == "anoncore.datasets.temporal"
+    assert ds.power_law_stream.__module__ == "anoncore.datasets.streams"
+    assert ds.msnbc_like.__module__ == "anoncore.datasets.sequences"
+    assert ds.synthetic_census.__module__ == "anoncore.datasets.census"
+    assert ds.load_adult_arx.__module__ == "anoncore.datasets.loaders"

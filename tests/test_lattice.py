@@ -183,6 +183,7 @@ def test_monotone_part_equals_support_oracle(prob: tuple[Table, int], mi: int, d
         assert pb.evaluate(lv)["suppressed_size"] == want, (lv, models)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mi", range(len(SUPPORT_MODEL_SETS)))
 def test_monotone_part_without_masks(mi: int) -> None:
     """More than 64 sensitive values (no value masks: the support part found by the class checks) gives the
@@ -637,6 +638,7 @@ def test_adult_replicated_hierarchical_t_exact(adult_occupation) -> None:  # typ
     assert not prob.evaluate([0, 4, 1, 1, 3, 1, 2, 1])["feasible"]
 
 
+@pytest.mark.slow
 def test_threads_bit_identical(adult) -> None:  # type: ignore[no-untyped-def]
     k5 = [M("KAnonymity", k=5)]
     a = lattice_search(adult, k5, 0.04, "dm_star", n_threads=1)

@@ -75,6 +75,7 @@ def arx_cases(data_dir: Path) -> list[dict[str, Any]]:
     return _arx_cases(data_dir)
 
 
+@pytest.mark.slow
 def test_arx_per_transformation_values(arx_cases: list[dict[str, Any]], adult_occupation: Table) -> None:
     """Every (levels -> score) pair of the supported TestUtilityMetrics cases, within ARX's 1e-8."""
     table = adult_occupation

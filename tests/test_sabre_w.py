@@ -3,17 +3,18 @@ independent checker tests/oracles/sabre_w.py; determinism, checkpoint/restore, i
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from anoncore._core import sabre_w as core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles.sabre_w import Ground, audit_sabre_w, check_case_log, emd_lp
 
 from anoncore import Hierarchy, Schema
-from anoncore._core import sabre_w as core
 from anoncore.stream import CASES, SabreW, SabreWRelease, TIncognitoW, TMondrianW
 
 H_A = Hierarchy.from_nested({"*": {"ab": ["a", "b"], "cde": {"C": ["c"], "de": ["d", "e"]}}}, name="A")
@@ -71,7 +72,7 @@ def _run(d: dict[str, Any], cuts: list[int], cls: type = SabreW, **kw: Any) -> t
     n = len(d["pid"])
     out = []
     bounds = [0, *sorted(c for c in cuts if 0 < c < n), n]
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         out.append(s.push({key: v[a:b] for key, v in d.items()}))
     out.append(s.flush())
     return out, s
@@ -452,9 +453,9 @@ def test_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "sabre_w.md").read_text()
-    block = re.search(r"```python\n(.*?)```", text, re.S)
+    block = re.search(r"```python\n(.*?)```", text, re.DOTALL)
     assert block is not None
-    exec(compile(block.group(1), "docs/sabre_w.md", "exec"), {})
+    exec(compile(block.group(1), "docs/sabre_w.md", "exec"), {})  # noqa: S102 (runs the docs example)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "1000 0"
 

@@ -56,7 +56,7 @@ def test_correlation_shares_items_between_patterns() -> None:
     """With high correlation consecutive patterns share items, so fewer distinct items are used overall."""
     lo = transaction_stream(2000, n_patterns=100, avg_pattern_len=6, correlation=0.0, corruption=0.0, rng=3)
     hi = transaction_stream(2000, n_patterns=100, avg_pattern_len=6, correlation=1.0, corruption=0.0, rng=3)
-    used = lambda t: len({i for x in t["items"] for i in x})  # noqa: E731
+    used = lambda t: len({i for x in t["items"] for i in x})
     assert used(hi) < used(lo)
 
 

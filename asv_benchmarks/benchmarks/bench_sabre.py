@@ -64,7 +64,7 @@ class SabreAK:
 
         sa = _space.sensitive_info(self.table, None, "bench")
         sp = _space.qi_space(self.table)
-        _core.twophase.sabre(sa.codes, sa.m, sp.codes, sp.values, sp.offsets, sp.max_card, 0.35, 6, False, False, 0,
+        _core.sabre.sabre(sa.codes, sa.m, sp.codes, sp.values, sp.offsets, sp.max_card, 0.35, 6, False, False, 0,
                              0, 0, sa.hierarchy_arrays)
 
 

@@ -115,7 +115,7 @@ def count_query_error(
     prefix = np.zeros((part.n_classes, m + 1), dtype=np.int64)
     np.cumsum(hist, axis=1, out=prefix[:, 1:])
     i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)
-    exact, est = _core.twophase.count_queries(
+    exact, est = _core.workload.count_queries(
         t.qi_codes(), i32(sa), i32(part.gen_lo), i32(part.gen_hi), prefix, dims, i32(lo), i32(hi), i32(sa_lo),
         i32(sa_hi), 0 if n_threads is None else int(n_threads))
     ok = exact > 0
@@ -156,6 +156,6 @@ def olap_kl(partition: Partition, *, level: int = 2, sensitive: str | None = Non
     vals = []
     for sub in itertools.combinations(range(d), int(level)):
         dims = np.array(sub, dtype=np.int32)
-        vals.append(_core.twophase.olap_kl(qc, sak, m, dims, np.ascontiguousarray(cards[dims]), part.gen_lo,
+        vals.append(_core.workload.olap_kl(qc, sak, m, dims, np.ascontiguousarray(cards[dims]), part.gen_lo,
                                            part.gen_hi, hist))
     return float(np.mean(vals))

@@ -16,7 +16,7 @@ from anoncore.audit import audit
 from anoncore.models import HierarchicalDistanceTCloseness
 from anoncore.static import sabre
 
-tw = _core.twophase
+tw = _core.sabre
 
 # Fig. 3.1: RD -> R {SARS, pneumonia, bronchitis}, D {gastric flu, gastric ulcer, intestinal cancer}
 # (leaf order as in Example 3.3's P vector).

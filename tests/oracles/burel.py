@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+
 import numpy as np
 
 SLACK = 1e-12

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "anoncore/twophase/hilbert.hpp"
+#include "anoncore/twophase/pipeline.hpp"
 #include "anoncore/twophase/retrieve.hpp"
 #include "anoncore/twophase/sabre.hpp"
 
@@ -138,26 +139,22 @@ WindowSabreOutput window_sabre(Span<int32_t> sa, int64_t m, const twophase::Hier
   WindowSabreOutput out;
   const int64_t n = sa.size;
   if (n == 0) return out;
-  std::vector<int64_t> reference(static_cast<size_t>(m), 0);
-  for (int64_t r = 0; r < n; ++r) ++reference[static_cast<size_t>(sa[r])];
+  std::vector<int64_t> reference = twophase::sa_counts(sa, m);
   const Span<int64_t> ref{reference.data(), m};
   const twophase::Buckets phi = h != nullptr ? twophase::bucket_cat(ref, *h, cfg.t, false) : bucket_num_global(ref, cfg.t);
   out.u = phi.u;
   out.n_buckets = phi.n_buckets();
   twophase::EcLeaves leaves = twophase::sabre_ec_sizes(phi, h, cfg.t, cfg.k, cfg.n_threads);
   out.n_recipes = leaves.n_leaves();
-  std::vector<int32_t> bucket_of_row(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) bucket_of_row[static_cast<size_t>(r)] = phi.bucket_of[static_cast<size_t>(sa[r])];
-  twophase::RetrieveInput in;
-  in.bucket_of_row = Span<int32_t>{bucket_of_row.data(), n};
-  in.n_buckets = phi.n_buckets();
-  in.leaves = Matrix<int64_t>{leaves.counts.data(), leaves.n_leaves(), leaves.n_buckets};
-  in.keys = keys;
-  in.seed = cfg.seed;
-  in.policy = twophase::SeedPolicy::Random;
-  in.n_threads = cfg.n_threads;
+  std::vector<int32_t> bucket_of_row = twophase::bucket_of_rows(sa, phi.bucket_of);
+  twophase::MaterializeConfig mc;
+  mc.retrieval = cfg.knn ? twophase::Retrieval::Knn : cfg.slices ? twophase::Retrieval::Slices : twophase::Retrieval::Hilbert;
+  mc.policy = twophase::SeedPolicy::Random;
+  mc.seed = cfg.seed;
+  mc.n_threads = cfg.n_threads;
   out.labels.assign(static_cast<size_t>(n), -1);
   const MutSpan<int64_t> lab{out.labels.data(), n};
+  const Span<int32_t> rows_bucket{bucket_of_row.data(), n};
   if (cfg.knn) {
     // Exact kNN over float coordinates: code (r, j) = r, value table of dimension j = column j of coords.
     const int64_t d = coords.cols;
@@ -171,9 +168,11 @@ WindowSabreOutput window_sabre(Span<int32_t> sa, int64_t m, const twophase::Hier
         values[static_cast<size_t>(j * n + r)] = coords(r, j);
       }
     const twophase::CoordTables ct{Span<double>{values.data(), n * d}, Span<int64_t>{offsets.data(), d + 1}};
-    out.status = twophase::retrieve_knn(in, Matrix<int32_t>{codes.data(), n, d}, ct, lab);
+    out.status = twophase::retrieve_classes(rows_bucket, phi.n_buckets(), leaves, keys, Matrix<int32_t>{codes.data(), n, d},
+                                            ct, mc, lab);
   } else {
-    out.status = cfg.slices ? twophase::retrieve_slices(in, lab) : twophase::retrieve_hilbert(in, lab);
+    out.status = twophase::retrieve_classes(rows_bucket, phi.n_buckets(), leaves, keys, Matrix<int32_t>{}, twophase::CoordTables{},
+                                            mc, lab);
   }
   if (out.status != Status::Ok) return out;
   out.n_classes = merge_for_persons(lab, out.n_recipes, pids, cfg.k);

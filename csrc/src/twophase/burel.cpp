@@ -1,7 +1,6 @@
 #include "anoncore/twophase/burel.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -9,43 +8,6 @@
 
 namespace anoncore::twophase {
 namespace {
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-/// Hilbert keys of every row. When the QI domain is small (product of the cardinalities at most n / 4, e.g.
-/// 79 x 2 x 17 cells for the thesis's 3 QIs), the shared hilbert_keys runs once per grid cell and rows gather
-/// their cell's key (same keys, O(n d) gather instead of O(n d bits)); otherwise it runs per row.
-void row_keys(Matrix<int32_t> qi, const CoordTables& coords, int bits, MutSpan<uint64_t> keys, int n_threads) {
-  const int64_t n = qi.rows, d = qi.cols;
-  int64_t cells = 1;
-  std::vector<int64_t> card(static_cast<size_t>(d));
-  for (int64_t j = 0; j < d && cells <= n / 4; ++j) {
-    card[static_cast<size_t>(j)] = coords.offsets[j + 1] - coords.offsets[j];
-    cells *= std::max<int64_t>(card[static_cast<size_t>(j)], 1);
-  }
-  if (d == 0 || d > 64 || cells > n / 4) {
-    hilbert_keys(qi, coords, bits, keys, n_threads);
-    return;
-  }
-  std::vector<int32_t> grid(static_cast<size_t>(cells * d));
-  for (int64_t c = 0; c < cells; ++c) {
-    int64_t rest = c;
-    for (int64_t j = d - 1; j >= 0; --j) {
-      grid[static_cast<size_t>(c * d + j)] = static_cast<int32_t>(rest % card[static_cast<size_t>(j)]);
-      rest /= card[static_cast<size_t>(j)];
-    }
-  }
-  std::vector<uint64_t> cell_keys(static_cast<size_t>(cells));
-  hilbert_keys(Matrix<int32_t>{grid.data(), cells, d}, coords, bits, MutSpan<uint64_t>{cell_keys.data(), cells}, 1);
-  for (int64_t r = 0; r < n; ++r) {
-    const int32_t* row = qi.row(r);
-    int64_t c = 0;
-    for (int64_t j = 0; j < d; ++j) c = c * card[static_cast<size_t>(j)] + row[j];
-    keys[r] = cell_keys[static_cast<size_t>(c)];
-  }
-}
-
 /// 1 + min{beta, -ln p} (enhanced) or 1 + beta (basic): the factor of f(p) = p * factor.
 double bound_factor(double p, double beta, bool enhanced) {
   if (!enhanced) return 1.0 + beta;
@@ -234,39 +196,17 @@ EcLeaves burel_ec_sizes_balanced(const BurelBuckets& phi) {
 
 BurelOutput burel(Span<int32_t> sa, int64_t m, Matrix<int32_t> qi, const CoordTables& coords, int64_t max_card,
                   const BurelConfig& cfg) {
-  BurelOutput out;
-  const int64_t n = sa.size;
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<int64_t> reference(static_cast<size_t>(m), 0);
-  for (int64_t r = 0; r < n; ++r) ++reference[static_cast<size_t>(sa[r])];
-  out.buckets = dp_partition(Span<int64_t>{reference.data(), m}, cfg.beta, cfg.enhanced, cfg.strict);
-  out.seconds_bucketize = since(t0);
-  t0 = std::chrono::steady_clock::now();
-  out.leaves = cfg.balanced ? burel_ec_sizes_balanced(out.buckets) : burel_ec_sizes(out.buckets);
-  out.seconds_ec_tree = since(t0);
-  t0 = std::chrono::steady_clock::now();
-  std::vector<int32_t> bucket_of_row(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r)
-    bucket_of_row[static_cast<size_t>(r)] = out.buckets.bucket_of[static_cast<size_t>(sa[r])];
-  std::vector<uint64_t> keys(static_cast<size_t>(n));
-  out.hilbert_bits = hilbert_bits(qi.cols, max_card);
-  row_keys(qi, coords, out.hilbert_bits, MutSpan<uint64_t>{keys.data(), n}, cfg.n_threads);
-  out.seconds_keys = since(t0);
-  t0 = std::chrono::steady_clock::now();
-  RetrieveInput in;
-  in.bucket_of_row = Span<int32_t>{bucket_of_row.data(), n};
-  in.n_buckets = out.buckets.n_buckets();
-  in.leaves = Matrix<int64_t>{out.leaves.counts.data(), out.leaves.n_leaves(), out.leaves.n_buckets};
-  in.keys = Span<uint64_t>{keys.data(), n};
-  in.seed = cfg.seed;
-  in.policy = cfg.policy;
-  in.n_threads = cfg.n_threads;
-  in.interrupt = cfg.interrupt;
-  out.labels.assign(static_cast<size_t>(n), -1);
-  const MutSpan<int64_t> lab{out.labels.data(), n};
-  out.status = cfg.slices ? retrieve_slices(in, lab) : retrieve_hilbert(in, lab);
-  out.seconds_retrieve = since(t0);
-  return out;
+  MaterializeConfig mc;
+  mc.keys = KeyMode::PerCell;
+  mc.retrieval = cfg.slices ? Retrieval::Slices : Retrieval::Hilbert;
+  mc.policy = cfg.policy;
+  mc.seed = cfg.seed;
+  mc.n_threads = cfg.n_threads;
+  mc.interrupt = cfg.interrupt;
+  return two_phase<BurelBuckets>(
+      sa, m, qi, coords, max_card,
+      [&](Span<int64_t> counts) { return dp_partition(counts, cfg.beta, cfg.enhanced, cfg.strict); },
+      [&](const BurelBuckets& b) { return cfg.balanced ? burel_ec_sizes_balanced(b) : burel_ec_sizes(b); }, mc);
 }
 
 // ------------------------------------------------------------------------------------------- merge

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anoncore.static.burel import burel, dmondrian, lmondrian
+from anoncore.static.burel import burel
 from anoncore.static.lattice import (
     BestK,
     best_k,
@@ -13,7 +13,7 @@ from anoncore.static.lattice import (
     samarati,
     t_incognito,
 )
-from anoncore.static.mondrian import tmondrian
+from anoncore.static.mondrian import dmondrian, lmondrian, tmondrian
 from anoncore.static.sabre import sabre
 
 __all__ = [

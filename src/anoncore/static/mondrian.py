@@ -1,17 +1,25 @@
-"""Mondrian median partitioning under monotone models; tMondrian (k-anonymity + t-closeness) baseline."""
+"""The Mondrian variants: median partitioning kept only when both halves satisfy the model (one kernel,
+``anoncore._core.mondrian``): tMondrian (k-anonymity + t-closeness, the SABRE baseline), LMondrian
+(beta-likeness) and DMondrian (delta-disclosure), the BUREL baselines."""
 
 from __future__ import annotations
 
 import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from anoncore import _core
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
+from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, beta_to_delta
 from anoncore.results import Partition, Result
 from anoncore.static import _space
+from anoncore.static.burel import _audit, _check_beta, _check_variant, _groups, _model, _sa_codes
 
-__all__ = ["tmondrian"]
+__all__ = ["dmondrian", "lmondrian", "tmondrian"]
 
 _CALLER = "tmondrian"
 
@@ -95,3 +103,137 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     return Result("tmondrian", partition, params, achieved, {"ail": ail(table, partition)},
                   trace, stats)
 
+
+# ------------------------------------------------------------------------------------------ Mondrian baselines
+def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensitive: str | None,
+              groups: NDArray[np.int32] | None, categorical_split: str = "rank"
+              ) -> tuple[Partition, dict[str, Any], float]:
+    _name, sa_codes, m = _sa_codes(table, sensitive, caller)
+    qh = _space.mondrian_hierarchies(table, categorical_split, caller)
+    space = _space.qi_space(table)
+    t1 = time.perf_counter()
+    out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa_codes, m, specs, None,
+                                   None if groups is None else np.ascontiguousarray(groups, dtype=np.int32), qh)
+    t2 = time.perf_counter()
+    partition = Partition.from_labels(table, out["labels"])
+    trace = {"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])}
+    return partition, trace, t2 - t1
+
+
+def lmondrian(
+    table: Table,
+    *,
+    beta: float,
+    variant: str = "enhanced",
+    epsilon: float | None = None,
+    relative: bool = False,
+    level: int = 1,
+    sensitive: str | None = None,
+    categorical_split: str = "rank",
+) -> Result:
+    """LMondrian: Mondrian median splits kept only when both halves satisfy beta-likeness (Cao thesis §4.4).
+
+    The Mondrian of :func:`anoncore.tmondrian` (widest normalised dimension, median cut, next dimension when a
+    half fails) with the beta-likeness model of ``variant`` as the split condition (for the extended variants,
+    the splits are checked against the extended model directly, as the thesis's extended baselines).
+
+    Parameters
+    ----------
+    table : Table
+    beta : float
+        Positive.
+    variant, epsilon, relative, level, sensitive
+        As in :func:`burel`.
+    categorical_split : {'rank', 'hierarchy'}, default='rank'
+        As in :func:`anoncore.tmondrian`: median cuts on the pre-order leaf rank (default) or multiway splits
+        into the children of the LCA of a categorical QI's values.
+
+    Returns
+    -------
+    Result
+        ``algorithm='lmondrian'``; ``achieved['beta']`` from :func:`anoncore.audit`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`burel`.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import synthetic_census
+    >>> res = lmondrian(synthetic_census(2000, rng=0, n_qi=3), beta=4)
+    >>> res.achieved["passed"]
+    True
+    """
+    caller = "lmondrian"
+    t0 = time.perf_counter()
+    table = _space.check_table(table, caller)
+    b = _check_beta(beta, caller)
+    name = table.sensitive_column(sensitive, caller=caller)
+    variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
+    groups = None
+    if variant in ("semantic", "range"):
+        groups = _groups(table, name, variant, eps, bool(relative), int(level))
+        spec = [("beta_groups", b)]
+    else:
+        spec = [("beta_enhanced" if variant == "enhanced" else "beta_basic", b)]
+    partition, trace, kernel = _mondrian(table, caller, spec, name, groups, categorical_split)
+    achieved = _audit(table, partition, [_model(variant, b, eps, bool(relative), int(level), name)])
+    t1 = time.perf_counter()
+    params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
+              "sensitive": name, "categorical_split": categorical_split}
+    return Result("lmondrian", partition, params, achieved, {"ail": ail(table, partition)}, (trace,),
+                  {"seconds_kernel": kernel, "seconds_total": t1 - t0})
+
+
+def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, categorical_split: str = "rank") -> Result:
+    """DMondrian: Mondrian under delta-disclosure with ``delta = ln(1 + min(beta, -ln max p))`` (Cao thesis §4.4).
+
+    delta-disclosure with this delta implies enhanced beta-likeness (:func:`anoncore.models.beta_to_delta`) but
+    is stricter: every value of the table must appear in every class.
+
+    Parameters
+    ----------
+    table : Table
+    beta : float
+        Positive.
+    sensitive : str, default=None
+    categorical_split : {'rank', 'hierarchy'}, default='rank'
+        As in :func:`anoncore.tmondrian`.
+
+    Returns
+    -------
+    Result
+        ``algorithm='dmondrian'``; ``achieved`` holds the audited ``'beta'`` (enhanced) and ``'delta'``;
+        ``parameters['delta']`` the delta used.
+
+    Raises
+    ------
+    InfeasibleError
+        When the sensitive attribute has a single value (delta = 0).
+
+    Examples
+    --------
+    >>> from anoncore.datasets import synthetic_census
+    >>> res = dmondrian(synthetic_census(2000, rng=0, n_qi=3), beta=4)
+    >>> res.achieved["passed"]
+    True
+    """
+    caller = "dmondrian"
+    t0 = time.perf_counter()
+    table = _space.check_table(table, caller)
+    b = _check_beta(beta, caller)
+    name, sa_codes, m = _sa_codes(table, sensitive, caller)
+    counts = np.bincount(sa_codes, minlength=m)
+    delta = beta_to_delta(b, float(counts.max()) / float(counts.sum()))
+    if delta <= 0.0:
+        raise InfeasibleError(f"dmondrian: the sensitive attribute {name!r} has a single value, so delta = "
+                              f"ln(1 + min(beta, -ln 1)) = 0 and delta-disclosure (|ln(q/p)| < delta) holds for no "
+                              f"class.")
+    partition, trace, kernel = _mondrian(table, caller, [("delta_disclosure", delta)], name, None, categorical_split)
+    achieved = _audit(table, partition, [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)],
+                      ("delta",))
+    t1 = time.perf_counter()
+    params = {"beta": b, "delta": delta, "sensitive": name, "categorical_split": categorical_split}
+    return Result("dmondrian", partition, params, achieved,
+                  {"ail": ail(table, partition)}, (trace,), {"seconds_kernel": kernel, "seconds_total": t1 - t0})

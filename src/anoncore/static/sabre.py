@@ -125,7 +125,7 @@ def sabre(
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     space = _space.qi_space(table)
     t1 = time.perf_counter()
-    out = _core.twophase.sabre(
+    out = _core.sabre.sabre(
         sa.codes, sa.m, space.codes, space.values, space.offsets, space.max_card, tt, kk, tight_bound,
         method == "knn", {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed, threads, sa.hierarchy_arrays,
     )

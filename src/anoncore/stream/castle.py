@@ -1,6 +1,6 @@
 """CASTLE: continuous k_s-anonymity (and distinct l-diversity) of a data stream under a delay bound.
 
-The algorithm runs in C++ (``anoncore._core.stream.Castle``); this module validates, encodes batches of
+The algorithm runs in C++ (``anoncore._core.castle.Castle``); this module validates, encodes batches of
 tuples (DataFrame, Arrow, or a mapping of arrays), keeps the columns that are published as they are, and
 turns the kernel's events into :class:`CastleRelease` objects.
 """
@@ -280,7 +280,7 @@ class Castle:
                           f"delay bound, so every tuple will be suppressed.", UserWarning, stacklevel=2)
         seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
         self._spec = spec
-        self._core = _core.stream.Castle(
+        self._core = _core.castle.Castle(
             k, delta, eta, mu, 0 if l is None else l, -1 if max_reuse is None else max_reuse, float(initial_tau),
             containment == "range", outlier_suppression, seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
         )
@@ -437,7 +437,7 @@ class Castle:
             raise ValueError(f"Castle.restore: unsupported checkpoint version {version} (this is {_VERSION}).")
         if len(state) < head + n:
             raise ValueError("Castle.restore: the checkpoint is truncated.")
-        core = _core.stream.Castle.restore(state[head:head + n])
+        core = _core.castle.Castle.restore(state[head:head + n])
         py = pickle.loads(state[head + n:])
         obj = cls.__new__(cls)
         obj._spec = py["spec"]

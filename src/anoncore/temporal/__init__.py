@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+from anoncore.datasets.temporal import make_temporal_stream
 from anoncore.temporal._anatomy import AnatomizedSnapshot, anatomize, anatomize_stream
 from anoncore.temporal._cost import Mu
 from anoncore.temporal._counts import (
@@ -52,7 +53,6 @@ from anoncore.temporal._stream import (
     reposition_stream,
     reposition_window,
 )
-from anoncore.temporal._synthetic import make_temporal_stream
 
 __all__ = [
     "AnatomizedSnapshot",

@@ -9,6 +9,7 @@
 #include "anoncore/core/views.hpp"
 #include "anoncore/twophase/ec_tree.hpp"
 #include "anoncore/twophase/hilbert.hpp"
+#include "anoncore/twophase/pipeline.hpp"
 #include "anoncore/twophase/retrieve.hpp"
 
 namespace anoncore::twophase {
@@ -66,14 +67,7 @@ struct BurelConfig {
   InterruptHook interrupt;
 };
 
-struct BurelOutput {
-  Status status = Status::Ok;
-  BurelBuckets buckets;
-  EcLeaves leaves;
-  std::vector<int64_t> labels;  // EC index per row (leaf order)
-  int hilbert_bits = 0;
-  double seconds_bucketize = 0, seconds_ec_tree = 0, seconds_keys = 0, seconds_retrieve = 0;
-};
+using BurelOutput = TwoPhaseOutput<BurelBuckets>;
 
 /// Algorithm BUREL(DB, SA, beta) end to end on SA codes `sa` (values in [0, m)) and QI codes (n, d) with
 /// normalised coordinate tables. Precondition (checked in Python): beta > 0, n >= 1.

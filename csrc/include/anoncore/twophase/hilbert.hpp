@@ -29,4 +29,10 @@ uint64_t hilbert_index(uint32_t* cell, int64_t n_dims, int bits);
 /// Hilbert key of every row (parallel over rows, deterministic). O(n * d * bits).
 void hilbert_keys(Matrix<int32_t> codes, const CoordTables& coords, int bits, MutSpan<uint64_t> keys, int n_threads);
 
+/// The same keys as hilbert_keys; when the QI domain is small (product of the cardinalities at most n / 4, e.g.
+/// 79 x 2 x 17 cells for 3 QIs) computed once per grid cell and gathered by the rows (O(n d) instead of
+/// O(n d bits)), otherwise per row.
+void hilbert_keys_by_cell(Matrix<int32_t> qi, const CoordTables& coords, int bits, MutSpan<uint64_t> keys,
+                          int n_threads);
+
 }  // namespace anoncore::twophase

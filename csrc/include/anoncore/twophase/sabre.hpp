@@ -10,6 +10,7 @@
 #include "anoncore/twophase/bucketize.hpp"
 #include "anoncore/twophase/ec_tree.hpp"
 #include "anoncore/twophase/hilbert.hpp"
+#include "anoncore/twophase/pipeline.hpp"
 #include "anoncore/twophase/retrieve.hpp"
 
 namespace anoncore::twophase {
@@ -33,14 +34,7 @@ struct SabreConfig {
   InterruptHook interrupt;
 };
 
-struct SabreOutput {
-  Status status = Status::Ok;
-  Buckets buckets;
-  EcLeaves leaves;
-  std::vector<int64_t> labels;  // EC index per row (leaf order)
-  int hilbert_bits = 0;
-  double seconds_bucketize = 0, seconds_ec_tree = 0, seconds_keys = 0, seconds_retrieve = 0;
-};
+using SabreOutput = TwoPhaseOutput<Buckets>;
 
 /// Run SABRE on SA codes `sa` (values in [0, m)) and QI codes (n, d) with normalised coordinate tables.
 /// `h` non-null: categorical SA with that hierarchy (m == h->n_leaves); null: ordered SA (code order).
