@@ -680,3 +680,25 @@ def test_tmondrian_dimension_rule_raw_cuts_the_widest_raw_range() -> None:
         assert audit(t, r.partition, [KAnonymity(150), OrderedDistanceTCloseness(1.0)]).passed
     with pytest.raises(ValueError, match="'dimension_rule' parameter of tmondrian"):
         tmondrian(t, t=1.0, dimension_rule="widest")
+
+
+def test_release_and_graph_follow_the_output_rules(tmp_path: Path) -> None:
+    # the rules are checked before any input is parsed, so placeholder inputs are enough
+    for name in ("t1.csv", "t2.csv", "schema.json", "edges.txt", "labels.csv", "tax.json"):
+        (tmp_path / name).write_text("placeholder\n")
+    t1 = tmp_path / "t1.csv"
+    code, _, err = run(["release", str(t1), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "schema.json"),
+                        "-o", str(t1), "--force"])
+    assert code == 2 and "is the input file" in err and t1.read_text() == "placeholder\n"
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    code, _, err = run(["release", str(t1), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "schema.json"),
+                        "-o", str(out)])
+    assert code == 2 and "already exists" in err and out.read_text() == "old\n"
+    g = ["graph", str(tmp_path / "edges.txt"), "--labels", str(tmp_path / "labels.csv"), "--taxonomy",
+         str(tmp_path / "tax.json")]
+    code, _, err = run([*g, "--mapping", str(tmp_path / "labels.csv"), "--force"])
+    assert code == 2 and "is the input file" in err
+    (tmp_path / "pub.nodes.csv").write_text("old\n")
+    code, _, err = run([*g, "-o", str(tmp_path / "pub")])
+    assert code == 2 and "already exists" in err and (tmp_path / "pub.nodes.csv").read_text() == "old\n"
