@@ -176,7 +176,7 @@ def run_scalability(df: pd.DataFrame, tax: dict, sizes: list[int], out: Path, ro
                              "preprocessing_s": st["time_encode"] + st["time_preprocess"],
                              "generalization_s": st["time_generalize"], "audit_s": st["time_audit"], "tds4sa_s": total,
                              "total_s": total + io, "refine_accesses_per_record": st["refine_accesses_per_record"],
-                             "score_accesses_per_record": st["score_accesses"] / n, "specializations": len(res.trace)})
+                             "specializations": len(res.trace)})
             print(f"  scale {model} n={n}: tds4sa {total:.2f} s (generalization {st['time_generalize']:.2f} s), "
                   f"io {io:.2f} s", flush=True)
 

@@ -185,12 +185,12 @@ def test_kill_and_resume_at_random_points_loses_nothing(seed: int, n: int, k: in
 def test_checkpoint_is_versioned_bytes_and_rejects_garbage() -> None:
     c = Castle(_schema(1, 0), k=2, delta=3, rng=0)
     s = c.checkpoint()
-    assert isinstance(s, bytes) and s.startswith(b"ANCCASTLEPY")
+    assert isinstance(s, bytes) and s.startswith(b"ANCSTRM\0")
     with pytest.raises(ValueError, match="not a Castle checkpoint"):
         Castle.restore(b"hello")
     bad = bytearray(s)
-    bad[12] = 99
-    with pytest.raises(ValueError, match="unsupported checkpoint version"):
+    bad[8] = 99
+    with pytest.raises(ValueError, match="unsupported checkpoint format version"):
         Castle.restore(bytes(bad))
     with pytest.raises(ValueError, match="truncated"):
         Castle.restore(s[:30])

@@ -65,7 +65,8 @@ def test_every_spec_maps_to_a_model_class_name() -> None:
     assert {v[0] for v in MODEL_SPECS.values()} == {
         "KAnonymity", "DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity", "EqualDistanceTCloseness",
         "OrderedDistanceTCloseness", "HierarchicalDistanceTCloseness", "HellingerTCloseness", "BasicBetaLikeness",
-        "EnhancedBetaLikeness", "SemanticBetaLikeness", "RangeBetaLikeness", "DeltaDisclosure"}
+        "EnhancedBetaLikeness", "SemanticBetaLikeness", "RangeBetaLikeness", "DeltaDisclosure",
+        "AverageReidentificationRisk", "SampleUniqueness", "PopulationUniqueness"}
 
 
 @pytest.mark.skipif(not HAVE_AUDIT, reason="anoncore.models not merged yet")

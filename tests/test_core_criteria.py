@@ -64,3 +64,29 @@ def test_beta_and_delta_edge_cases() -> None:
 def test_kernel_guards(call: object, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
         call()  # type: ignore[operator]
+
+
+def test_models_table_agrees_with_the_python_models() -> None:
+    # One metadata table (criteria/models.hpp) exported by the kernel: every Python model class is in it, under
+    # a distinct kernel id, with parameters the class has, the same need for a sensitive attribute, and the same
+    # declarations as criteria_info; the lattice's model table is the rows the kernel marks as judged there.
+    import dataclasses
+
+    from anoncore.models import MODELS
+    from anoncore.static.lattice import _MODEL_KINDS
+
+    table = _core.criteria.models
+    assert set(table) == {m.__name__ for m in MODELS}
+    assert sorted(v[0] for v in table.values()) == list(range(len(table)))
+    for m in MODELS:
+        kid, a, b, needs_sa, lattice = table[m.__name__]
+        fields = {f.name for f in dataclasses.fields(m)}
+        assert a in fields and (b is None or b in fields), m.__name__
+        assert needs_sa == m.needs_sensitive, m.__name__
+        assert _core.criteria.criteria_info[m.__name__] == (m.requirement, m.monotone_generalization,
+                                                            m.monotone_suppression)
+        assert (m.__name__ in _MODEL_KINDS) == lattice
+        if lattice:
+            assert _MODEL_KINDS[m.__name__] == (kid, a, b, needs_sa)
+    assert table["RecursiveCLDiversity"][1:3] == ("l", "c")
+    assert not table["SemanticBetaLikeness"][4] and table["DeltaDisclosure"][4]

@@ -328,10 +328,10 @@ def test_intermediate_sources_with_histograms_equal_exhaustive(seed: int, mi: in
     problem = LatticeProblem.build(table, models, 0.1, "loss", n_threads=1)
     out = problem.engine.optimal(False)
     assert problem.engine.primed_sources > 0
-    assert out["feasible"] == bool(vals)
+    assert out.feasible == bool(vals)
     if not vals:
         return
-    lv = tuple(int(x) for x in out["levels"])
+    lv = tuple(int(x) for x in out.levels)
     best = min(vals.values())
     assert lv == min(x for x, v in vals.items() if math.isclose(v, best, rel_tol=1e-9, abs_tol=1e-12))
     res = lattice_search(table, models, 0.1, "loss", n_threads=1)
@@ -434,14 +434,14 @@ def test_dm_cut_bound_below_true_dm_star(prob: tuple[Table, int], k: int, metric
         true = oracle.metric_value(table, st_, "dm_star")
         cut = float(true - 1) if rng.random() < 0.5 else float(rng.integers(table.n_rows, int(true) + 2))
         got = problem.engine.evaluate_dm_cut(np.asarray(lv, dtype=np.int32), cut)
-        if got["partial"]:
-            assert cut < got["lower_bound"] <= true, (lv, cut, got, true)
-            assert not got["feasible"]
+        if got.partial:
+            assert cut < got.lower_bound <= true, (lv, cut, got, true)
+            assert not got.feasible
         else:
-            assert got["lower_bound"] == true, (lv, got, true)
-            assert got["feasible"] == st_["feasible"], lv
-            if got["feasible"]:
-                assert got["metric"] == oracle.metric_value(table, st_, metric), lv
+            assert got.lower_bound == true, (lv, got, true)
+            assert got.feasible == st_["feasible"], lv
+            if got.feasible:
+                assert got.metric == oracle.metric_value(table, st_, metric), lv
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
@@ -494,8 +494,8 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
     # publishing with every class judged
     problem = LatticeProblem.build(table, models, limit, metric, n_threads=threads)
     out = problem.engine.optimal(False)
-    judged, res_j = problem.publish(out["levels"])
-    known, res_k = problem.publish(out["levels"], out["result"])
+    judged, res_j = problem.publish(out.levels)
+    known, res_k = problem.publish(out.levels, out.result)
     for name in ("labels", "suppressed", "gen_lo", "gen_hi", "gen_node"):
         np.testing.assert_array_equal(getattr(known, name), getattr(judged, name), err_msg=name)
     assert (res_k["metric"], res_k["n_classes"]) == (res_j["metric"], res_j["n_classes"])
@@ -511,8 +511,8 @@ def test_dm_cut_stops_and_search_tie_break() -> None:
     lv = np.zeros(len(heights), dtype=np.int32)
     full = problem.evaluate(list(heights))["lower_bound"]
     got = problem.engine.evaluate_dm_cut(lv + 1, 1.0 * table.n_rows)
-    assert got["partial"] and got["lower_bound"] > table.n_rows
-    assert full >= got["lower_bound"]
+    assert got.partial and got.lower_bound > table.n_rows
+    assert full >= got.lower_bound
     for metric in ("dm", "dm_star"):
         lim = math.floor(0.05 * table.n_rows)
         stats = {x: oracle.node_stats(table, x, [M("KAnonymity", k=4)], lim) for x in oracle.all_nodes(heights)}
@@ -816,3 +816,58 @@ def test_long_search_stops_on_keyboard_interrupt(adult_occupation) -> None:  # t
     elapsed = time.perf_counter() - start
     timer.join()
     assert elapsed < delay + 0.5 * full, (elapsed, full)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(problems(), st.sampled_from(range(len(MODEL_SETS))), st.sampled_from([0.0, 0.1, 0.3]),
+       st.sampled_from(["geometric_mean", "arithmetic_mean", "sum", "max"]), st.integers(0, 2**31))
+def test_loss_weights_equal_exhaustive(prob: tuple[Table, int], mi: int, limit: float, agg: str, wseed: int) -> None:
+    # Loss with ARX's attribute weights (each divided by the largest; unnamed QIs weigh 0.5) and every aggregate:
+    # the optimal search's node and score equal the exhaustive oracle's minimum, written from the definition
+    table, _ = prob
+    models = MODEL_SETS[mi]
+    qis = list(table.quasi_identifiers)
+    rng = np.random.default_rng(wseed)
+    named = [q for q in qis if rng.random() < 0.7]
+    weights = {q: float(rng.choice([0.0, 0.25, 1.0, 3.0, rng.random() * 5])) for q in named}
+    full = [weights.get(q, 0.5) for q in qis]
+    if max(full) <= 0.0:
+        with pytest.raises(ValueError, match="positive weight"):
+            lattice_search(table, models, limit, "loss", weights=weights)
+        return
+    heights = tuple(int(table.hierarchy(q).height) for q in qis)
+    lim = math.floor(limit * table.n_rows)
+    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    vals = {lv: oracle.metric_value(table, s, "loss", aggregate=agg, weights=full)
+            for lv, s in stats.items() if s["feasible"]}
+    if not vals:
+        with pytest.raises(InfeasibleError):
+            lattice_search(table, models, limit, "loss", aggregate=agg, weights=weights)
+        return
+    best = min(vals.values())
+    res = lattice_search(table, models, limit, "loss", aggregate=agg, weights=weights)
+    assert res.partition.levels in vals
+    np.testing.assert_allclose(res.metrics["loss"], best, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(vals[res.partition.levels], best, rtol=1e-9, atol=1e-12)
+    # equal weights are the unweighted search, bit for bit
+    if not weights or len(set(full)) == 1:
+        plain = lattice_search(table, models, limit, "loss", aggregate=agg)
+        assert (plain.partition.levels, plain.metrics["loss"]) == (res.partition.levels, res.metrics["loss"])
+
+
+def test_loss_weights_bad_input() -> None:
+    table = _uniform_table(np.random.default_rng(3), 2, 4, 2, 40)
+    k2 = [M("KAnonymity", k=2)]
+    with pytest.raises(ValueError, match="not a quasi-identifier"):
+        lattice_search(table, k2, weights={"nope": 1.0})
+    with pytest.raises(ValueError, match="finite float >= 0"):
+        lattice_search(table, k2, weights={"q0": -1.0})
+    with pytest.raises(ValueError, match="metric='loss' only"):
+        lattice_search(table, k2, 0.0, "dm", weights={"q0": 1.0})
+    with pytest.raises(TypeError, match="must be a dict"):
+        lattice_search(table, k2, weights=[1.0, 2.0])
+    # only the ratios count (each weight is divided by the largest): scaled weights give the same result
+    for agg in ("geometric_mean", "sum"):
+        a = lattice_search(table, k2, 0.1, "loss", aggregate=agg, weights={"q0": 2.0, "q1": 4.0})
+        b = lattice_search(table, k2, 0.1, "loss", aggregate=agg, weights={"q0": 0.5, "q1": 1.0})
+        assert (a.partition.levels, a.metrics["loss"]) == (b.partition.levels, b.metrics["loss"])

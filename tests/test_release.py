@@ -499,6 +499,7 @@ def test_refinement_accesses_within_paper_bound(seed: int) -> None:
                metric="distortion")
     bound = sum(tax[a].height for a in ("A", "B"))
     assert 0 < r.stats["refine_accesses_per_record"] <= bound
+    assert r.stats["refine_accesses"] == round(r.stats["refine_accesses_per_record"] * len(t1))
     # with k = 1 and the distortion metric everything is specialized down to the leaves
     assert set(r.published["A"]) <= set(tax["A"].leaves) and set(r.published["B"]) <= set(tax["B"].leaves)
 
@@ -514,3 +515,61 @@ def test_kernel_rejects_wrong_dtypes() -> None:
     with pytest.raises(TypeError, match="'codes' has the wrong dtype"):
         _core.release.tds4sa(bad)
     assert _core.release.tds4sa(enc.problem)["feasible"]
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 10**6))
+def test_case1_shortcut_equals_general_probing(seed: int) -> None:
+    """Section 5.4 Case 1 (every join attribute in X) against the general pair-probing path: same run."""
+    t1, t2, tax = random_instance(seed)
+    rng = np.random.default_rng(seed + 3)
+    if rng.random() < 0.5:
+        req = XYAnonymity(["T1.A", "T2.A", "B", "C"], [["K1"], ["K1", "K2"], ["S"], ["S", "Dd"]][seed % 4],
+                          int(rng.integers(1, 3)))
+    else:
+        req = XYLinkability(["T1.A", "T2.A", "B", "C"], [["S"], ["Dd"]][seed % 2], float(rng.choice([0.6, 0.8, 1.0])))
+    runs = []
+    for counting in ("auto", "general"):
+        try:
+            r = tds4sa(t1, t2, req, taxonomies=tax, class_column="cls", continuous=["C"], counting=counting)
+            runs.append((r.cut, [(s["value"], s["split"]) for s in r.trace], r.stats["case1"]))
+        except InfeasibleError as e:
+            runs.append((str(e), None, None))
+    assert runs[0][:2] == runs[1][:2]
+    if runs[0][2] is not None:
+        assert runs[0][2] and not runs[1][2]
+
+
+@settings(max_examples=6)
+@given(seed=st.integers(0, 10**6))
+def test_star_join_linkability_against_brute_force(seed: int) -> None:
+    """Section 7: T1 joined with two earlier releases (star join); output checked on the materialized join."""
+    t1, t2, tax = random_instance(seed)
+    rng = np.random.default_rng(seed + 5)
+    t3 = pd.DataFrame({"B": t1["B"], "E": rng.choice(["e0", "e1"], len(t1))}).iloc[rng.permutation(len(t1))]
+    t3 = t3.reset_index(drop=True)
+    y, side = (["S"], 0) if seed % 2 else (["T3.E"], 2)
+    k = float(rng.choice([0.7, 0.9, 1.0]))
+    req = XYLinkability(["T1.A", "T2.A", "T1.B", "T3.B", "C"], y, k)
+    try:
+        r = tds4sa(t1, [t2, t3], req, taxonomies=tax, class_column="cls", continuous=["C"])
+    except InfeasibleError:
+        return
+    tabs = [r.published, t2, t3]
+    join = oracle.materialize(r.published, [t2, t3], [["A"], ["B"]], tax)
+    col = "S" if side == 0 else "E"
+    items = [(side, col, v) for v in sorted(tabs[side][col].astype(str).unique())]
+    per = oracle.linkability(tabs, join, [(0, "A"), (1, "A"), (0, "B"), (2, "B"), (0, "C")], items)
+    assert max(per.values()) <= k + 1e-12
+    assert r.stats["kernel_value"] == pytest.approx(max(per.values()), rel=1e-12)
+
+
+def test_adult_taxonomies_import_and_shape() -> None:
+    # the Adult taxonomies reuse the loaders' trees (anoncore.datasets.loaders); every root is ANY
+    from anoncore.release.adult import adult_taxonomies
+
+    tax = adult_taxonomies()
+    assert sorted(tax) == sorted(["education", "occupation", "workclass", "marital-status", "relationship", "sex",
+                                  "native-country", "race"])
+    assert all(h.labels[-1] == "ANY" for h in tax.values())  # post-order: the root is the last node
+    assert "Doctorate" in tax["education"].leaves and tax["sex"].n_leaves == 2

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from anoncore._core import sabre_w as core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles.sabre_w import Ground, audit_sabre_w, check_case_log, emd_lp
 
 from anoncore import Hierarchy, Schema
+from anoncore._core import sabre_w as core
 from anoncore.stream import CASES, SabreW, SabreWRelease, TIncognitoW, TMondrianW
 
 H_A = Hierarchy.from_nested({"*": {"ab": ["a", "b"], "cde": {"C": ["c"], "de": ["d", "e"]}}}, name="A")
@@ -248,12 +248,12 @@ def test_kill_and_resume_at_random_points() -> None:
 def test_checkpoint_bytes_versioned() -> None:
     s = SabreW(_schema(), omega=10, interval=5, t=0.5, k=2)
     b = s.checkpoint()
-    assert isinstance(b, bytes) and b.startswith(b"ANCSABREW")
+    assert isinstance(b, bytes) and b.startswith(b"ANCSTRM\0")
     with pytest.raises(ValueError, match="not a SabreW checkpoint"):
         SabreW.restore(b"garbage" * 5)
     bad = bytearray(b)
-    bad[10] = 99
-    with pytest.raises(ValueError, match="unsupported checkpoint version"):
+    bad[8] = 99
+    with pytest.raises(ValueError, match="unsupported checkpoint format version"):
         SabreW.restore(bytes(bad))
     with pytest.raises(ValueError, match="truncated"):
         SabreW.restore(b[:-10])

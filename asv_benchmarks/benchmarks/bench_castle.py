@@ -184,3 +184,73 @@ class CastleCheckpoint:
         return len(self.state)
 
     track_checkpoint_bytes.unit = "bytes"  # type: ignore[attr-defined]
+
+
+_CLI_FILES: dict[int, tuple[str, list[str]]] = {}
+
+
+def _cli_files(n_rows: int) -> tuple[str, list[str]]:
+    """A power-law CSV stream (6 numeric + 2 categorical QI, one person per tuple, string person ids as a CSV
+    gives them) and the `anoncore stream` arguments for it; written once per size into a temporary folder."""
+    if n_rows not in _CLI_FILES:
+        import tempfile
+
+        from anoncore.stream.datasets import power_law_stream
+
+        d = tempfile.mkdtemp(prefix="anoncore_bench_")
+        schema, df = power_law_stream(n_rows, n_numeric=6, n_categorical=2, rng=0)
+        src = os.path.join(d, "in.csv")
+        df.to_csv(src, index=False)
+        args = [src, "--algorithm", "castle", "--pid", "pid", "--sensitive", "sa", "--k", "100", "--delta",
+                "10000", "--batch-size", "10000"]
+        for j in range(6):
+            args += ["--numeric", f"x{j}=1:100"]
+        for j in range(2):
+            path = os.path.join(d, f"c{j}.csv")
+            with open(path, "w") as fh:
+                fh.write("\n".join(";".join(r) for r in schema[f"c{j}"].hierarchy.to_rows()) + "\n")
+            args += ["--categorical", f"c{j}={path}"]
+        _CLI_FILES[n_rows] = (d, args)
+    return _CLI_FILES[n_rows]
+
+
+class CastleCLICheckpoint:
+    """`anoncore stream` with and without ``--checkpoint`` (a checkpoint after every batch of 10,000 rows): the
+    checkpoint must cost little and must not grow with the stream (issue 18 item 9). 1M rows with
+    ANONCORE_BENCH_LARGE=1."""
+
+    params = ([50_000, 1_000_000], [False, True])
+    param_names = ["n_rows", "checkpoint"]  # noqa: RUF012
+    timeout = 900
+
+    def setup(self, n_rows: int, checkpoint: bool) -> None:
+        require_large(n_rows)
+        self.dir, self.args = _cli_files(n_rows)
+
+    def _run(self, checkpoint: bool) -> int:
+        import contextlib
+        import io
+
+        try:
+            from anoncore.stream._cli import cli_main
+        except ImportError:  # pragma: no cover - the CLI package layout
+            from anoncore.cli.stream import cli_main  # type: ignore[no-redef]
+        ck = os.path.join(self.dir, "state.ck")
+        for f in (ck, ck + ".keys"):
+            if os.path.exists(f):
+                os.remove(f)
+        extra = ["-o", os.path.join(self.dir, "out.jsonl")] + (["--checkpoint", ck] if checkpoint else [])
+        with contextlib.redirect_stderr(io.StringIO()):
+            code = cli_main([*self.args, *extra])
+        if code != 0:
+            raise RuntimeError(f"anoncore stream exited with {code}")
+        return sum(os.path.getsize(f) for f in (ck, ck + ".keys") if os.path.exists(f))
+
+    def time_stream_cli(self, n_rows: int, checkpoint: bool) -> None:
+        self._run(checkpoint)
+
+    def track_checkpoint_bytes(self, n_rows: int, checkpoint: bool) -> int:
+        """Bytes of FILE and FILE.keys after the run."""
+        return self._run(checkpoint)
+
+    track_checkpoint_bytes.unit = "bytes"  # type: ignore[attr-defined]

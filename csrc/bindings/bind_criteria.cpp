@@ -1,4 +1,7 @@
-// Bindings for anoncore::criteria: per-class criterion values and the criteria's declarations.
+// Bindings for anoncore::criteria: per-class criterion values and the models' metadata table (models.hpp):
+// `models` = {class name: (kernel id, parameter a, parameter b or None, needs a sensitive attribute,
+// judged by the lattice)}, `criteria_info` = {class name: (requirement, monotone under generalization,
+// monotone under suppression)}.
 #include "anoncore/criteria/criteria.hpp"
 #include "common.hpp"
 
@@ -22,11 +25,15 @@ Span<int64_t> checked_reference(const CArray<int64_t>& reference, int64_t m) {
 
 void bind_criteria(py::module_ m) {
   m.doc() = "criteria kernels: per-class values of the privacy models";
-  py::dict info;
-  for (const auto& c : criteria::kCriteria) {
+  py::dict info, models;
+  for (const auto& c : criteria::kModels) {
     info[c.name] = py::make_tuple(c.requirement == criteria::Requirement::Count ? "count" : "histogram",
                                   c.monotone_generalization, c.monotone_suppression);
+    models[c.name] = py::make_tuple(static_cast<int>(c.id), c.param_a,
+                                    c.param_b != nullptr ? py::object(py::str(c.param_b)) : py::object(py::none()),
+                                    c.needs_sensitive, c.lattice);
   }
+  m.attr("models") = models;
   m.attr("criteria_info") = info;
 
   m.def(

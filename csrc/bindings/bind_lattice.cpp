@@ -1,5 +1,9 @@
-// Bindings for anoncore::lattice: the Engine (frequency sets, node predicates, optimal search).
+// Bindings for anoncore::lattice: the Engine (frequency sets, node predicates, optimal search), built from a bound
+// EngineConfig (named fields); evaluations return bound NodeResult / SearchResult structs.
 #include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
 
 #include "anoncore/lattice/lattice.hpp"
 #include "common.hpp"
@@ -15,49 +19,121 @@ struct BottomHandle {
   std::shared_ptr<const lattice::BottomState> p;
 };
 
-py::dict node_dict(const NodeResult& r) {
-  py::dict d;
-  d["feasible"] = r.feasible;
-  d["n_classes"] = r.n_classes;
-  d["suppressed"] = r.suppressed;
-  d["suppressed_size"] = r.suppressed_size;
-  d["metric"] = r.metric;
-  d["lower_bound"] = r.lower_bound;
-  return d;
-}
+/// The Engine's configuration, as a bound struct with named fields (Python fills it; LatticeProblem.build).
+struct EngineConfig {
+  CArray<int32_t> codes;                   // (n_rows, r) leaf codes of the quasi-identifiers
+  std::vector<CArray<int32_t>> gens;       // per QI: (n_leaves, height + 1) dense code of each leaf per level
+  CArray<int32_t> heights;                 // (r,)
+  std::vector<CArray<int64_t>> leaf_counts;  // per QI: leaves under each dense code, concatenated by level
+  std::vector<CArray<double>> nu_bases;    // per QI: non-uniform entropy term per level (or empty)
+  CArray<int32_t> sa_codes;                // (n_rows,) sensitive codes, empty when no criterion needs them
+  int64_t m = 0;                           // sensitive values
+  CArray<int32_t> sa_parent, sa_height;    // the sensitive attribute's hierarchy (hierarchical EMD) or empty
+  std::vector<lattice::Criterion> criteria;
+  int metric = 0;                          // lattice::MetricKind
+  int aggregate = 0;                       // lattice::Aggregate
+  double gs_factor = 0.5;
+  std::vector<double> weights;             // Loss's attribute weights (one per QI) or empty
+  int64_t limit = 0;                       // absolute suppression limit
+  int n_threads = 1;
+  bool packed = true;                      // allow the packed 64-bit class keys
+  std::optional<BottomHandle> bottom;      // a BottomState of an earlier Engine on the same table
+};
 
-std::unique_ptr<Engine> make_engine(const CArray<int32_t>& codes, const std::vector<CArray<int32_t>>& gens,
-                                    const CArray<int32_t>& heights, const std::vector<CArray<int64_t>>& leaf_counts,
-                                    const std::vector<CArray<double>>& nu_bases, const CArray<int32_t>& sa_codes,
-                                    int64_t m, const CArray<int32_t>& sa_parent, const CArray<int32_t>& sa_height,
-                                    const CArray<int32_t>& crit_kind, const CArray<double>& crit_a,
-                                    const CArray<double>& crit_b, int metric, int aggregate, double gs_factor,
-                                    int64_t limit, int n_threads, bool packed, const BottomHandle* bottom) {
-  auto X = matrix_of(codes, "codes");
+/// The optimal search's result with its trace (bound as SearchResult).
+struct SearchOutput {
+  lattice::SearchResult res;
+  std::vector<lattice::TraceEntry> trace;
+};
+
+std::unique_ptr<Engine> make_engine(const EngineConfig& c) {
+  auto X = matrix_of(c.codes, "codes");
   const size_t r = static_cast<size_t>(X.cols);
-  if (gens.size() != r || leaf_counts.size() != r || nu_bases.size() != r)
+  if (c.gens.size() != r || c.leaf_counts.size() != r || c.nu_bases.size() != r)
     throw std::invalid_argument("one gen/leaf_count/nu_base array per quasi-identifier expected");
-  auto hs = span_of(heights, "heights", X.cols);
+  auto hs = span_of(c.heights, "heights", X.cols);
   std::vector<lattice::QiInput> qis(r);
   for (size_t j = 0; j < r; ++j) {
-    auto g = matrix_of(gens[j], "gen", -1, hs[static_cast<int64_t>(j)] + 1);
+    auto g = matrix_of(c.gens[j], "gen", -1, hs[static_cast<int64_t>(j)] + 1);
     qis[j].gen = Span<int32_t>{g.data, g.rows * g.cols};
     qis[j].height = hs[static_cast<int64_t>(j)];
-    qis[j].leaf_count = span_of(leaf_counts[j], "leaf_count");
-    qis[j].nu_base = span_of(nu_bases[j], "nu_base");
+    qis[j].leaf_count = span_of(c.leaf_counts[j], "leaf_count");
+    qis[j].nu_base = span_of(c.nu_bases[j], "nu_base");
   }
-  lattice::SensitiveInput sa{span_of(sa_codes, "sa_codes"), m, span_of(sa_parent, "sa_parent"),
-                             span_of(sa_height, "sa_height")};
-  auto ck = span_of(crit_kind, "crit_kind");
-  auto ca = span_of(crit_a, "crit_a", ck.size);
-  auto cb = span_of(crit_b, "crit_b", ck.size);
-  std::vector<lattice::Criterion> crit;
-  for (int64_t i = 0; i < ck.size; ++i) crit.push_back({static_cast<lattice::CriterionKind>(ck[i]), ca[i], cb[i]});
-  lattice::MetricSpec ms{static_cast<lattice::MetricKind>(metric), static_cast<lattice::Aggregate>(aggregate), gs_factor};
-  std::shared_ptr<const lattice::BottomState> reuse = bottom != nullptr ? bottom->p : nullptr;
+  lattice::SensitiveInput sa{span_of(c.sa_codes, "sa_codes"), c.m, span_of(c.sa_parent, "sa_parent"),
+                             span_of(c.sa_height, "sa_height")};
+  lattice::MetricSpec ms{static_cast<lattice::MetricKind>(c.metric), static_cast<lattice::Aggregate>(c.aggregate),
+                         c.gs_factor, c.weights};
+  std::shared_ptr<const lattice::BottomState> reuse = c.bottom ? c.bottom->p : nullptr;
+  std::vector<lattice::Criterion> crit = c.criteria;
   py::gil_scoped_release nogil;
-  return std::make_unique<Engine>(X, std::move(qis), sa, std::move(crit), ms, limit, n_threads, packed,
+  return std::make_unique<Engine>(X, std::move(qis), sa, std::move(crit), ms, c.limit, c.n_threads, c.packed,
                                   std::move(reuse));
+}
+
+void bind_results(py::module_ m) {
+  py::class_<lattice::Criterion>(m, "Criterion", "One privacy model instance: kernel id (models.hpp), a, b.")
+      .def(py::init([](int kind, double a, double b) {
+             if (kind < 0 || kind >= criteria::kNumModels || !criteria::kModels[kind].lattice)
+               throw std::invalid_argument("the lattice does not judge the model of kernel id " + std::to_string(kind));
+             return lattice::Criterion{static_cast<criteria::Model>(kind), a, b};
+           }),
+           "kind"_a, "a"_a, "b"_a = 0.0)
+      .def_property_readonly("kind", [](const lattice::Criterion& c) { return static_cast<int>(c.kind); })
+      .def_readonly("a", &lattice::Criterion::a)
+      .def_readonly("b", &lattice::Criterion::b);
+  py::class_<EngineConfig>(m, "EngineConfig", "The Engine's inputs, by name (see bind_lattice.cpp).")
+      .def(py::init<>())
+      .def_readwrite("codes", &EngineConfig::codes)
+      .def_readwrite("gens", &EngineConfig::gens)
+      .def_readwrite("heights", &EngineConfig::heights)
+      .def_readwrite("leaf_counts", &EngineConfig::leaf_counts)
+      .def_readwrite("nu_bases", &EngineConfig::nu_bases)
+      .def_readwrite("sa_codes", &EngineConfig::sa_codes)
+      .def_readwrite("m", &EngineConfig::m)
+      .def_readwrite("sa_parent", &EngineConfig::sa_parent)
+      .def_readwrite("sa_height", &EngineConfig::sa_height)
+      .def_readwrite("criteria", &EngineConfig::criteria)
+      .def_readwrite("metric", &EngineConfig::metric)
+      .def_readwrite("aggregate", &EngineConfig::aggregate)
+      .def_readwrite("gs_factor", &EngineConfig::gs_factor)
+      .def_readwrite("weights", &EngineConfig::weights)
+      .def_readwrite("limit", &EngineConfig::limit)
+      .def_readwrite("n_threads", &EngineConfig::n_threads)
+      .def_readwrite("packed", &EngineConfig::packed)
+      .def_readwrite("bottom", &EngineConfig::bottom);
+  py::class_<NodeResult>(m, "NodeResult", "What an evaluation of one node gives (see lattice.hpp).")
+      .def_readonly("feasible", &NodeResult::feasible)
+      .def_readonly("n_classes", &NodeResult::n_classes)
+      .def_readonly("suppressed", &NodeResult::suppressed)
+      .def_readonly("suppressed_size", &NodeResult::suppressed_size)
+      .def_readonly("metric", &NodeResult::metric)
+      .def_readonly("lower_bound", &NodeResult::lower_bound)
+      .def_readonly("partial", &NodeResult::partial)
+      .def("__repr__", [](const NodeResult& r) {
+        return "NodeResult(feasible=" + std::string(r.feasible ? "True" : "False") +
+               ", n_classes=" + std::to_string(r.n_classes) + ", suppressed=" + std::to_string(r.suppressed) +
+               ", suppressed_size=" + std::to_string(r.suppressed_size) +
+               ", metric=" + py::repr(py::float_(r.metric)).cast<std::string>() +
+               ", lower_bound=" + py::repr(py::float_(r.lower_bound)).cast<std::string>() +
+               ", partial=" + (r.partial ? "True" : "False") + ")";
+      });
+  py::class_<SearchOutput>(m, "SearchResult", "The optimal search's result (see lattice.hpp).")
+      .def_property_readonly("feasible", [](const SearchOutput& o) { return o.res.status == Status::Ok; })
+      .def_property_readonly("levels", [](const SearchOutput& o) { return o.res.best; })
+      .def_property_readonly("result", [](const SearchOutput& o) { return o.res.best_result; })
+      .def_property_readonly("evaluated", [](const SearchOutput& o) { return o.res.evaluated; })
+      .def_property_readonly("inferred", [](const SearchOutput& o) { return o.res.inferred; })
+      .def_property_readonly("popped", [](const SearchOutput& o) { return o.res.popped; })
+      .def_property_readonly("swept", [](const SearchOutput& o) { return o.res.swept; })
+      .def_property_readonly(
+          "trace",
+          [](const SearchOutput& o) {
+            py::list tr;
+            for (const auto& t : o.trace) tr.append(py::make_tuple(t.levels, t.how, t.result));
+            return tr;
+          },
+          "(levels, how, NodeResult) per step; how: 0 evaluated, 1 inferred feasible, 2 inferred infeasible.");
 }
 }  // namespace
 
@@ -66,11 +142,9 @@ void bind_lattice(py::module_ m) {
   py::class_<BottomHandle>(m, "BottomState",
                            "An Engine's table-derived build (bottom classes); reused by a later Engine on the same "
                            "table, hierarchies and sensitive column.");
+  bind_results(m);
   py::class_<Engine>(m, "Engine")
-      .def(py::init(&make_engine), "codes"_a.noconvert(), "gens"_a, "heights"_a.noconvert(), "leaf_counts"_a,
-           "nu_bases"_a, "sa_codes"_a.noconvert(), "m"_a, "sa_parent"_a.noconvert(), "sa_height"_a.noconvert(),
-           "crit_kind"_a.noconvert(), "crit_a"_a.noconvert(), "crit_b"_a.noconvert(), "metric"_a, "aggregate"_a,
-           "gs_factor"_a, "limit"_a, "n_threads"_a, "packed"_a = true, "bottom"_a = nullptr)
+      .def(py::init(&make_engine), "config"_a)
       .def("bottom_state", [](const Engine& e) { return BottomHandle{e.bottom_state()}; },
            "This Engine's BottomState, to build later Engines on the same table faster.")
       .def_property_readonly("reused_bottom", &Engine::reused_bottom)
@@ -85,35 +159,19 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("primed_sources", &Engine::primed_sources)
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
-        NodeResult r;
-        {
-          py::gil_scoped_release nogil;
-          r = e.evaluate(s);
-        }
-        return node_dict(r);
+        py::gil_scoped_release nogil;
+        return e.evaluate(s);
       }, "levels"_a.noconvert(), "Evaluate one node.")
       .def("evaluate_dm_cut", [](Engine& e, const CArray<int32_t>& lv, double cut) {
         auto s = span_of(lv, "levels", e.n_qi());
-        NodeResult r;
-        {
-          py::gil_scoped_release nogil;
-          r = e.evaluate_dm_cut(s, cut);
-        }
-        py::dict d = node_dict(r);
-        d["partial"] = r.partial;
-        return d;
+        py::gil_scoped_release nogil;
+        return e.evaluate_dm_cut(s, cut);
       }, "levels"_a.noconvert(), "cut"_a,
          "The optimal search's evaluation under the DM / DM* cut (grouping stops once its bound exceeds cut).")
       .def("evaluate_many", [](Engine& e, const CArray<int32_t>& lv) {
         auto M = matrix_of(lv, "levels", -1, e.n_qi());
-        std::vector<NodeResult> rs;
-        {
-          py::gil_scoped_release nogil;
-          rs = e.evaluate_many(M);
-        }
-        py::list out;
-        for (const auto& r : rs) out.append(node_dict(r));
-        return out;
+        py::gil_scoped_release nogil;
+        return e.evaluate_many(M);
       }, "levels"_a.noconvert(), "Evaluate many nodes (parallel over nodes).")
       .def("cheap_lower_bound", [](const Engine& e, const CArray<int32_t>& lv) {
         return e.cheap_lower_bound(span_of(lv, "levels", e.n_qi()).data);
@@ -138,30 +196,18 @@ void bind_lattice(py::module_ m) {
         }
         CArray<int64_t> fa(static_cast<py::ssize_t>(first.size()));
         std::copy(first.begin(), first.end(), fa.mutable_data());
-        return py::make_tuple(node_dict(r), labels, sup, fa);
+        return py::make_tuple(r, labels, sup, fa);
       }, "levels"_a.noconvert(), "clean"_a = false,
          "Row labels and suppression flags of a node, and the first row of every class (in label order); "
          "clean=True: the caller knows the node suppresses nothing (no class judged, only n_classes set).")
       .def("optimal", [](Engine& e, bool with_trace, bool sweep) {
-        std::vector<lattice::TraceEntry> trace;
-        lattice::SearchResult res;
+        SearchOutput o;
         {
           py::gil_scoped_release nogil;
-          res = e.optimal(python_interrupt_hook(), with_trace ? &trace : nullptr, sweep);
+          o.res = e.optimal(python_interrupt_hook(), with_trace ? &o.trace : nullptr, sweep);
         }
-        raise_for_status(res.status);
-        py::dict d;
-        d["feasible"] = res.status == Status::Ok;
-        d["levels"] = res.best;
-        d["result"] = node_dict(res.best_result);
-        d["evaluated"] = res.evaluated;
-        d["inferred"] = res.inferred;
-        d["popped"] = res.popped;
-        d["swept"] = res.swept;
-        py::list tr;
-        for (const auto& t : trace) tr.append(py::make_tuple(t.levels, t.how, node_dict(t.result)));
-        d["trace"] = tr;
-        return d;
+        raise_for_status(o.res.status);
+        return o;
       }, "with_trace"_a = false, "sweep"_a = true,
          "Globally optimal node (branch and bound with predictive tagging); sweep=False keeps the queue.");
   m.def("level_sizes", [](const CArray<int32_t>& h) { return lattice::level_sizes(span_of(h, "heights")); },

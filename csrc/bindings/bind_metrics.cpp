@@ -25,6 +25,12 @@ Matrix<int32_t> gen_matrix(const CArray<int32_t>& a, const char* name, int64_t r
 
 void bind_metrics(py::module_ m) {
   m.doc() = "information-loss metric kernels (per quasi-identifier, vectorised over classes)";
+  py::class_<metrics::ClassSummary>(m, "ClassSummary", "Row/suppression/class counts, DM and DM* of a partition.")
+      .def_readonly("n_rows", &metrics::ClassSummary::n_rows)
+      .def_readonly("n_suppressed", &metrics::ClassSummary::n_suppressed)
+      .def_readonly("n_kept_classes", &metrics::ClassSummary::n_kept_classes)
+      .def_readonly("dm", &metrics::ClassSummary::dm)
+      .def_readonly("dm_star", &metrics::ClassSummary::dm_star);
   m.def(
       "class_summary",
       [](const CArray<int64_t>& kept, const CArray<int64_t>& supp) {
@@ -34,13 +40,7 @@ void bind_metrics(py::module_ m) {
           py::gil_scoped_release nogil;
           s = metrics::class_summary(a.kept, a.supp);
         }
-        py::dict d;
-        d["n_rows"] = s.n_rows;
-        d["n_suppressed"] = s.n_suppressed;
-        d["n_kept_classes"] = s.n_kept_classes;
-        d["dm"] = s.dm;
-        d["dm_star"] = s.dm_star;
-        return d;
+        return s;
       },
       py::arg("kept").noconvert(), py::arg("supp").noconvert(),
       "Row/suppression/class counts, DM and DM* of the classes.");

@@ -10,9 +10,23 @@
 #include "common.hpp"
 
 namespace anoncore::bindings {
+namespace {
+
+// What partition returns: the row labels (as a NumPy array) and the split counters.
+struct MondrianResult {
+  py::array_t<int64_t> labels;
+  int64_t n_classes, n_splits, n_refused;
+};
+
+}  // namespace
 
 void bind_mondrian(py::module_ m) {
   m.doc() = "mondrian kernels: multidimensional median partitioning under monotone class models";
+  py::class_<MondrianResult>(m, "MondrianResult", "Row labels and split counters of a Mondrian partition.")
+      .def_readonly("labels", &MondrianResult::labels)
+      .def_readonly("n_classes", &MondrianResult::n_classes)
+      .def_readonly("n_splits", &MondrianResult::n_splits)
+      .def_readonly("n_refused", &MondrianResult::n_refused);
   m.def(
       "partition",
       [](const CArray<int32_t>& qi, const CArray<double>& coord_values, const CArray<int64_t>& coord_offsets,
@@ -106,12 +120,7 @@ void bind_mondrian(py::module_ m) {
           o = mondrian::mondrian(in);
         }
         raise_for_status(o.status);
-        py::dict d;
-        d["labels"] = to_numpy(std::move(o.labels));
-        d["n_classes"] = o.n_classes;
-        d["n_splits"] = o.n_splits;
-        d["n_refused"] = o.n_refused;
-        return d;
+        return MondrianResult{to_numpy(std::move(o.labels)), o.n_classes, o.n_splits, o.n_refused};
       },
       py::arg("qi").noconvert(), py::arg("coord_values").noconvert(), py::arg("coord_offsets").noconvert(),
       py::arg("sa").noconvert(), py::arg("m"), py::arg("models"), py::arg("hierarchy") = py::none(),

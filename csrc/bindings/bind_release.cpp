@@ -96,7 +96,6 @@ py::dict run_tds4sa(const py::dict& d) {
   r["final_value"] = out.final_value;
   r["final_item_l"] = out.final_item_l;
   r["refine_accesses"] = out.refine_accesses;
-  r["score_accesses"] = out.score_accesses;
   r["evaluations"] = out.evaluations;
   r["pairs_probed"] = out.pairs_probed;
   r["n_partitions"] = out.n_partitions;

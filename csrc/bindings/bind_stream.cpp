@@ -122,9 +122,16 @@ void bind_stream(py::module_ m) {
           },
           py::arg("paper") = false, "End of stream (drain, or the thesis's protocol); returns the events.")
       .def("checkpoint", [](const Castle& c) { return py::bytes(c.checkpoint()); }, "State as versioned bytes.")
-      .def_static(
-          "restore", [](const py::bytes& b) { return Castle::restore(std::string(b)); }, py::arg("state"),
-          "Rebuild a Castle from checkpoint bytes.")
+      .def(
+          "restore_state",
+          [](Castle& c, const py::bytes& b) {
+            std::string s(b);
+            py::gil_scoped_release nogil;
+            c.restore_state(s);
+          },
+          py::arg("state"), "Load checkpoint state bytes into this fresh Castle (range-checked).")
+      .def("pending_positions", [](const Castle& c) { return to_numpy(c.pending_positions()); },
+           "Positions of the pending tuples in arrival order.")
       .def_property("n_threads", &Castle::n_threads, &Castle::set_n_threads,
                     "Threads for split^k's block scans (<= 0: all cores); not part of the state.")
       .def_property_readonly("tau", &Castle::tau)

@@ -22,6 +22,7 @@ void bind_burel(py::module_ m);
 void bind_release(py::module_ m);
 void bind_graph(py::module_ m);
 void bind_workload(py::module_ m);
+void bind_risk(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -46,4 +47,5 @@ PYBIND11_MODULE(_core, m) {
   bind_release(m.def_submodule("release"));
   bind_graph(m.def_submodule("graph"));
   bind_workload(m.def_submodule("workload"));
+  bind_risk(m.def_submodule("risk"));
 }

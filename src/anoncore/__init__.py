@@ -10,7 +10,7 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "Install it with `pip install .` (or run tools/devbuild.sh for a development tree)."
     ) from exc
 
-from anoncore import datasets, distance, metrics, sequence, static, stream, temporal
+from anoncore import datasets, distance, metrics, risk, sequence, static, stream, temporal
 from anoncore.audit import AuditReport, ModelAudit, audit
 from anoncore.data.builders import (
     flat_hierarchy,
@@ -23,8 +23,10 @@ from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.models import (
+    AverageReidentificationRisk,
     BasicBetaLikeness,
     DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EnhancedBetaLikeness,
     EntropyLDiversity,
@@ -32,9 +34,12 @@ from anoncore.models import (
     HellingerTCloseness,
     HierarchicalDistanceTCloseness,
     KAnonymity,
+    KMap,
     OrderedDistanceTCloseness,
+    PopulationUniqueness,
     RangeBetaLikeness,
     RecursiveCLDiversity,
+    SampleUniqueness,
     SemanticBetaLikeness,
 )
 from anoncore.results import Partition, Result
@@ -56,8 +61,10 @@ __version__ = "0.1.0"
 __all__ = [
     "Attribute",
     "AuditReport",
+    "AverageReidentificationRisk",
     "BasicBetaLikeness",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
@@ -67,12 +74,15 @@ __all__ = [
     "Hierarchy",
     "InfeasibleError",
     "KAnonymity",
+    "KMap",
     "ModelAudit",
     "OrderedDistanceTCloseness",
     "Partition",
+    "PopulationUniqueness",
     "RangeBetaLikeness",
     "RecursiveCLDiversity",
     "Result",
+    "SampleUniqueness",
     "Schema",
     "SemanticBetaLikeness",
     "Table",
@@ -92,6 +102,7 @@ __all__ = [
     "masking_hierarchy",
     "metrics",
     "ordered_grouping_hierarchy",
+    "risk",
     "sabre",
     "samarati",
     "sequence",

@@ -12,13 +12,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._plain import plain as _plain
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_instance, check_n_threads, check_option
 from anoncore.data.table import Table
 from anoncore.models import (
     MODELS,
+    RISK_MODELS,
     BasicBetaLikeness,
     DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EnhancedBetaLikeness,
     EntropyLDiversity,
@@ -26,6 +27,7 @@ from anoncore.models import (
     HellingerTCloseness,
     HierarchicalDistanceTCloseness,
     KAnonymity,
+    KMap,
     OrderedDistanceTCloseness,
     PrivacyModel,
     RangeBetaLikeness,
@@ -228,28 +230,20 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     (True, 2.0)
     """
     t0 = time.perf_counter()
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of audit must be a Table. Got {type(table).__name__} instead.")
-    if not isinstance(partition, Partition):
-        raise TypeError(f"The 'partition' parameter of audit must be a Partition. Got {type(partition).__name__} "
-                        "instead.")
+    check_instance(table, "table", "audit", Table, "a Table")
+    check_instance(partition, "partition", "audit", Partition, "a Partition")
     if partition.n_rows != table.n_rows:
         raise ValueError(f"The partition has {partition.n_rows} rows but the table has {table.n_rows}.")
     mods = _check_models(models)
-    if not isinstance(reference, str):
-        raise TypeError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                        f"Got {_plain(reference)} instead.")
-    if reference not in REFERENCES:
-        raise ValueError(f"The 'reference' parameter of audit must be a str among {list(REFERENCES)}. "
-                         f"Got {_plain(reference)} instead.")
+    check_option(reference, "reference", "audit", REFERENCES)
     nt = check_n_threads(n_threads, "audit")
 
     # Resolve sensitive attributes before any kernel runs.
     plan: list[tuple[PrivacyModel, str | None]] = []
     for m in mods:
-        if type(m) not in MODELS:
+        if type(m) not in MODELS + RISK_MODELS:
             raise TypeError(f"audit does not know how to check {type(m).__name__}; the models it checks are "
-                            f"{[c.__name__ for c in MODELS]}.")
+                            f"{[c.__name__ for c in MODELS + RISK_MODELS]}.")
         sa: str | None = None
         if m.needs_sensitive:
             sa = table.sensitive_column(m.sensitive_attribute, caller=type(m).__name__)
@@ -258,6 +252,10 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
                                  "which has none.")
             if isinstance(m, (SemanticBetaLikeness, RangeBetaLikeness)):
                 _check_group_model(m, table, sa)
+            if isinstance(m, OrderedDistanceTCloseness) and m.order not in (None, "codes"):
+                _value_order(m, table, sa)
+        if isinstance(m, (KMap, DeltaPresence)):
+            _subset_of(m, table.n_rows)
         plan.append((m, sa))
 
     labels = np.ascontiguousarray(partition.labels, dtype=np.int64)
@@ -282,7 +280,10 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     t_stats = time.perf_counter()
     results: list[ModelAudit] = []
     for m, sa in plan:
-        values = _class_values(m, sa, table, sizes, empty, stats_for, nt)
+        if isinstance(m, RISK_MODELS):
+            values = _risk_values(m, labels, suppressed, n_classes, sizes)
+        else:
+            values = _class_values(m, sa, table, sizes, empty, stats_for, nt)
         verdict = m.evaluate(values)
         results.append(ModelAudit(m, verdict.passed, verdict.achieved, int(verdict.violating.size), sa,
                                   _readonly(values), verdict.violating))
@@ -302,7 +303,7 @@ def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) ->
         ref = np.bincount(col, minlength=m_values).astype(np.int64)
         ref.setflags(write=False)
         table._cache[key] = ref
-    return ref  # type: ignore[no-any-return]
+    return ref
 
 
 def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[np.int64],
@@ -321,26 +322,32 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         distinct[empty] = np.nan
         return distinct
     if isinstance(m, EntropyLDiversity):
-        return c.entropy(hist, sizes, nt)  # type: ignore[no-any-return]
+        return c.entropy(hist, sizes, nt)
     if isinstance(m, RecursiveCLDiversity):
-        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)  # type: ignore[no-any-return]
+        return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)
     if isinstance(m, EqualDistanceTCloseness):
-        return d.emd_equal_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.emd_equal_classes(hist, sizes, ref, nt)
     if isinstance(m, OrderedDistanceTCloseness):
-        return d.emd_ordered_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        if m.order not in (None, "codes"):
+            perm = _value_order(m, table, sa)
+            return d.emd_ordered_classes(
+                np.ascontiguousarray(hist[:, perm]), sizes, np.ascontiguousarray(ref[perm]), nt)
+        return d.emd_ordered_classes(hist, sizes, ref, nt)
     if isinstance(m, HierarchicalDistanceTCloseness):
         h = table.hierarchy(sa)
         assert h is not None
-        return d.emd_hierarchical_classes(  # type: ignore[no-any-return]
+        return d.emd_hierarchical_classes(
             hist, sizes, ref, h.parent, h.node_height, h.n_leaves, nt)
     if isinstance(m, HellingerTCloseness):
-        return d.hellinger_classes(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        return d.hellinger_classes(hist, sizes, ref, nt)
     if isinstance(m, BasicBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, False, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, False, nt)
     if isinstance(m, EnhancedBetaLikeness):
-        return c.beta_likeness(hist, sizes, ref, True, nt)  # type: ignore[no-any-return]
+        return c.beta_likeness(hist, sizes, ref, True, nt)
     if isinstance(m, DeltaDisclosure):
-        return c.delta_disclosure(hist, sizes, ref, nt)  # type: ignore[no-any-return]
+        if m.absent == "ignore":
+            return _delta_present_only(hist, sizes, ref)
+        return c.delta_disclosure(hist, sizes, ref, nt)
     if isinstance(m, SemanticBetaLikeness):
         h = table.hierarchy(sa)
         assert h is not None
@@ -424,3 +431,85 @@ def _range_gains(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray
     perm_hist = np.ascontiguousarray(hist[:, order])
     return _group_gains(perm_hist, sizes, np.ascontiguousarray(ref[order]), np.asarray(los, dtype=np.int64),
                         np.asarray(his, dtype=np.int64))
+
+
+# ------------------------------------------------------------------------ ARX readings (value order, absent values)
+def _value_order(m: OrderedDistanceTCloseness, table: Table, sa: str) -> NDArray[np.int64]:
+    """The codes of ``sa`` in the model's stated order (a permutation of 0 .. m-1)."""
+    labels = [str(v) for v in table.decode(sa, np.arange(table.cardinality(sa), dtype=np.int32))]
+    if m.order == "string":
+        return np.asarray(sorted(range(len(labels)), key=lambda i: labels[i]), dtype=np.int64)
+    assert isinstance(m.order, tuple)
+    pos = {v: i for i, v in enumerate(m.order)}
+    missing = [v for v in labels if v not in pos]
+    if missing:
+        raise ValueError(f"The 'order' of OrderedDistanceTCloseness does not list the value {missing[0]!r} of "
+                         f"{sa!r}.")
+    extra = [v for v in m.order if v not in set(labels)]
+    if extra:
+        raise ValueError(f"The 'order' of OrderedDistanceTCloseness lists {extra[0]!r}, which is not a value of "
+                         f"{sa!r}.")
+    return np.asarray(sorted(range(len(labels)), key=lambda i: pos[labels[i]]), dtype=np.int64)
+
+
+def _delta_present_only(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray[np.int64]
+                        ) -> NDArray[np.float64]:
+    """max over the values present in a class of |ln(q / p)| (ARX's reading of delta-disclosure)."""
+    P = float(ref.sum())
+    out = np.full(hist.shape[0], np.nan)
+    live = sizes > 0
+    q = hist[live].astype(np.float64) / sizes[live, None].astype(np.float64)
+    p = ref.astype(np.float64) / P
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.abs(np.log(q / p[None, :]))
+    d[hist[live] == 0] = 0.0
+    out[live] = d.max(axis=1) if d.shape[1] else 0.0
+    return out
+
+
+# ------------------------------------------------------------------------ risk-based models
+def _subset_of(m: KMap | DeltaPresence, n_rows: int) -> NDArray[np.bool_] | None:
+    sub = m.subset
+    if sub is None:
+        return None
+    name = type(m).__name__
+    if sub.dtype == bool:
+        if sub.shape != (n_rows,):
+            raise ValueError(f"The subset of {name} has {sub.shape[0]} entries but the table has {n_rows} rows.")
+        return sub  # type: ignore[no-any-return]
+    if sub.size and (int(sub.min()) < 0 or int(sub.max()) >= n_rows):
+        raise ValueError(f"The subset of {name} holds row indices outside [0, {n_rows - 1}].")
+    mask = np.zeros(n_rows, dtype=bool)
+    mask[sub] = True
+    return mask
+
+
+def _risk_values(m: PrivacyModel, labels: NDArray[np.int64], suppressed: NDArray[np.bool_], n_classes: int,
+                 sizes: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Per-class values of the risk-based models (see anoncore.models)."""
+    if isinstance(m, (KMap, DeltaPresence)):
+        mask = _subset_of(m, labels.shape[0])
+        skip = suppressed if mask is None else (suppressed | ~mask)
+        f = _core.core.class_sizes(labels, np.ascontiguousarray(skip), n_classes).astype(np.float64)
+        F = _core.core.class_sizes(labels, np.zeros(0, dtype=bool), n_classes).astype(np.float64)
+        if isinstance(m, DeltaPresence):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(F > 0, f / F, np.nan)
+            return np.asarray(v, dtype=np.float64)
+        if not m.estimated:
+            return np.asarray(np.where(f > 0, F, np.nan), dtype=np.float64)
+        from scipy.stats import poisson
+
+        n = float(f.sum())
+        assert m.population_size is not None
+        if n > float(m.population_size):
+            raise ValueError(f"KMap: the population_size {m.population_size!r} is smaller than the {int(n)} "
+                             "published records.")
+        pi = n / float(m.population_size)
+        if pi >= 1.0:  # the sample is the population
+            return np.asarray(np.where(f > 0, (f < int(m.k)).astype(np.float64), np.nan), dtype=np.float64)
+        v = poisson.cdf(int(m.k) - f - 1, f * (1.0 - pi) / pi)
+        return np.asarray(np.where(f > 0, v, np.nan), dtype=np.float64)
+    values = sizes.astype(np.float64)
+    values[sizes == 0] = np.nan
+    return values

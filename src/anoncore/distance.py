@@ -14,14 +14,13 @@ References
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_bool, check_float, check_instance, check_n_threads, check_option
 from anoncore.data.hierarchy import Hierarchy
 
 __all__ = [
@@ -60,24 +59,10 @@ def _pair(p: Any, q: Any, caller: str) -> tuple[NDArray[np.float64], NDArray[np.
 
 
 def _check_hierarchy(hierarchy: Any, caller: str, m: int) -> Hierarchy:
-    if not isinstance(hierarchy, Hierarchy):
-        raise TypeError(
-            f"The 'hierarchy' parameter of {caller} must be a Hierarchy. Got {type(hierarchy).__name__} instead."
-        )
-    if hierarchy.n_leaves != m:
-        raise ValueError(
-            f"The distributions of {caller} have {m} values but the hierarchy has {hierarchy.n_leaves} leaves."
-        )
-    return hierarchy
-
-
-def _check_base(base: Any, caller: str) -> float:
-    msg = f"The 'base' parameter of {caller} must be a float in the range (1, inf). Got {base!r} instead."
-    if isinstance(base, bool) or not isinstance(base, numbers.Real):
-        raise TypeError(msg)
-    if not 1.0 < float(base) < np.inf:
-        raise ValueError(msg)
-    return float(base)
+    h = check_instance(hierarchy, "hierarchy", caller, Hierarchy, "a Hierarchy")
+    if h.n_leaves != m:
+        raise ValueError(f"The distributions of {caller} have {m} values but the hierarchy has {h.n_leaves} leaves.")
+    return h
 
 
 def emd_equal(p: Any, q: Any) -> float:
@@ -190,7 +175,7 @@ def kl_divergence(p: Any, q: Any, base: float = 2) -> float:
     0.029
     """
     pa, qa = _pair(p, q, "kl_divergence")
-    return float(_core.distance.kl_divergence(pa, qa, _check_base(base, "kl_divergence")))
+    return float(_core.distance.kl_divergence(pa, qa, check_float(base, "base", "kl_divergence", 1, None, closed="neither")))
 
 
 def js_divergence(p: Any, q: Any, base: float = 2) -> float:
@@ -211,7 +196,7 @@ def js_divergence(p: Any, q: Any, base: float = 2) -> float:
     0.0073
     """
     pa, qa = _pair(p, q, "js_divergence")
-    return float(_core.distance.js_divergence(pa, qa, _check_base(base, "js_divergence")))
+    return float(_core.distance.js_divergence(pa, qa, check_float(base, "base", "js_divergence", 1, None, closed="neither")))
 
 
 # ----------------------------------------------------------------------------------------------- SABRE bounds
@@ -276,12 +261,11 @@ def cet_upper_bounds(reference: Any, bucket_of: Any, hierarchy: Hierarchy | None
     if ref.sum() <= 0:
         raise ValueError(f"The 'reference' parameter of {caller} must have a positive total.")
     b, nb = _buckets(bucket_of, ref.size, caller)
-    if not isinstance(tight, bool):
-        raise TypeError(f"The 'tight' parameter of {caller} must be a bool. Got {tight!r} instead.")
+    check_bool(tight, "tight", caller)
     if hierarchy is None:
-        return _core.distance.cet_upper_ordered(ref, b, nb)  # type: ignore[no-any-return]
+        return _core.distance.cet_upper_ordered(ref, b, nb)
     h = _check_hierarchy(hierarchy, caller, ref.size)
-    return _core.distance.cet_upper_hierarchical(  # type: ignore[no-any-return]
+    return _core.distance.cet_upper_hierarchical(
         ref, b, nb, h.parent, h.node_height, h.leaf_start, h.leaf_count, tight)
 
 
@@ -346,10 +330,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
     empty = np.flatnonzero(totals == 0)
     if empty.size:
         raise ValueError(f"Bucket {int(empty[0])} has no value present in the reference ({caller}).")
-    methods = ("auto", "closed_form", "general")
-    if not isinstance(method, str) or method not in methods:
-        raise ValueError(f"The 'method' parameter of {caller} must be a str among {list(methods)}. "
-                         f"Got {method!r} instead.")
+    check_option(method, "method", caller, ("auto", "closed_form", "general"))
     h = None if hierarchy is None else _check_hierarchy(hierarchy, caller, ref.size)
     codes = np.arange(ref.size)
     members = [codes[present & (b == i)] for i in range(nb)]
@@ -361,7 +342,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
         closed = bool(np.all(hi - lo + 1 == np.array([g.size for g in members])))
         if closed and method != "general":
             order = np.argsort(lo, kind="stable")
-            return _core.distance.bucket_emd_ordered(  # type: ignore[no-any-return]
+            return _core.distance.bucket_emd_ordered(
                 np.ascontiguousarray(cnt[:, order]), np.ascontiguousarray(totals[order]),
                 np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order]), int(present.sum()), nt)
         if method == "closed_form":
@@ -376,7 +357,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
         order = np.argsort(start, kind="stable")
         closed = not np.any(start[order][1:] < end[order][:-1])
         if closed and method != "general":
-            return _core.distance.bucket_emd_hierarchical(  # type: ignore[no-any-return]
+            return _core.distance.bucket_emd_hierarchical(
                 cnt, totals, np.ascontiguousarray(nodes), h.parent, h.node_height, h.n_leaves, nt)
         if method == "closed_form":
             raise ValueError(f"The buckets of {caller} must be disjoint hierarchy subtrees (an antichain of nodes) "
@@ -391,7 +372,7 @@ def bucket_emd(counts: Any, reference: Any, bucket_of: Any, hierarchy: Hierarchy
                     ground[i, j] = pair[np.ix_([where[int(v)] for v in members[i]],
                                                [where[int(v)] for v in members[j]])].max()
     np.fill_diagonal(ground, 0.0)
-    return _core.distance.emd_general(  # type: ignore[no-any-return]
+    return _core.distance.emd_general(
         cnt, totals, np.ascontiguousarray(ground, dtype=np.float64), nt)
 
 

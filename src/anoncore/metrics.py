@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from anoncore import _core
 from anoncore._plain import plain as _plain
+from anoncore._validation import check_bool, check_float, check_instance, check_option
 from anoncore.data.table import Table
 from anoncore.results import Partition
 
@@ -80,12 +81,8 @@ class _View:
 
 
 def _view(table: Any, partition: Any, caller: str) -> _View:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be a Table. Got {type(table).__name__} instead.")
-    if not isinstance(partition, Partition):
-        raise TypeError(
-            f"The 'partition' parameter of {caller} must be a Partition. Got {type(partition).__name__} instead."
-        )
+    check_instance(table, "table", caller, Table, "a Table")
+    check_instance(partition, "partition", caller, Partition, "a Partition")
     pt = partition.table
     if pt is not table and (pt.n_rows != table.n_rows or pt.quasi_identifiers != table.quasi_identifiers
                             or not np.array_equal(pt.qi_codes(), table.qi_codes())):
@@ -112,22 +109,10 @@ def _view(table: Any, partition: Any, caller: str) -> _View:
 
 def _check_gs_factor(gs_factor: Any, caller: str) -> tuple[float, float]:
     """ARX's gs-factor g -> (generalisation factor gF, suppression factor sF) (ARX-ORACLES §7.1)."""
-    if isinstance(gs_factor, bool) or not isinstance(gs_factor, numbers.Real):
-        raise TypeError(f"The 'gs_factor' parameter of {caller} must be a float in the range [0.0, 1.0]. "
-                        f"Got {_plain(gs_factor)} instead.")
-    g = float(gs_factor)
-    if not 0.0 <= g <= 1.0:
-        raise ValueError(f"The 'gs_factor' parameter of {caller} must be a float in the range [0.0, 1.0]. "
-                         f"Got {_plain(gs_factor)} instead.")
+    g = check_float(gs_factor, "gs_factor", caller, 0.0, 1.0)
     s_f = 2.0 * g if g < 0.5 else 1.0
     g_f = 1.0 if g <= 0.5 else 1.0 - 2.0 * (g - 0.5)
     return g_f, s_f
-
-
-def _check_bool(value: Any, name: str, caller: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a bool. Got {_plain(value)} instead.")
-    return bool(value)
 
 
 def _weights(weights: Any, qis: tuple[str, ...], caller: str) -> NDArray[np.float64] | None:
@@ -169,17 +154,6 @@ def _arx_weights(weights: Any, qis: tuple[str, ...], caller: str) -> NDArray[np.
         return np.ones(len(qis))
     out: NDArray[np.float64] = w / w.max()
     return out
-
-
-def _check_aggregate(aggregate: Any, caller: str) -> str:
-    if not isinstance(aggregate, str):
-        raise TypeError(f"The 'aggregate' parameter of {caller} must be a str among {set(AGGREGATES)}. "
-                        f"Got {_plain(aggregate)} instead.")
-    a = aggregate.lower()
-    if a not in AGGREGATES:
-        raise ValueError(f"The 'aggregate' parameter of {caller} must be a str among {set(AGGREGATES)}. "
-                         f"Got {_plain(aggregate)} instead.")
-    return a
 
 
 def _round10(x: float) -> float:
@@ -384,10 +358,10 @@ def discernibility(table: Table, partition: Partition, monotonic: bool = False) 
     >>> discernibility(t, anoncore.Partition.from_labels(t, [0, 0, 1, 1, 1, 2]))
     14.0
     """
-    mono = _check_bool(monotonic, "monotonic", "discernibility")
+    mono = check_bool(monotonic, "monotonic", "discernibility")
     v = _view(table, partition, "discernibility")
     s = _km.class_summary(v.kept, v.supp)
-    return float(s["dm_star"] if mono else s["dm"])
+    return float(s.dm_star if mono else s.dm)
 
 
 def aecs(table: Table, partition: Partition, gs_factor: float = 0.5) -> float:
@@ -432,7 +406,7 @@ def aecs(table: Table, partition: Partition, gs_factor: float = 0.5) -> float:
     g_f, s_f = _check_gs_factor(gs_factor, "aecs")
     v = _view(table, partition, "aecs")
     s = _km.class_summary(v.kept, v.supp)
-    denom = s_f * s["n_kept_classes"] + (g_f if s["n_suppressed"] > 0 else 0.0)
+    denom = s_f * s.n_kept_classes + (g_f if s.n_suppressed > 0 else 0.0)
     return v.n_rows / denom if denom > 0 else math.inf
 
 
@@ -489,7 +463,7 @@ def precision(
     >>> precision(t, anoncore.Partition.from_levels(t, [0, 0]))
     0.0
     """
-    mono = _check_bool(monotonic, "monotonic", "precision")
+    mono = check_bool(monotonic, "monotonic", "precision")
     g_f, s_f = _check_gs_factor(gs_factor, "precision")
     v = _view(table, partition, "precision")
     w = _arx_weights(weights, v.qis, "precision")
@@ -571,7 +545,7 @@ def loss(
     0.0
     """
     g_f, s_f = _check_gs_factor(gs_factor, "loss")
-    agg = _check_aggregate(aggregate, "loss")
+    agg = check_option(aggregate, "aggregate", "loss", AGGREGATES, ignore_case=True)
     v = _view(table, partition, "loss")
     w = _arx_weights(weights, v.qis, "loss")
     n, s_tot = float(v.n_rows), float(v.n_suppressed)
@@ -672,7 +646,7 @@ def non_uniform_entropy(
     >>> non_uniform_entropy(t, anoncore.Partition.from_levels(t, [0, 0]))
     0.0
     """
-    mono = _check_bool(monotonic, "monotonic", "non_uniform_entropy")
+    mono = check_bool(monotonic, "monotonic", "non_uniform_entropy")
     g_f, s_f = _check_gs_factor(gs_factor, "non_uniform_entropy")
     v = _view(table, partition, "non_uniform_entropy")
     w = _arx_weights(weights, v.qis, "non_uniform_entropy")

@@ -25,6 +25,12 @@ EnhancedBetaLikeness(beta)              same, +inf if a gain exceeds -ln p      
 DeltaDisclosure(delta)                  max |ln(q/p)|, +inf if a value is absent     < delta      max
 SemanticBetaLikeness(beta, level)       enhanced gain of every node at depth >= level  <= beta      max
 RangeBetaLikeness(beta, epsilon)        enhanced gain of every value run within eps  <= beta      max
+AverageReidentificationRisk(risk)       class size; table: #classes / #records       <= risk      table
+SampleUniqueness(uniqueness)            class size; table: share of size-1 records   <= value     table
+PopulationUniqueness(uniqueness, N)     class size; table: estimated uniques / N     <= value     table
+KMap(k, subset)                         population rows of the class                 >= k         min
+KMap(k, population_size=N)              P(population count < k), Poisson estimate    <= signif.   max
+DeltaPresence(dmin, dmax, subset)       published rows / population rows             in [dmin, dmax]  max
 ======================================  ===========================================  ===========  ==========
 
 The entropy test allows an absolute slack of 1e-12 nats, so that a class with exactly l equally frequent
@@ -34,18 +40,20 @@ values passes whatever the rounding of the logarithms.
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore._plain import plain as _plain
+from anoncore._validation import Boolean, Constraint, InstanceOf, Interval, check_option, check_params
 
 __all__ = [
+    "AverageReidentificationRisk",
     "BasicBetaLikeness",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
@@ -53,11 +61,14 @@ __all__ = [
     "HellingerTCloseness",
     "HierarchicalDistanceTCloseness",
     "KAnonymity",
+    "KMap",
     "ModelVerdict",
     "OrderedDistanceTCloseness",
+    "PopulationUniqueness",
     "PrivacyModel",
     "RangeBetaLikeness",
     "RecursiveCLDiversity",
+    "SampleUniqueness",
     "SemanticBetaLikeness",
     "beta_to_delta",
     "delta_to_beta",
@@ -66,30 +77,11 @@ __all__ = [
 ENTROPY_SLACK = 1e-12
 
 
-def _check_int(owner: str, name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {_plain(value)} instead."
-        )
-    if value < low:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be an int in the range [{low}, inf). Got {_plain(value)} instead."
-        )
-
-
-def _check_real(owner: str, name: str, value: Any, interval: str, ok: Any) -> None:
-    msg = f"The {name!r} parameter of {owner} must be a float in the range {interval}. Got {_plain(value)} instead."
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(msg)
-    if math.isnan(float(value)) or not ok(float(value)):
-        raise ValueError(msg)
-
-
-def _check_sensitive(owner: str, value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(
-            f"The 'sensitive' parameter of {owner} must be a str (a column name) or None. Got {_plain(value)} instead."
-        )
+# Constraints shared by several models (anoncore._validation's grammar).
+_SENSITIVE = InstanceOf(str, "a str (a column name)", allow_none=True)
+_POSITIVE = Interval("float", 0, None, "neither")
+_T = Interval("float", 0, 1, "right")
+_AT_LEAST_1 = Interval("int", 1, None, "left")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +121,11 @@ class PrivacyModel:
     parameter: ClassVar[str] = ""
     #: Whether larger per-class values are better (k, l) or worse (distances, gains).
     larger_is_better: ClassVar[bool] = False
+    #: The model's parameters and their constraints, checked in this order when the model is built.
+    constraints: ClassVar[Mapping[str, Constraint]] = {}
+
+    def __post_init__(self) -> None:
+        check_params(self, self.constraints, type(self).__name__)
 
     @property
     def sensitive_attribute(self) -> str | None:
@@ -176,6 +173,10 @@ class PrivacyModel:
         violating.setflags(write=False)
         return ModelVerdict(bool(violating.size == 0), self._achieved(values[checked]), violating)
 
+    def lattice_unsupported(self) -> str | None:
+        """Why the lattice engine cannot evaluate this model as given (None: it can)."""
+        return None
+
     def params(self) -> dict[str, Any]:
         """The model's parameters as a dict (for reports and JSON)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
@@ -209,8 +210,7 @@ class KAnonymity(PrivacyModel):
     parameter: ClassVar[str] = "k"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_int("KAnonymity", "k", self.k, 1)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"k": _AT_LEAST_1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,9 +236,7 @@ class DistinctLDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_int("DistinctLDiversity", "l", self.l, 1)
-        _check_sensitive("DistinctLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"l": _AT_LEAST_1, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,9 +266,8 @@ class EntropyLDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_real("EntropyLDiversity", "l", self.l, "[1, inf)", lambda x: x >= 1.0)
-        _check_sensitive("EntropyLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "l": Interval("float", 1, None, "left"), "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values >= math.log(float(self.l)) - ENTROPY_SLACK
@@ -308,10 +305,8 @@ class RecursiveCLDiversity(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "c"
 
-    def __post_init__(self) -> None:
-        _check_real("RecursiveCLDiversity", "c", self.c, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_int("RecursiveCLDiversity", "l", self.l, 1)
-        _check_sensitive("RecursiveCLDiversity", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "c": _POSITIVE, "l": _AT_LEAST_1, "sensitive": _SENSITIVE}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values < float(self.c)
@@ -321,10 +316,7 @@ class _TCloseness(PrivacyModel):
     __slots__ = ()
     parameter: ClassVar[str] = "t"
 
-    def _validate(self) -> None:
-        name = type(self).__name__
-        _check_real(name, "t", getattr(self, "t"), "(0, 1]", lambda x: 0.0 < x <= 1.0)  # noqa: B009
-        _check_sensitive(name, self.sensitive_attribute)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"t": _T, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,34 +338,58 @@ class EqualDistanceTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class OrderedDistanceTCloseness(_TCloseness):
     """t-closeness with the EMD under ordered ground distance |i - j| / (m' - 1).
 
-    The order is the sensitive attribute's code order (numeric rank, declared ordinal order, or hierarchy
-    pre-order); only the m' values present in the reference distribution count.
+    The value order is stated by ``order``: by default the sensitive attribute's code order (numeric rank,
+    declared ordinal order, or hierarchy pre-order); ``'string'`` sorts the values by their text, as ARX orders
+    a string attribute; a sequence of values gives the order explicitly. Only the m' values present in the
+    reference distribution count.
 
     Parameters
     ----------
     t : float
         In (0, 1].
     sensitive : str, default=None
+    order : {None, 'codes', 'string'} or sequence of str, default=None
+        None and ``'codes'``: code order; ``'string'``: natural string order (ARX); a sequence: every value of
+        the attribute, in order.
 
     Examples
     --------
     >>> OrderedDistanceTCloseness(0.15)
-    OrderedDistanceTCloseness(t=0.15, sensitive=None)
+    OrderedDistanceTCloseness(t=0.15, sensitive=None, order=None)
+    >>> OrderedDistanceTCloseness(0.15, order="string").order
+    'string'
     """
 
     t: float
     sensitive: str | None = None
+    order: str | tuple[str, ...] | None = None
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "t": _T, "sensitive": _SENSITIVE,
+        "order": InstanceOf((str, tuple, list), "'codes', 'string' or a sequence of the values", allow_none=True)}
 
     def __post_init__(self) -> None:
-        self._validate()
+        check_params(self, self.constraints, type(self).__name__)
+        o = self.order
+        if o is None or (isinstance(o, str) and o in ("codes", "string")):
+            return
+        if isinstance(o, str) or not isinstance(o, (list, tuple)) or not all(isinstance(v, str) for v in o):
+            raise ValueError("The 'order' parameter of OrderedDistanceTCloseness must be None, 'codes', 'string' or "
+                             f"a sequence of the attribute's values. Got {o!r} instead.")
+        if len(set(o)) != len(o):
+            raise ValueError(f"The 'order' parameter of OrderedDistanceTCloseness lists a value twice: {list(o)}.")
+        object.__setattr__(self, "order", tuple(o))
+
+    def lattice_unsupported(self) -> str | None:
+        """Why the lattice engine cannot evaluate this model as given (None: it can)."""
+        if self.order not in (None, "codes"):
+            return "OrderedDistanceTCloseness with an order other than the code order"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,9 +414,6 @@ class HierarchicalDistanceTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class HellingerTCloseness(_TCloseness):
@@ -424,9 +437,6 @@ class HellingerTCloseness(_TCloseness):
     t: float
     sensitive: str | None = None
 
-    def __post_init__(self) -> None:
-        self._validate()
-
 
 @dataclass(frozen=True, slots=True)
 class BasicBetaLikeness(PrivacyModel):
@@ -448,9 +458,7 @@ class BasicBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("BasicBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("BasicBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"beta": _POSITIVE, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,37 +483,48 @@ class EnhancedBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("EnhancedBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("EnhancedBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {"beta": _POSITIVE, "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
 class DeltaDisclosure(PrivacyModel):
     """delta-disclosure privacy: |ln(q/p)| < delta for every value of the reference (Brickell & Shmatikov).
 
-    Every value present in the reference must appear in every class (otherwise the value is +inf).
+    ``absent`` says how a value of the reference that is absent from a class counts. ``'violate'`` (default,
+    the paper's definition: ``|ln(0/p)|`` is infinite) makes such a class fail (value +inf); ``'ignore'``
+    (ARX's reading) checks only the values present in the class.
 
     Parameters
     ----------
     delta : float
         Positive.
     sensitive : str, default=None
+    absent : {'violate', 'ignore'}, default='violate'
 
     Examples
     --------
     >>> import numpy as np
     >>> DeltaDisclosure(0.5).evaluate(np.array([0.1, np.inf])).violating
     array([1])
+    >>> DeltaDisclosure(0.5, absent="ignore").absent
+    'ignore'
     """
 
     delta: float
     sensitive: str | None = None
+    absent: str = "violate"
     parameter: ClassVar[str] = "delta"
 
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "delta": _POSITIVE, "sensitive": _SENSITIVE, "absent": InstanceOf(str, "a str among {'violate', 'ignore'}")}
+
     def __post_init__(self) -> None:
-        _check_real("DeltaDisclosure", "delta", self.delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_sensitive("DeltaDisclosure", self.sensitive)
+        check_params(self, self.constraints, type(self).__name__)
+        check_option(self.absent, "absent", "DeltaDisclosure", ("violate", "ignore"))
+
+    def lattice_unsupported(self) -> str | None:
+        """Why the lattice engine cannot evaluate this model as given (None: it can)."""
+        return "DeltaDisclosure(absent='ignore')" if self.absent == "ignore" else None
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values < float(self.delta)
@@ -541,10 +560,8 @@ class SemanticBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("SemanticBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_int("SemanticBetaLikeness", "level", self.level, 0)
-        _check_sensitive("SemanticBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "beta": _POSITIVE, "level": Interval("int", 0, None, "left"), "sensitive": _SENSITIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,13 +595,9 @@ class RangeBetaLikeness(PrivacyModel):
     sensitive: str | None = None
     parameter: ClassVar[str] = "beta"
 
-    def __post_init__(self) -> None:
-        _check_real("RangeBetaLikeness", "beta", self.beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-        _check_real("RangeBetaLikeness", "epsilon", self.epsilon, "[0, inf)", lambda x: 0.0 <= x < math.inf)
-        if not isinstance(self.relative, bool):
-            raise TypeError(f"The 'relative' parameter of RangeBetaLikeness must be a bool. Got {self.relative!r} "
-                            "instead.")
-        _check_sensitive("RangeBetaLikeness", self.sensitive)
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "beta": _POSITIVE, "epsilon": Interval("float", 0, None, "left"), "relative": Boolean(),
+        "sensitive": _SENSITIVE}
 
 
 def beta_to_delta(beta: float, p_max: float) -> float:
@@ -605,8 +618,7 @@ def beta_to_delta(beta: float, p_max: float) -> float:
     >>> round(beta_to_delta(1.0, 0.048402), 4)
     0.6931
     """
-    _check_real("beta_to_delta", "beta", beta, "(0, inf)", lambda x: 0.0 < x < math.inf)
-    _check_real("beta_to_delta", "p_max", p_max, "(0, 1]", lambda x: 0.0 < x <= 1.0)
+    check_params({"beta": beta, "p_max": p_max}, {"beta": _POSITIVE, "p_max": _T}, "beta_to_delta")
     return math.log1p(min(float(beta), -math.log(float(p_max))))
 
 
@@ -620,8 +632,275 @@ def delta_to_beta(delta: float) -> float:
     >>> delta_to_beta(math.log(3.0))
     2.0
     """
-    _check_real("delta_to_beta", "delta", delta, "(0, inf)", lambda x: 0.0 < x < math.inf)
+    _POSITIVE.check(delta, "delta", "delta_to_beta")
     return math.expm1(float(delta))
+
+
+# ------------------------------------------------------------------------------------------- risk-based models
+def _check_subset(owner: str, subset: Any) -> Any:
+    if subset is None:
+        return None
+    a = np.asarray(subset)
+    if a.ndim != 1 or not (a.dtype == bool or a.dtype.kind in "iu"):
+        raise TypeError(f"The 'subset' parameter of {owner} must be a 1-D bool mask or integer row indices. "
+                        f"Got {type(subset).__name__} of dtype {a.dtype} instead.")
+    a = np.array(a, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+class _TableLevel(PrivacyModel):
+    """A model judged on the whole published table; per-class values are class sizes."""
+
+    __slots__ = ()
+    requirement: ClassVar[str] = "count"
+    needs_sensitive: ClassVar[bool] = False
+    #: Judged on the whole table (an aggregate), not class by class.
+    table_level: ClassVar[bool] = True
+
+    def aggregate(self, sizes: NDArray[np.float64]) -> float:
+        raise NotImplementedError
+
+    def evaluate(self, values: NDArray[np.float64]) -> ModelVerdict:
+        """Aggregate the published class sizes (``values``, NaN: no published row) and compare with the
+        threshold; the violating classes are those that add to the aggregate (every class for the average risk,
+        classes of size 1 for uniqueness)."""
+        values = np.asarray(values, dtype=np.float64)
+        checked = ~np.isnan(values) & (np.nan_to_num(values) > 0)
+        if not checked.any():
+            return ModelVerdict(True, math.nan, np.zeros(0, dtype=np.int64))
+        agg = self.aggregate(values[checked])
+        passed = bool(agg <= self.threshold())
+        if passed:
+            violating = np.zeros(0, dtype=np.int64)
+        else:
+            violating = np.flatnonzero(checked & self._contributes(values)).astype(np.int64)
+        violating.setflags(write=False)
+        return ModelVerdict(passed, float(agg), violating)
+
+    def _contributes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return np.asarray(np.nan_to_num(values) == 1)
+
+
+@dataclass(frozen=True, slots=True)
+class AverageReidentificationRisk(_TableLevel):
+    """Average re-identification risk (prosecutor): ``#classes / #published records <= risk``.
+
+    The mean of the record risks ``1 / f`` (El Emam; ARX's ``AverageReidentificationRisk``).
+
+    Parameters
+    ----------
+    risk : float
+        In (0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> AverageReidentificationRisk(0.25).evaluate(np.array([4.0, 4.0, 2.0])).achieved
+    0.3
+    """
+
+    risk: float
+    parameter: ClassVar[str] = "risk"
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {"risk": Interval("float", 0, 1, "right")}
+
+    def aggregate(self, sizes: NDArray[np.float64]) -> float:
+        return float(sizes.size) / float(sizes.sum())
+
+    def _contributes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return np.nan_to_num(values) > 0
+
+
+@dataclass(frozen=True, slots=True)
+class SampleUniqueness(_TableLevel):
+    """Sample uniqueness: the fraction of published records alone in their class is at most ``uniqueness``.
+
+    Parameters
+    ----------
+    uniqueness : float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> SampleUniqueness(0.1).evaluate(np.array([1.0, 3.0, 6.0])).achieved
+    0.1
+    """
+
+    uniqueness: float
+    parameter: ClassVar[str] = "uniqueness"
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {"uniqueness": Interval("float", 0, 1, "both")}
+
+    def aggregate(self, sizes: NDArray[np.float64]) -> float:
+        return float((sizes == 1).sum()) / float(sizes.sum())
+
+
+@dataclass(frozen=True, slots=True)
+class PopulationUniqueness(_TableLevel):
+    """Population uniqueness: estimated population uniques over the population size is at most ``uniqueness``.
+
+    Parameters
+    ----------
+    uniqueness : float
+        In [0, 1].
+    population_size : float
+        Records in the population (at least the published records).
+    estimator : {'dankar', 'pitman', 'zayatz', 'snb'}, default='dankar'
+        See :func:`anoncore.risk.population_uniques`.
+
+    Examples
+    --------
+    >>> PopulationUniqueness(0.01, population_size=1e6).estimator
+    'dankar'
+    """
+
+    uniqueness: float
+    population_size: float
+    estimator: str = "dankar"
+    parameter: ClassVar[str] = "uniqueness"
+    monotone_generalization: ClassVar[bool] = False
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "uniqueness": Interval("float", 0, 1, "both"), "population_size": Interval("float", 1, None, "left")}
+
+    def __post_init__(self) -> None:
+        check_params(self, self.constraints, type(self).__name__)
+        check_option(self.estimator, "estimator", "PopulationUniqueness", ("dankar", "pitman", "zayatz", "snb"))
+
+    def aggregate(self, sizes: NDArray[np.float64]) -> float:
+        from anoncore.risk.estimators import population_uniques
+
+        if float(sizes.sum()) > float(self.population_size):
+            raise ValueError(f"PopulationUniqueness: the population_size {self.population_size!r} is smaller than "
+                             f"the {int(sizes.sum())} published records.")
+        return population_uniques(sizes.astype(np.int64), self.population_size, self.estimator,
+                                  compare=False).uniqueness
+
+
+@dataclass(frozen=True, slots=True)
+class KMap(PrivacyModel):
+    """k-map: every published class stands for at least k individuals of the population (Sweeney).
+
+    Exact, with a population table: the audited table is the population and ``subset`` the published rows
+    (ARX's research subset); a class's value is its population count. Estimated, with ``population_size``: a
+    class of f sample records stands for ``F = f + X`` population records, ``X ~ Poisson(f (1 - pi) / pi)``
+    with ``pi = n / population_size``; its value is ``P(F < k)``, which must be at most ``significance``.
+
+    Parameters
+    ----------
+    k : int
+    subset : bool mask or int indices, default=None
+        The research subset (exact k-map); with neither ``subset`` nor ``population_size`` every non-suppressed
+        row is published and the table is the population.
+    population_size : float, default=None
+        Estimated k-map.
+    significance : float in (0, 1), default=0.01
+
+    Examples
+    --------
+    >>> KMap(5, population_size=1e5).estimated
+    True
+    """
+
+    k: int
+    subset: Any = field(default=None, compare=False, repr=False)
+    population_size: float | None = None
+    significance: float = 0.01
+    requirement: ClassVar[str] = "count"
+    needs_sensitive: ClassVar[bool] = False
+    monotone_suppression: ClassVar[bool] = True
+    parameter: ClassVar[str] = "k"
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "k": _AT_LEAST_1, "significance": Interval("float", 0, 1, "neither")}
+
+    def __post_init__(self) -> None:
+        check_params(self, self.constraints, type(self).__name__)
+        object.__setattr__(self, "subset", _check_subset("KMap", self.subset))
+        if self.population_size is not None:
+            if self.subset is not None:
+                raise ValueError("KMap takes a research subset (exact) or a population_size (estimated), not both.")
+            Interval("float", 1, None, "left").check(self.population_size, "population_size", "KMap")
+
+    @property
+    def estimated(self) -> bool:
+        return self.population_size is not None
+
+    def threshold(self) -> float:
+        return float(self.significance) if self.estimated else float(self.k)
+
+    def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return values <= float(self.significance) if self.estimated else values >= float(self.k)
+
+    def _achieved(self, checked: NDArray[np.float64]) -> float:
+        return float(checked.max()) if self.estimated else float(checked.min())
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k, "subset_size": None if self.subset is None else int(
+            self.subset.sum() if self.subset.dtype == bool else self.subset.size),
+            "population_size": self.population_size, "significance": self.significance}
+
+    def lattice_unsupported(self) -> str | None:
+        return "KMap (a risk-based model; use anoncore.risk.risk_lattice_search)"
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaPresence(PrivacyModel):
+    """delta-presence (Nergiz et al. 2007): every class's share of published population rows lies in
+    ``[delta_min, delta_max]``.
+
+    The audited table is the population; the published rows are the ``subset`` (default: every row) minus the
+    suppressed ones. A class's value is ``published rows / population rows``; every class with a population
+    row is checked, including those with no published row (the attacker then knows its people are absent).
+
+    Parameters
+    ----------
+    delta_min, delta_max : float
+        ``0 <= delta_min <= delta_max <= 1``.
+    subset : bool mask or int indices, default=None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> DeltaPresence(0.0, 0.5).evaluate(np.array([0.5, 0.75])).violating
+    array([1])
+    """
+
+    delta_min: float
+    delta_max: float
+    subset: Any = field(default=None, compare=False, repr=False)
+    requirement: ClassVar[str] = "count"
+    needs_sensitive: ClassVar[bool] = False
+    monotone_generalization: ClassVar[bool] = False
+    parameter: ClassVar[str] = "delta_max"
+
+    constraints: ClassVar[Mapping[str, Constraint]] = {
+        "delta_min": Interval("float", 0, 1, "both"), "delta_max": Interval("float", 0, 1, "both")}
+
+    def __post_init__(self) -> None:
+        check_params(self, self.constraints, type(self).__name__)
+        if self.delta_min > self.delta_max:
+            raise ValueError(f"DeltaPresence needs delta_min <= delta_max. Got {self.delta_min!r} > "
+                             f"{self.delta_max!r}.")
+        object.__setattr__(self, "subset", _check_subset("DeltaPresence", self.subset))
+
+    def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return (values >= float(self.delta_min)) & (values <= float(self.delta_max))
+
+    def params(self) -> dict[str, Any]:
+        return {"delta_min": self.delta_min, "delta_max": self.delta_max, "subset_size": None if self.subset is None
+                else int(self.subset.sum() if self.subset.dtype == bool else self.subset.size)}
+
+    def lattice_unsupported(self) -> str | None:
+        return "DeltaPresence (a risk-based model; use anoncore.risk.risk_lattice_search)"
+
+
+#: The risk-based models (table-level or population-based), evaluated in Python by the audit (not by the
+#: criteria kernels, whose models are :data:`MODELS`).
+RISK_MODELS: tuple[type[PrivacyModel], ...] = (AverageReidentificationRisk, SampleUniqueness, PopulationUniqueness,
+                                               KMap, DeltaPresence)
 
 
 MODELS: tuple[type[PrivacyModel], ...] = (

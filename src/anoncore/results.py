@@ -180,12 +180,12 @@ class Partition:
     @property
     def class_sizes(self) -> NDArray[np.int64]:
         """Published (non-suppressed) rows per class."""
-        return _core.core.class_sizes(self.labels, self.suppressed, self.n_classes)  # type: ignore[no-any-return]
+        return _core.core.class_sizes(self.labels, self.suppressed, self.n_classes)
 
     @property
     def class_sizes_all(self) -> NDArray[np.int64]:
         """Rows per class including suppressed ones."""
-        return _core.core.class_sizes(self.labels, np.zeros(0, dtype=bool), self.n_classes)  # type: ignore[no-any-return]
+        return _core.core.class_sizes(self.labels, np.zeros(0, dtype=bool), self.n_classes)
 
     def with_suppressed(self, suppressed: NDArray[np.bool_]) -> Partition:
         """The same classes with another suppression mask."""

@@ -11,23 +11,16 @@ pre-order leaves, so every published box is an interval of codes.
 from __future__ import annotations
 
 import itertools
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._validation import check_float, check_instance, check_int
 from anoncore.results import Partition
 
 __all__ = ["count_query_error", "olap_kl"]
-
-
-def _check_partition(partition: Any, caller: str) -> Partition:
-    if not isinstance(partition, Partition):
-        raise TypeError(f"The 'partition' parameter of {caller} must be a Partition. Got "
-                        f"{type(partition).__name__} instead.")
-    return partition
 
 
 def _sa(partition: Partition, sensitive: str | None, caller: str) -> tuple[NDArray[np.int32], int]:
@@ -87,13 +80,10 @@ def count_query_error(
     0.0
     """
     caller = "count_query_error"
-    part = _check_partition(partition, caller)
-    for name, v in (("n_queries", n_queries), ("lam", lam)):
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
-            raise ValueError(f"The {name!r} parameter of {caller} must be an int >= 1. Got {v!r} instead.")
-    if isinstance(theta, bool) or not isinstance(theta, Real) or not 0 < theta <= 1:
-        raise ValueError(f"The 'theta' parameter of {caller} must be a float in the range (0, 1]. Got {theta!r} "
-                         f"instead.")
+    part = check_instance(partition, "partition", caller, Partition, "a Partition")
+    check_int(n_queries, "n_queries", caller, 1)
+    check_int(lam, "lam", caller, 1)
+    check_float(theta, "theta", caller, 0, 1, closed="right")
     t = part.table
     sa, m = _sa(part, sensitive, caller)
     qis = t.quasi_identifiers
@@ -114,7 +104,9 @@ def count_query_error(
     hist = _class_hist(part, sa, m)
     prefix = np.zeros((part.n_classes, m + 1), dtype=np.int64)
     np.cumsum(hist, axis=1, out=prefix[:, 1:])
-    i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)
+    def i32(a: NDArray[np.integer[Any]]) -> NDArray[np.int32]:
+        return np.ascontiguousarray(a, dtype=np.int32)
+
     exact, est = _core.workload.count_queries(
         t.qi_codes(), i32(sa), i32(part.gen_lo), i32(part.gen_hi), prefix, dims, i32(lo), i32(hi), i32(sa_lo),
         i32(sa_hi), 0 if n_threads is None else int(n_threads))
@@ -141,12 +133,10 @@ def olap_kl(partition: Partition, *, level: int = 2, sensitive: str | None = Non
     0.0
     """
     caller = "olap_kl"
-    part = _check_partition(partition, caller)
+    part = check_instance(partition, "partition", caller, Partition, "a Partition")
     t = part.table
     d = len(t.quasi_identifiers)
-    if isinstance(level, bool) or not isinstance(level, Integral) or not 1 <= level <= d:
-        raise ValueError(f"The 'level' parameter of {caller} must be an int in the range [1, {d}]. Got {level!r} "
-                         f"instead.")
+    check_int(level, "level", caller, 1, d)
     sa, m = _sa(part, sensitive, caller)
     keep = ~part.suppressed
     qc = np.ascontiguousarray(t.qi_codes()[keep]) if not keep.all() else t.qi_codes()

@@ -123,8 +123,10 @@ def node_stats(table: Any, levels: tuple[int, ...], models: list[Any], limit: in
     return {"classes": out, "suppressed": S, "feasible": S <= limit, "levels": levels}
 
 
-def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5) -> float:
-    """ARX-ORACLES.md §7 by definition, on the classes of one node."""
+def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, aggregate: str = "geometric_mean",
+                 weights: list[float] | None = None) -> float:
+    """ARX-ORACLES.md §7 by definition, on the classes of one node (Loss: its aggregate and attribute weights,
+    each divided by the largest, §7.1)."""
     qis = table.quasi_identifiers
     hs = [table.hierarchy(q) for q in qis]
     N = table.n_rows
@@ -176,9 +178,17 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5) -
                     A += n if sF == 1.0 else s + sF * (n - s)
             mn = gF * N / rows
             xs.append(round10(max(0.0, (A - mn) / (N - mn))) if N - mn > 0 else 0.0)
+        w = [1.0] * len(xs) if weights is None else [x / max(weights) for x in weights]
+        D = len(xs)
+        if aggregate == "arithmetic_mean":
+            return sum((x / D) * wj for x, wj in zip(xs, w))
+        if aggregate == "sum":
+            return sum(wj * x for x, wj in zip(xs, w))
+        if aggregate == "max":
+            return max(wj * x for x, wj in zip(xs, w))
         res = 1.0
-        for x in xs:
-            res *= (x + 1.0) ** (1.0 / len(xs))
+        for x, wj in zip(xs, w):
+            res *= (wj * x + 1.0) ** (1.0 / D)
         return res - 1.0
     raise ValueError(metric)
 

@@ -8,15 +8,10 @@
 #include "anoncore/core/parallel.hpp"
 #include "anoncore/core/per_class.hpp"
 #include "anoncore/core/status.hpp"
+#include "anoncore/criteria/class_criteria.hpp"
 
 namespace anoncore::distance {
 namespace {
-
-using wide = __int128;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int64_t kChunk = 256;
-
-double wide_to_double(wide x) { return static_cast<double>(x); }
 
 /// Hierarchical EMD numerator: one post-order pass over node ids. `leaf_extra(v)` gives the extra earth of leaf
 /// v as type T; pos/neg are scratch buffers of length n_nodes. Returns sum_n height(n) * min(pos(n), neg(n)).
@@ -48,61 +43,36 @@ Acc hier_pass(const HierarchyView& h, std::vector<T>& pos, std::vector<T>& neg, 
 
 }  // namespace
 
+// The class-vectorised EMD kernels judge each class through the criteria core (criteria/class_criteria.hpp),
+// the functions the lattice engine uses, on the nonzero entries of the class's row in code order.
 void emd_equal_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                        int n_threads) {
-  const int64_t m = hist.cols, P = total_of(reference);
-  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
-    wide s = 0;
-    for (int64_t v = 0; v < m; ++v) {
-      const int64_t d = reference[v] * Q - row[v] * P;
-      s += d < 0 ? -d : d;
-    }
-    return wide_to_double(s) / (2.0 * static_cast<double>(P) * static_cast<double>(Q));
-  });
+  criteria::ReferenceTables tables;
+  tables.build(reference.data, hist.cols, total_of(reference), nullptr, nullptr, 0);
+  const criteria::Reference R = tables.view();
+  criteria::per_class_hist(hist, sizes, 0, out, n_threads,
+                           [&](const criteria::ClassHist& h, criteria::Workspace&) { return criteria::emd_equal(h, R); });
 }
 
 void emd_ordered_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,
                          int n_threads) {
-  const int64_t m = hist.cols, P = total_of(reference);
-  int64_t present = 0;
-  for (int64_t v = 0; v < m; ++v) present += reference[v] > 0 ? 1 : 0;
-  per_class(hist, sizes, out, n_threads, [&](const int64_t* row, int64_t Q) -> double {
-    if (present <= 1) return 0.0;
-    int64_t r = 0;
-    wide s = 0;
-    for (int64_t v = 0; v < m; ++v) {
-      if (reference[v] == 0) continue;
-      r += row[v] * P - reference[v] * Q;
-      s += r < 0 ? -r : r;
-    }
-    return wide_to_double(s) /
-             (static_cast<double>(present - 1) * static_cast<double>(P) * static_cast<double>(Q));
+  criteria::ReferenceTables tables;
+  tables.build(reference.data, hist.cols, total_of(reference), nullptr, nullptr, 0);
+  const criteria::Reference R = tables.view();
+  criteria::per_class_hist(hist, sizes, 0, out, n_threads, [&](const criteria::ClassHist& h, criteria::Workspace& ws) {
+    return criteria::emd_ordered(h, R, ws);
   });
 }
 
 void emd_hierarchical_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference,
                               const HierarchyView& h, MutSpan<double> out, int n_threads) {
-  const int64_t P = total_of(reference), nn = h.n_nodes();
-  const int32_t H = h.height[nn - 1];
-  parallel_chunks(hist.rows, kChunk, threads_for(hist.rows * hist.cols, n_threads), [&](int64_t, int64_t b, int64_t e) {
-    std::vector<int64_t> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn));
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t Q = sizes[c];
-      if (Q <= 0) {
-        out[c] = kNaN;
-        continue;
-      }
-      if (H <= 0) {
-        out[c] = 0.0;
-        continue;
-      }
-      const int64_t* row = hist.row(c);
-      const wide cost =
-          hier_pass<int64_t, wide>(h, pos, neg, [&](int64_t v) { return reference[v] * Q - row[v] * P; });
-      out[c] = wide_to_double(cost) /
-               (static_cast<double>(H) * static_cast<double>(P) * static_cast<double>(Q));
-    }
-  });
+  criteria::ReferenceTables tables;
+  tables.build(reference.data, hist.cols, total_of(reference), h.parent.data, h.height.data, h.n_nodes());
+  const criteria::Reference R = tables.view();
+  criteria::per_class_hist(hist, sizes, h.n_nodes(), out, n_threads,
+                           [&](const criteria::ClassHist& ch, criteria::Workspace& ws) {
+                             return criteria::emd_hierarchical(ch, R, ws);
+                           });
 }
 
 void hellinger_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> reference, MutSpan<double> out,

@@ -24,32 +24,40 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Per-slot scratch: distances, shortest-path counts, dependencies and the nodes in settling order.
+// Per-node state of one source's search, kept together so that an edge touches one cache line: distance,
+// shortest-path count, dependency, and (1 + dependency) / count, the term every predecessor adds.
+struct NodeState {
+  double dist = kInf;
+  double sigma = 0.0;
+  double delta = 0.0;
+  double ratio = 0.0;
+};
+
+// Per-thread scratch: node states and the reached nodes in settling order.
 struct Workspace {
-  std::vector<double> dist, sigma, delta;
+  std::vector<NodeState> st;
   std::vector<int64_t> order;
-  explicit Workspace(int64_t n)
-      : dist(static_cast<size_t>(n), kInf), sigma(static_cast<size_t>(n), 0.0), delta(static_cast<size_t>(n), 0.0) {
-    order.reserve(static_cast<size_t>(n));
-  }
+  explicit Workspace(int64_t n) : st(static_cast<size_t>(n)) { order.reserve(static_cast<size_t>(n)); }
 };
 
 void bfs(const CsrView& g, int64_t s, Workspace& ws) {
   ws.order.clear();
-  ws.dist[static_cast<size_t>(s)] = 0.0;
-  ws.sigma[static_cast<size_t>(s)] = 1.0;
+  NodeState* st = ws.st.data();
+  st[s].dist = 0.0;
+  st[s].sigma = 1.0;
   ws.order.push_back(s);
   for (size_t head = 0; head < ws.order.size(); ++head) {
     const int64_t v = ws.order[head];
-    const double dv = ws.dist[static_cast<size_t>(v)] + 1.0;
-    const double sv = ws.sigma[static_cast<size_t>(v)];
+    const double dv = st[v].dist + 1.0;
+    const double sv = st[v].sigma;
     for (int64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
-      const auto w = static_cast<size_t>(g.targets[e]);
-      if (ws.dist[w] == kInf) {
-        ws.dist[w] = dv;
-        ws.order.push_back(g.targets[e]);
+      const int64_t w = g.targets[e];
+      NodeState& sw = st[w];
+      if (sw.dist == kInf) {
+        sw.dist = dv;
+        ws.order.push_back(w);
       }
-      if (ws.dist[w] == dv) ws.sigma[w] += sv;
+      if (sw.dist == dv) sw.sigma += sv;
     }
   }
 }
@@ -58,58 +66,62 @@ void dijkstra(const CsrView& g, int64_t s, Workspace& ws) {
   using Item = std::pair<double, int64_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
   ws.order.clear();
-  ws.dist[static_cast<size_t>(s)] = 0.0;
-  ws.sigma[static_cast<size_t>(s)] = 1.0;
+  NodeState* st = ws.st.data();
+  st[s].dist = 0.0;
+  st[s].sigma = 1.0;
   heap.emplace(0.0, s);
   // delta doubles as the "settled" mark during the search (reset to 0 before accumulation)
   while (!heap.empty()) {
     const auto [d, v] = heap.top();
     heap.pop();
-    const auto vi = static_cast<size_t>(v);
-    if (ws.delta[vi] != 0.0 || d > ws.dist[vi]) continue;
-    ws.delta[vi] = 1.0;
+    if (st[v].delta != 0.0 || d > st[v].dist) continue;
+    st[v].delta = 1.0;
     ws.order.push_back(v);
-    const double sv = ws.sigma[vi];
+    const double sv = st[v].sigma;
     for (int64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
-      const auto w = static_cast<size_t>(g.targets[e]);
-      if (ws.delta[w] != 0.0) continue;
+      const int64_t w = g.targets[e];
+      NodeState& sw = st[w];
+      if (sw.delta != 0.0) continue;
       const double nd = d + g.lengths[e];
-      if (nd < ws.dist[w]) {
-        ws.dist[w] = nd;
-        ws.sigma[w] = sv;
-        heap.emplace(nd, g.targets[e]);
-      } else if (nd == ws.dist[w]) {
-        ws.sigma[w] += sv;
+      if (nd < sw.dist) {
+        sw.dist = nd;
+        sw.sigma = sv;
+        heap.emplace(nd, w);
+      } else if (nd == sw.dist) {
+        sw.sigma += sv;
       }
     }
   }
-  for (const int64_t v : ws.order) ws.delta[static_cast<size_t>(v)] = 0.0;
+  for (const int64_t v : ws.order) st[v].delta = 0.0;
 }
 
-// Dependencies in reverse settling order: delta(v) = sum over successors w of sigma(v)/sigma(w) (1 + delta(w)).
+// Dependencies in reverse settling order: delta(v) = sigma(v) * sum over successors w of (1 + delta(w)) / sigma(w).
 void accumulate(const CsrView& g, Workspace& ws) {
+  NodeState* st = ws.st.data();
   const bool weighted = g.weighted();
   for (size_t i = ws.order.size(); i-- > 0;) {
     const int64_t v = ws.order[i];
-    const auto vi = static_cast<size_t>(v);
-    const double dv = ws.dist[vi];
+    const double dv = st[v].dist;
     double acc = 0.0;
-    for (int64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
-      const auto w = static_cast<size_t>(g.targets[e]);
-      const double len = weighted ? g.lengths[e] : 1.0;
-      if (ws.dist[w] == dv + len) acc += (1.0 + ws.delta[w]) / ws.sigma[w];
+    if (weighted) {
+      for (int64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
+        const NodeState& sw = st[g.targets[e]];
+        if (sw.dist == dv + g.lengths[e]) acc += sw.ratio;
+      }
+    } else {
+      const double next = dv + 1.0;
+      for (int64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
+        const NodeState& sw = st[g.targets[e]];
+        if (sw.dist == next) acc += sw.ratio;
+      }
     }
-    ws.delta[vi] = ws.sigma[vi] * acc;
+    st[v].delta = st[v].sigma * acc;
+    st[v].ratio = (1.0 + st[v].delta) / st[v].sigma;
   }
 }
 
 void clear(Workspace& ws) {
-  for (const int64_t v : ws.order) {
-    const auto vi = static_cast<size_t>(v);
-    ws.dist[vi] = kInf;
-    ws.sigma[vi] = 0.0;
-    ws.delta[vi] = 0.0;
-  }
+  for (const int64_t v : ws.order) ws.st[static_cast<size_t>(v)] = NodeState{};
 }
 
 // One source: search, distance sums, dependencies (left in the workspace for the ordered fold).
@@ -119,7 +131,7 @@ void run_source(const CsrView& g, Span<int64_t> sources, int64_t i, const SweepO
   if (out.dist_sum.size > 0 || out.harmonic.size > 0 || out.reach.size > 0) {
     double ds = 0.0, hs = 0.0;
     for (size_t j = 1; j < w.order.size(); ++j) {
-      const double d = w.dist[static_cast<size_t>(w.order[j])];
+      const double d = w.st[static_cast<size_t>(w.order[j])].dist;
       ds += d;
       hs += 1.0 / d;
     }
@@ -135,7 +147,7 @@ void fold(const SweepOutputs& out, Workspace& w) {
   if (out.betweenness.size > 0)
     for (size_t j = 1; j < w.order.size(); ++j) {
       const int64_t v = w.order[j];
-      out.betweenness[v] += w.delta[static_cast<size_t>(v)];
+      out.betweenness[v] += w.st[static_cast<size_t>(v)].delta;
     }
   clear(w);
 }

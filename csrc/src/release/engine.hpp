@@ -54,6 +54,15 @@ struct Cand {
   bool valid = false;
 };
 
+/// Statistics of one partition on one attribute, collected by the refinement scan (Section 5.3 Step 1): per
+/// key (child index of the partition's value, or value rank for a continuous attribute) the record count,
+/// class counts, T1 sensitive-item counts and, for a general Y1, the distinct (key, Y1 id) pairs.
+struct Hist {
+  std::vector<int32_t> key;
+  std::vector<int64_t> n, cls, items;
+  std::vector<std::pair<int32_t, int64_t>> ky;
+};
+
 /// (partition, child) units of one evaluation: the records of a partition that go to one child.
 struct Units {
   int32_t n_child = 1;
@@ -87,6 +96,7 @@ class Engine {
   std::vector<int32_t> perm_;
   std::vector<Part> parts_;
   std::vector<int32_t> keys_, rawkeys_;
+  std::vector<std::vector<Hist>> hists_;           // per partition: one Hist per X1 attribute, then "all"
   std::unordered_map<std::vector<int32_t>, int32_t, VecHash> x1_ids_;
   std::vector<std::vector<int32_t>> ch_off_, ch_;  // per taxonomy: children CSR sorted by leaf_start
   std::vector<int32_t> root_;
@@ -104,6 +114,8 @@ class Engine {
   int32_t intern_x1(int64_t pid);
   int64_t add_part(int64_t begin, int64_t end, const int32_t* key, const int32_t* raw);
   int32_t child_of(int32_t attr, int32_t node, int32_t split, int64_t rec) const;
+  int32_t stat_key(int32_t attr, int32_t node, int64_t rec) const;
+  void build_stats(int64_t pid, const int32_t* kb);
   int32_t n_children(int32_t attr, int32_t node) const;
   int32_t cand_for(int32_t attr, int32_t node);
   const std::vector<int32_t>& groups_for(const Units& u, size_t i, int32_t release);

@@ -9,11 +9,14 @@
 
 namespace anoncore::release::detail {
 
+// Units from the partitions' statistics (no raw record is read here): categorical keys are child indexes;
+// continuous keys are value ranks, sent left (< split) or right.
 void Engine::fill_units(const std::vector<int64_t>& pids, int32_t attr, int32_t node, int32_t split, Units& u) {
   const int32_t C = attr >= 0 ? n_children(attr, node) : 1;
   const int32_t t = attr >= 0 ? pb_.attr_tax[static_cast<size_t>(attr)] : -1;
   const size_t nu = pids.size() * static_cast<size_t>(C);
   const size_t nk = static_cast<size_t>(pb_.n_cls), ni = static_cast<size_t>(n_items_);
+  const size_t slot = attr >= 0 ? static_cast<size_t>(attr) : static_cast<size_t>(m1_);
   u.n_child = C;
   u.attr = attr;
   u.pid.assign(nu, 0);
@@ -21,32 +24,29 @@ void Engine::fill_units(const std::vector<int64_t>& pids, int32_t attr, int32_t 
   u.n.assign(nu, 0);
   u.cls.assign(nu * nk, 0);
   u.items.assign(nu * ni, 0);
-  std::vector<int32_t> side0;
-  for (int32_t y = 0; y < n_items_; ++y)
-    if (pb_.item_side[y] == 0) side0.push_back(y);
-  const bool ysets = pb_.model == 0 && pb_.y1_mode == 2;
   std::vector<std::pair<int64_t, int64_t>> yp;
   for (size_t i = 0; i < pids.size(); ++i) {
-    const Part& P = parts_[static_cast<size_t>(pids[i])];
+    const Hist& h = hists_[static_cast<size_t>(pids[i])][slot];
     for (int32_t c = 0; c < C; ++c) {
       const size_t k = i * static_cast<size_t>(C) + static_cast<size_t>(c);
       u.pid[k] = pids[i];
       if (t >= 0) u.node[k] = ch_[static_cast<size_t>(t)][static_cast<size_t>(ch_off_[static_cast<size_t>(t)][static_cast<size_t>(node)] + c)];
     }
-    for (int64_t q = P.begin; q < P.end; ++q) {
-      const int64_t rec = perm_[static_cast<size_t>(q)];
-      const int32_t c = attr >= 0 ? child_of(attr, node, split, rec) : 0;
-      const size_t k = i * static_cast<size_t>(C) + static_cast<size_t>(c);
-      ++u.n[k];
-      if (nk) ++u.cls[k * nk + static_cast<size_t>(pb_.cls[rec])];
-      for (int32_t y : side0) u.items[k * ni + static_cast<size_t>(y)] += pb_.y1(rec, y);
-      if (ysets) yp.emplace_back(static_cast<int64_t>(k), pb_.y1_id[rec]);
+    auto unit_of = [&](int32_t key) {
+      const int32_t c = (attr >= 0 && t < 0) ? (key < split ? 0 : 1) : key;
+      return i * static_cast<size_t>(C) + static_cast<size_t>(c);
+    };
+    for (size_t g = 0; g < h.key.size(); ++g) {
+      const size_t k = unit_of(h.key[g]);
+      u.n[k] += h.n[g];
+      for (size_t a = 0; a < nk; ++a) u.cls[k * nk + a] += h.cls[g * nk + a];
+      for (size_t a = 0; a < ni; ++a) u.items[k * ni + a] += h.items[g * ni + a];
     }
-    out_.score_accesses += P.end - P.begin;
+    for (const auto& pr : h.ky) yp.emplace_back(static_cast<int64_t>(unit_of(pr.first)), pr.second);
   }
   u.yoff.assign(nu + 1, 0);
   u.yids.clear();
-  if (ysets) {
+  if (!yp.empty()) {
     std::sort(yp.begin(), yp.end());
     yp.erase(std::unique(yp.begin(), yp.end()), yp.end());
     for (const auto& pr : yp) {
@@ -249,16 +249,15 @@ int32_t Engine::choose_split(Cand& c) {
   const size_t w = static_cast<size_t>(hi - lo);
   std::vector<int64_t> cnt(w, 0), cl(w * static_cast<size_t>(std::max(nk, 1)), 0);
   int64_t N = 0;
-  for (int64_t pid : c.links) {
-    const Part& P = parts_[static_cast<size_t>(pid)];
-    for (int64_t q = P.begin; q < P.end; ++q) {
-      const int64_t rec = perm_[static_cast<size_t>(q)];
-      const size_t b = static_cast<size_t>(pb_.codes(rec, c.attr) - lo);
-      ++cnt[b];
-      if (nk) ++cl[b * static_cast<size_t>(nk) + static_cast<size_t>(pb_.cls[rec])];
+  for (int64_t pid : c.links) {  // merge the partitions' value histograms (statistics, no record access)
+    const Hist& h = hists_[static_cast<size_t>(pid)][static_cast<size_t>(c.attr)];
+    for (size_t g = 0; g < h.key.size(); ++g) {
+      const size_t b = static_cast<size_t>(h.key[g] - lo);
+      cnt[b] += h.n[g];
+      for (int32_t k = 0; k < nk; ++k)
+        cl[b * static_cast<size_t>(nk) + static_cast<size_t>(k)] += h.cls[g * static_cast<size_t>(nk) + static_cast<size_t>(k)];
+      N += h.n[g];
     }
-    out_.score_accesses += P.end - P.begin;
-    N += P.end - P.begin;
   }
   std::vector<int64_t> left(static_cast<size_t>(std::max(nk, 1)), 0), right(left.size(), 0), tot(left.size(), 0);
   for (size_t b = 0; b < w; ++b)

@@ -89,6 +89,11 @@ void Engine::build_partitions() {
     add_part(b, i, key.data(), n_raw_ > 0 ? rj.row(perm_[static_cast<size_t>(b)]) : &kNone);
     b = i;
   }
+  std::vector<int32_t> kb(static_cast<size_t>(n * m1_));
+  for (int64_t q = 0; q < n; ++q)
+    for (int32_t j = 0; j < m1_; ++j)
+      kb[static_cast<size_t>(q * m1_ + j)] = stat_key(j, key[static_cast<size_t>(j)], perm_[static_cast<size_t>(q)]);
+  for (size_t p = 0; p < parts_.size(); ++p) build_stats(static_cast<int64_t>(p), kb.data() + parts_[p].begin * m1_);
   cand_of_.assign(static_cast<size_t>(m1_), {});
   for (int32_t j = 0; j < m1_; ++j) {
     const int32_t t = pb_.attr_tax[static_cast<size_t>(j)];
@@ -216,30 +221,46 @@ void Engine::specialize(int32_t ci) {
     hi.push_back(b);
   }
   std::vector<int64_t> fresh;
-  std::vector<int32_t> buf, cix;
+  std::vector<int32_t> buf, cix, kb, kbs;
   std::vector<int64_t> cnt(static_cast<size_t>(C) + 1);
   for (int64_t pid : links) {
     const int64_t b = parts_[static_cast<size_t>(pid)].begin, e = parts_[static_cast<size_t>(pid)].end;
     buf.assign(perm_.begin() + b, perm_.begin() + e);
     cix.resize(buf.size());
+    kb.resize(buf.size() * static_cast<size_t>(m1_));
     std::fill(cnt.begin(), cnt.end(), 0);
-    for (size_t q = 0; q < buf.size(); ++q) {
-      cix[q] = child_of(j, v, split, buf[q]);
-      ++cnt[static_cast<size_t>(cix[q]) + 1];
+    const int32_t* pkey = keys_.data() + pid * m1_;
+    for (size_t q = 0; q < buf.size(); ++q) {  // one read of each record: its child of w and its stat keys
+      const int32_t c = child_of(j, v, split, buf[q]);
+      cix[q] = c;
+      ++cnt[static_cast<size_t>(c) + 1];
+      for (int32_t i = 0; i < m1_; ++i)
+        kb[q * static_cast<size_t>(m1_) + static_cast<size_t>(i)] =
+            stat_key(i, i == j ? child_node[static_cast<size_t>(c)] : pkey[i], buf[q]);
     }
     out_.refine_accesses += e - b;
     for (size_t c = 1; c < cnt.size(); ++c) cnt[c] += cnt[c - 1];
     std::vector<int64_t> fill(cnt.begin(), cnt.end() - 1);
-    for (size_t q = 0; q < buf.size(); ++q) perm_[static_cast<size_t>(b + fill[static_cast<size_t>(cix[q])]++)] = buf[q];
+    kbs.resize(kb.size());
+    for (size_t q = 0; q < buf.size(); ++q) {
+      const int64_t to = fill[static_cast<size_t>(cix[q])]++;
+      perm_[static_cast<size_t>(b + to)] = buf[q];
+      std::copy(kb.begin() + static_cast<std::ptrdiff_t>(q * static_cast<size_t>(m1_)),
+                kb.begin() + static_cast<std::ptrdiff_t>((q + 1) * static_cast<size_t>(m1_)),
+                kbs.begin() + to * m1_);
+    }
     std::vector<int32_t> key(keys_.begin() + pid * m1_, keys_.begin() + (pid + 1) * m1_);
     std::vector<int32_t> raw(rawkeys_.begin() + pid * n_raw_, rawkeys_.begin() + (pid + 1) * n_raw_);
     raw.push_back(0);
     for (int32_t c = 0; c < C; ++c) {
       if (cnt[static_cast<size_t>(c) + 1] == cnt[static_cast<size_t>(c)]) continue;
       key[static_cast<size_t>(j)] = child_node[static_cast<size_t>(c)];
-      fresh.push_back(add_part(b + cnt[static_cast<size_t>(c)], b + cnt[static_cast<size_t>(c) + 1], key.data(), raw.data()));
+      const int64_t q = add_part(b + cnt[static_cast<size_t>(c)], b + cnt[static_cast<size_t>(c) + 1], key.data(), raw.data());
+      build_stats(q, kbs.data() + cnt[static_cast<size_t>(c)] * m1_);
+      fresh.push_back(q);
     }
     parts_[static_cast<size_t>(pid)].alive = false;
+    std::vector<Hist>().swap(hists_[static_cast<size_t>(pid)]);
   }
   Cand& w = cands_[static_cast<size_t>(ci)];
   w.state = 3;
@@ -365,3 +386,80 @@ Output tds4sa(const Problem& pb, const InterruptHook& hook) {
 }
 
 }  // namespace anoncore::release
+
+namespace anoncore::release::detail {
+
+int32_t Engine::stat_key(int32_t attr, int32_t node, int64_t rec) const {
+  if (pb_.attr_tax[static_cast<size_t>(attr)] < 0) return pb_.codes(rec, attr);
+  return n_children(attr, node) > 0 ? child_of(attr, node, -1, rec) : 0;
+}
+
+// Statistics of a new partition from the keys gathered by the refinement scan (`kb`: one row of m1 keys per
+// record, in the partition's order), so that scoring never reads raw records again.
+void Engine::build_stats(int64_t pid, const int32_t* kb) {
+  const Part& P = parts_[static_cast<size_t>(pid)];
+  const int64_t m = P.end - P.begin;
+  const size_t nk = static_cast<size_t>(pb_.n_cls), ni = static_cast<size_t>(n_items_);
+  const bool ysets = pb_.model == 0 && pb_.y1_mode == 2;
+  std::vector<int32_t> side0;
+  for (int32_t y = 0; y < n_items_; ++y)
+    if (pb_.item_side[y] == 0) side0.push_back(y);
+  if (hists_.size() <= static_cast<size_t>(pid)) hists_.resize(static_cast<size_t>(pid) + 1);
+  auto& H = hists_[static_cast<size_t>(pid)];
+  H.assign(static_cast<size_t>(m1_) + 1, Hist{});
+  std::vector<std::pair<int32_t, int64_t>> order(static_cast<size_t>(m));
+  for (int32_t j = 0; j <= m1_; ++j) {
+    if (j < m1_ && pb_.attr_tax[static_cast<size_t>(j)] >= 0 && n_children(j, keys_[static_cast<size_t>(pid * m1_ + j)]) == 0)
+      continue;  // a leaf value: nothing to specialize
+    const bool cont = j < m1_ && pb_.attr_tax[static_cast<size_t>(j)] < 0;
+    const int32_t node = j < m1_ ? keys_[static_cast<size_t>(pid * m1_ + j)] : 0;
+    const int64_t lo = cont ? out_.iv_lo[static_cast<size_t>(j)][static_cast<size_t>(node)] : 0;
+    const int64_t width = cont ? out_.iv_hi[static_cast<size_t>(j)][static_cast<size_t>(node)] - lo : 0;
+    if (cont && width > 4 * m) {  // value ranks, wide interval: comparison sort of packed (rank, position)
+      std::vector<uint64_t> packed(static_cast<size_t>(m));
+      for (int64_t q = 0; q < m; ++q)
+        packed[static_cast<size_t>(q)] = (static_cast<uint64_t>(kb[q * m1_ + j] - lo) << 32) | static_cast<uint64_t>(q);
+      std::sort(packed.begin(), packed.end());
+      for (int64_t q = 0; q < m; ++q)
+        order[static_cast<size_t>(q)] = {static_cast<int32_t>((packed[static_cast<size_t>(q)] >> 32) + static_cast<uint64_t>(lo)),
+                                         static_cast<int64_t>(packed[static_cast<size_t>(q)] & 0xffffffffull)};
+    } else if (cont) {  // narrow interval: counting sort over its ranks
+      std::vector<int64_t> cc(static_cast<size_t>(width) + 1, 0);
+      for (int64_t q = 0; q < m; ++q) ++cc[static_cast<size_t>(kb[q * m1_ + j] - lo) + 1];
+      for (size_t c = 1; c < cc.size(); ++c) cc[c] += cc[c - 1];
+      for (int64_t q = 0; q < m; ++q) {
+        const int32_t key = kb[q * m1_ + j];
+        order[static_cast<size_t>(cc[static_cast<size_t>(key - lo)]++)] = {key, q};
+      }
+    } else {  // child indexes (few): stable counting sort
+      const int32_t C = j < m1_ ? n_children(j, node) : 1;
+      std::vector<int64_t> cc(static_cast<size_t>(C) + 1, 0);
+      for (int64_t q = 0; q < m; ++q) ++cc[static_cast<size_t>(j < m1_ ? kb[q * m1_ + j] : 0) + 1];
+      for (size_t c = 1; c < cc.size(); ++c) cc[c] += cc[c - 1];
+      for (int64_t q = 0; q < m; ++q) {
+        const int32_t key = j < m1_ ? kb[q * m1_ + j] : 0;
+        order[static_cast<size_t>(cc[static_cast<size_t>(key)]++)] = {key, q};
+      }
+    }
+    Hist& h = H[static_cast<size_t>(j)];
+    for (int64_t q = 0; q < m; ++q) {
+      const int32_t key = order[static_cast<size_t>(q)].first;
+      const int64_t rec = perm_[static_cast<size_t>(P.begin + order[static_cast<size_t>(q)].second)];
+      if (h.key.empty() || h.key.back() != key) {
+        h.key.push_back(key);
+        h.n.push_back(0);
+        h.cls.resize(h.cls.size() + nk, 0);
+        h.items.resize(h.items.size() + ni, 0);
+      }
+      const size_t g = h.key.size() - 1;
+      ++h.n[g];
+      if (nk) ++h.cls[g * nk + static_cast<size_t>(pb_.cls[rec])];
+      for (int32_t y : side0) h.items[g * ni + static_cast<size_t>(y)] += pb_.y1(rec, y);
+      if (ysets) h.ky.emplace_back(key, pb_.y1_id[rec]);
+    }
+    std::sort(h.ky.begin(), h.ky.end());
+    h.ky.erase(std::unique(h.ky.begin(), h.ky.end()), h.ky.end());
+  }
+}
+
+}  // namespace anoncore::release::detail

@@ -35,7 +35,7 @@ from anoncore.cli._common import (
 __all__ = ["COMMANDS", "MODEL_SPECS", "SCHEMA_VERSION", "ModelSpec", "build_parser", "main", "parse_model_spec"]
 
 #: The commands, in the order ``anoncore --help`` lists them (module names under ``anoncore.cli``).
-COMMANDS = ("demo", "audit", "anonymize", "temporal", "sequence", "stream", "release", "graph")
+COMMANDS = ("demo", "audit", "anonymize", "risk", "temporal", "sequence", "stream", "release", "graph")
 
 
 def build_parser() -> argparse.ArgumentParser:

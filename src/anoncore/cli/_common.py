@@ -80,6 +80,11 @@ MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], .
     "beta-range": ("RangeBetaLikeness", ("beta", "epsilon"),
                    (_float("beta", 0.0, math.inf, True), _float("epsilon", 0.0, math.inf)), True),
     "delta": ("DeltaDisclosure", ("delta",), (_float("delta", 0.0, math.inf, True),), True),
+    # risk-based (anoncore.risk; audit only)
+    "avg-risk": ("AverageReidentificationRisk", ("risk",), (_float("risk", 0.0, 1.0, True),), False),
+    "sample-uniqueness": ("SampleUniqueness", ("uniqueness",), (_float("uniqueness", 0.0, 1.0),), False),
+    "population-uniqueness": ("PopulationUniqueness", ("uniqueness", "population_size"),
+                              (_float("uniqueness", 0.0, 1.0), _float("population_size", 1.0, math.inf)), False),
 }
 
 

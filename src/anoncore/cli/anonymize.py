@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from anoncore.cli import _common as _cli
+from anoncore.cli import risk as _risk
 
 __all__ = ["ALGORITHMS", "SUPPRESSED_EC", "Algorithm", "add_arguments", "published_frame", "register",
            "register_algorithm", "run"]
@@ -214,6 +215,7 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     _cli.add_input_arguments(p)
     p.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
+    _risk.add_risk_arguments(p)
 
 
 def _check_needs(alg: Algorithm, args: argparse.Namespace) -> None:
@@ -332,6 +334,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             passed = False
         bar.advance(step="measuring information loss")
         metrics = _cli._run_metrics(table, partition, notes, timings) if not args.no_metrics else None
+        t0 = time.perf_counter()
+        risk = _risk.profiles(table, partition, args)  # the risk before and after (anoncore.risk)
+        _risk.finish(risk, args)
+        timings["risk"] = time.perf_counter() - t0
         bar.advance(step="publishing")
         t0 = time.perf_counter()
         written = None
@@ -356,7 +362,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         res = {"table": _cli._table_summary(table), "partition": part_info, "counts": counts,
                "guarantees": _cli._guarantees(counts, audit_dict), "metrics": metrics,
                "achieved": result.achieved, "algorithm_stats": stats,
-               "published_head": head.astype(object).to_dict(orient="records"), "timings": timings, "notes": notes}
+               "published_head": head.astype(object).to_dict(orient="records"), "timings": timings, "notes": notes,
+               "risk": _risk.section_dict(risk, args)}
         params = {"data": args.data, "schema": args.schema, "algorithm": alg.name,
                   "algorithm_parameters": result.parameters, "models": [s.to_dict() for s in specs],
                   "seed": args.seed, "output": args.output, "include_suppressed": args.include_suppressed}
@@ -364,6 +371,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         _cli._print_text(report, f"anoncore {_cli._version()} anonymize {args.data} with {alg.name}", table,
                          counts, part_info, audit_dict, _cli._report_text(audit_dict), metrics, timings, notes, head)
+        report.write(_risk.section_text(risk))
         if written is not None and written != "-":
             report.write(f"Published table written to {written}\n")
     return 1 if passed is False else 0

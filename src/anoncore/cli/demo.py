@@ -80,6 +80,8 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
                 raise UsageError(str(exc)) from None
             res = lattice_search(table, models, suppression_limit=args.suppression_limit, metric="loss")
             partition = res.partition
+            if partition.levels is None:  # lattice_search always publishes a full-domain node
+                raise RuntimeError("internal error: lattice_search returned no levels; please report")
             levels = tuple(int(x) for x in partition.levels)
             part_info = {"source": "algorithm", "algorithm": "flash", "levels": list(levels),
                          "suppression_limit": args.suppression_limit, "metric": "loss"}

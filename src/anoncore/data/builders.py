@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from anoncore._validation import check_int
 from anoncore.data.hierarchy import Hierarchy
 
 __all__ = ["flat_hierarchy", "interval_hierarchy", "masking_hierarchy", "ordered_grouping_hierarchy"]
@@ -69,8 +70,7 @@ def interval_hierarchy(
     if widths is None:
         if width is None or width <= 0:
             raise ValueError("interval_hierarchy needs positive 'width' (with 'fanout') or a 'widths' list.")
-        if isinstance(fanout, bool) or not isinstance(fanout, int) or fanout < 2:
-            raise ValueError(f"The 'fanout' parameter of interval_hierarchy must be an int >= 2. Got {fanout!r}.")
+        fanout = check_int(fanout, "fanout", "interval_hierarchy", 2)
         ws = [float(width)]
         while s + ws[-1] <= hi:
             ws.append(ws[-1] * fanout)
@@ -131,8 +131,7 @@ def ordered_grouping_hierarchy(
     if not vals:
         raise ValueError(f"Hierarchy {name!r} is empty: ordered_grouping_hierarchy needs at least one value.")
     for pname, p, least in (("group_size", group_size, 1), ("fanout", fanout, 2)):
-        if isinstance(p, bool) or not isinstance(p, int) or p < least:
-            raise ValueError(f"The {pname!r} parameter of ordered_grouping_hierarchy must be an int >= {least}. Got {p!r}.")
+        check_int(p, pname, "ordered_grouping_hierarchy", least)
     rows = [[v] for v in vals]
     size = group_size
     while size < len(vals):

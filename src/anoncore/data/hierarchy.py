@@ -215,7 +215,7 @@ class Hierarchy:
                         other = parent_of[key]
                         raise ValueError(
                             f"Hierarchy {name!r}: node {r[lvl]!r} at level {lvl} has two parents "
-                            f"({other[1] if other else None!r} and {r[lvl + 1] if par else None!r})."
+                            f"({other[1] if isinstance(other, tuple) else None!r} and {r[lvl + 1] if par else None!r})."
                         )
                     continue
                 parent_of[key] = par
@@ -386,7 +386,8 @@ class Hierarchy:
     def generalize(self, codes: NDArray[np.integer[Any]], level: int) -> NDArray[np.int32]:
         """Node ids of the leaves ``codes`` generalized to ``level``."""
         self._check_level(level)
-        return self.ancestor[np.asarray(codes), level]
+        out: NDArray[np.int32] = self.ancestor[np.asarray(codes), level]
+        return out
 
     def lca(self, a: Any, b: Any) -> Any:
         """Lowest common ancestor of nodes ``a`` and ``b`` (scalars or arrays, vectorised)."""
@@ -408,7 +409,7 @@ class Hierarchy:
         """Lowest node covering every leaf code in ``[lo, hi]`` (vectorised over arrays of ranges)."""
         lo = np.asarray(lo, dtype=np.int64)
         hi = np.asarray(hi, dtype=np.int64)
-        cur = lo.astype(np.int32, copy=True)
+        cur: NDArray[np.int32] = lo.astype(np.int32, copy=True)
         while True:
             start = self.leaf_start[cur]
             bad = (start > lo) | (start + self.leaf_count[cur] - 1 < hi)

@@ -372,7 +372,8 @@ class Table:
     def decode(self, name: str, codes: Any) -> NDArray[Any]:
         d = self._dicts[name]
         arr = np.asarray(d, dtype=object if not isinstance(d, np.ndarray) else d.dtype)
-        return arr[np.asarray(codes)]
+        out: NDArray[Any] = arr[np.asarray(codes)]
+        return out
 
     def to_pandas(self) -> pd.DataFrame:
         """The kept rows and columns, decoded (identifiers dropped)."""

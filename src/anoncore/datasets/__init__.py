@@ -9,6 +9,8 @@
   transaction streams).
 * :mod:`anoncore.datasets.sequences`: synthetic event sequences shaped like MSNBC and Reality Mining.
 * :mod:`anoncore.datasets.temporal`: synthetic snapshot streams for the temporal reposition model.
+* :mod:`anoncore.datasets.graphs`: a Wiki-Vote-shaped social graph with its synthetic taxonomy and weights, and
+  the SNAP edge-list loader (for :mod:`anoncore.graph`).
 
 The old paths (``anoncore.data.synthetic``, ``anoncore.stream.datasets``, ``anoncore.sequence.synthetic``,
 ``anoncore.temporal._synthetic``) still import, as thin re-exports of these modules.
@@ -24,6 +26,16 @@ from anoncore.datasets.census import (
     synthetic_census,
     synthetic_census_frame,
     synthetic_census_schema,
+)
+from anoncore.datasets.graphs import (
+    WIKI_VOTE_EDGES,
+    WIKI_VOTE_NODES,
+    EdgeList,
+    load_snap_edges,
+    random_labels,
+    synthetic_weights,
+    wiki_vote_like,
+    wiki_vote_taxonomy,
 )
 from anoncore.datasets.loaders import (
     ADULT_COLUMNS,
@@ -72,12 +84,16 @@ __all__ = [
     "SALARY_MARGINAL",
     "UCI_ADULT_COLUMNS",
     "UCI_ADULT_QUASI_IDENTIFIERS",
+    "WIKI_VOTE_EDGES",
+    "WIKI_VOTE_NODES",
+    "EdgeList",
     "adult_stream_schema",
     "census_hierarchies",
     "expand_transactions",
     "load_adult_arx",
     "load_census_income",
     "load_census_income_arx",
+    "load_snap_edges",
     "load_uci_adult",
     "load_uci_adult_stream",
     "location_like",
@@ -87,11 +103,15 @@ __all__ = [
     "msnbc_like",
     "msnbc_taxonomy",
     "power_law_stream",
+    "random_labels",
     "shared_data_dir",
     "synthetic_census",
     "synthetic_census_frame",
     "synthetic_census_schema",
+    "synthetic_weights",
     "toy_table",
     "transaction_stream",
     "uci_adult_hierarchies",
+    "wiki_vote_like",
+    "wiki_vote_taxonomy",
 ]

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from anoncore._validation import check_int
 from anoncore.data.builders import interval_hierarchy
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
@@ -220,11 +221,7 @@ def synthetic_census_schema(sensitive: str | None = "salary", n_qi: int = 7) -> 
     if sensitive not in ("salary", "occupation", None):
         raise ValueError(f"The 'sensitive' parameter of synthetic_census_schema must be 'salary', 'occupation' "
                          f"or None. Got {sensitive!r} instead.")
-    if isinstance(n_qi, bool) or not isinstance(n_qi, (int, np.integer)):
-        raise TypeError(f"The 'n_qi' parameter of synthetic_census_schema must be an int. Got {n_qi!r} instead.")
-    if not 1 <= n_qi <= len(CENSUS_QUASI_IDENTIFIERS):
-        raise ValueError(f"The 'n_qi' parameter of synthetic_census_schema must be an int in the range [1, 7]. "
-                         f"Got {n_qi} instead.")
+    n_qi = check_int(n_qi, "n_qi", "synthetic_census_schema", 1, len(CENSUS_QUASI_IDENTIFIERS))
     hs = census_hierarchies()
     numeric = {"age": (16.0, 94.0), "education": (1.0, 17.0), "salary": (1.0, 50.0)}
     attrs = []
@@ -453,12 +450,7 @@ _WC_SALARY = np.array([0.0, -0.1, 0.2, 0.1, 0.05, 0.5, -0.1, -1.0, -1.2, -1.0]) 
 
 def _generate(n: int, rng: int | np.random.Generator | None) -> dict[str, NDArray[np.intp]]:
     """Draw the columns as 0-based indexes into the generator's own value lists."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"The 'n' parameter of synthetic_census must be an int. Got {n!r} instead.")
-    if n < 1:
-        raise ValueError(f"The 'n' parameter of synthetic_census must be an int in the range [1, inf). "
-                         f"Got {n} instead.")
-    n = int(n)
+    n = check_int(n, "n", "synthetic_census", 1)
     gen = np.random.default_rng(rng)
     t = _tables()
     u = gen.random((7, n))

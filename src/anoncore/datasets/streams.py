@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from anoncore._validation import check_int, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 
@@ -132,9 +133,7 @@ def load_uci_adult_stream(split: str = "train", folder: str | os.PathLike[str] |
     ``split='train'`` gives ``adult.data`` (30,162 rows, the thesis's UCI-Adult); ``'all'`` appends the clean
     ``adult.test`` rows (45,222 rows, the thesis's SFU-Adult). Raises FileNotFoundError when the data is absent.
     """
-    if split not in ("train", "all"):
-        raise ValueError(f"The 'split' parameter of load_uci_adult_stream must be a str among {{'train', 'all'}}. "
-                         f"Got {split!r} instead.")
+    check_option(split, "split", "load_uci_adult_stream", ("train", "all"))
     if folder is None:
         from anoncore.datasets.loaders import shared_data_dir
 
@@ -258,8 +257,7 @@ def transaction_stream(
     """
     for name, v in (("n_transactions", n_transactions), ("n_patterns", n_patterns), ("n_items", n_items),
                     ("n_persons", n_persons)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"The {name!r} parameter of transaction_stream must be an int >= 1. Got {v!r} instead.")
+        check_int(v, name, "transaction_stream", 1)
     if not avg_len >= 1 or not avg_pattern_len >= 1:
         raise ValueError(f"avg_len and avg_pattern_len must be >= 1. Got {avg_len!r} and {avg_pattern_len!r}.")
     if not 0 <= correlation <= 1 or not 0 <= corruption <= 1:

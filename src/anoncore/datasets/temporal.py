@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from anoncore._validation import check_int
+
 __all__ = ["make_temporal_stream"]
 
 
@@ -63,12 +65,7 @@ def make_temporal_stream(
     import pandas as pd
 
     for name, v in (("n_snapshots", n_snapshots), ("snapshot_size", snapshot_size), ("n_sa", n_sa)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"The {name!r} parameter of make_temporal_stream must be an int. Got {v!r} instead.")
-        if v < 1:
-            raise ValueError(
-                f"The {name!r} parameter of make_temporal_stream must be an int in the range [1, inf). Got {v!r} instead."
-            )
+        check_int(v, name, "make_temporal_stream", 1)
     if skew < 0 or drift < 0 or size_dispersion < 0:
         raise ValueError("The 'skew', 'drift' and 'size_dispersion' parameters of make_temporal_stream must be >= 0.")
     gen = np.random.default_rng(rng)

@@ -3,18 +3,17 @@
 
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from anoncore._validation import check_int
 from anoncore.graph.datasets import EdgeList
 
-__all__ = ["GraphData", "as_graph", "check_choice", "check_int", "check_real"]
+__all__ = ["GraphData", "as_graph"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,36 +48,6 @@ class GraphData:
         off = np.zeros(self.n + 1, dtype=np.int64)
         np.cumsum(np.bincount(s, minlength=self.n), out=off[1:])
         return off, np.ascontiguousarray(d[order]), np.ascontiguousarray(w[order])
-
-
-def check_int(value: Any, name: str, caller: str, low: int, high: float = math.inf) -> int:
-    rng = f"[{low}, {'inf' if high == math.inf else int(high)}]"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {value!r} instead.")
-    if not low <= int(value) <= high:
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {value!r} instead.")
-    return int(value)
-
-
-def check_real(value: Any, name: str, caller: str, low: float, high: float, *, high_open: bool = False,
-               low_open: bool = False) -> float:
-    rng = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a float in the range {rng}. "
-                        f"Got {value!r} instead.")
-    v = float(value)
-    ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-    if not ok or math.isnan(v):
-        raise ValueError(f"The {name!r} parameter of {caller} must be a float in the range {rng}. "
-                         f"Got {value!r} instead.")
-    return v
-
-
-def check_choice(value: Any, name: str, caller: str, options: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        shown = ", ".join(repr(o) for o in options)
-        raise ValueError(f"The {name!r} parameter of {caller} must be a str among {{{shown}}}. Got {value!r} instead.")
-    return value
 
 
 def _from_networkx(g: Any, weight: str | None, caller: str) -> GraphData:

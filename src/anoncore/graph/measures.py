@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore._threads import check_n_threads
-from anoncore.graph._input import GraphData, as_graph, check_choice, check_int, check_real
+from anoncore._validation import check_float, check_int, check_n_threads, check_option
+from anoncore.graph._input import GraphData, as_graph
 
 __all__ = [
     "MEASURES",
@@ -103,8 +103,8 @@ def closeness_centrality(graph: Any, *, variant: str = "harmonic", distance: str
     ``(n - 1) / sum_u d(v, u)`` on a strongly connected graph. One BFS / Dijkstra per node, O(n m).
     """
     caller = "closeness_centrality"
-    check_choice(variant, "variant", caller, ("harmonic", "reachable"))
-    check_choice(distance, "distance", caller, ("inverse", "weight"))
+    check_option(variant, "variant", caller, ("harmonic", "reachable"))
+    check_option(distance, "distance", caller, ("inverse", "weight"))
     nt = check_n_threads(n_threads, caller)
     g = _graph(graph, caller, graph_kw)
     _, reach, ds, hs = _sweep(g, np.arange(g.n), reverse=False, betweenness=False, distances=True,
@@ -119,7 +119,7 @@ def proximity_prestige(graph: Any, *, distance: str = "inverse", n_threads: int 
     """Proximity prestige ``P_P(i) = (|I_i| / (n-1)) / (sum_{j in I_i} d(j, i) / |I_i|)``, ``I_i`` the nodes that
     reach ``i`` (Wasserman and Faust; networkx's ``closeness_centrality`` on a directed graph)."""
     caller = "proximity_prestige"
-    check_choice(distance, "distance", caller, ("inverse", "weight"))
+    check_option(distance, "distance", caller, ("inverse", "weight"))
     nt = check_n_threads(n_threads, caller)
     g = _graph(graph, caller, graph_kw)
     _, reach, ds, _ = _sweep(g, np.arange(g.n), reverse=True, betweenness=False, distances=True,
@@ -139,7 +139,7 @@ def betweenness_centrality(graph: Any, *, samples: int | None = None, rng: int |
     multi-threaded over sources, bit-identical for any ``n_threads``.
     """
     caller = "betweenness_centrality"
-    check_choice(distance, "distance", caller, ("inverse", "weight"))
+    check_option(distance, "distance", caller, ("inverse", "weight"))
     nt = check_n_threads(n_threads, caller)
     g = _graph(graph, caller, graph_kw)
     sources = betweenness_sources(g.n, samples, rng, caller)
@@ -168,7 +168,7 @@ def eigenvector_centrality(graph: Any, *, tol: float = 1e-12, max_iter: int = 10
     networkx's power iteration on ``I + A^T`` (weighted adjacency), unit Euclidean norm. Stops when the L1
     change is below ``n * tol``; warns (``RuntimeWarning``) and returns the last iterate after ``max_iter``."""
     caller = "eigenvector_centrality"
-    check_real(tol, "tol", caller, 0.0, math.inf, low_open=True, high_open=True)
+    check_float(tol, "tol", caller, 0.0, math.inf, closed="neither")
     check_int(max_iter, "max_iter", caller, 1)
     g = _graph(graph, caller, graph_kw)
     s, d, w = g.arcs()
@@ -211,10 +211,10 @@ def rank_prestige(graph: Any, *, damping: float = 0.85, tol: float = 1e-12, max_
     count both ways. Starts from ``1/n``; stops when the L1 change (``stop='l1'``) or the change of the
     rank-vector entropy (``stop='entropy'``) is below ``tol``. O(m) per iteration (CSR SpMV)."""
     caller = "rank_prestige"
-    d = check_real(damping, "damping", caller, 0.0, 1.0, high_open=True)
-    check_real(tol, "tol", caller, 0.0, math.inf, low_open=True, high_open=True)
+    d = check_float(damping, "damping", caller, 0.0, 1.0, closed="left")
+    check_float(tol, "tol", caller, 0.0, math.inf, closed="neither")
     check_int(max_iter, "max_iter", caller, 1)
-    check_choice(stop, "stop", caller, ("l1", "entropy"))
+    check_option(stop, "stop", caller, ("l1", "entropy"))
     g = _graph(graph, caller, graph_kw)
     s, t, w = g.arcs()
     out_w = np.bincount(s, weights=w, minlength=g.n)
@@ -263,7 +263,7 @@ def _combine_pair(combine: Any, caller: str) -> tuple[str, str]:
         raise ValueError(f"The 'combine' parameter of {caller} must be a pair of measure names. Got {combine!r} "
                          "instead.")
     base = tuple(m for m in MEASURES if m != "combined")
-    return check_choice(combine[0], "combine", caller, base), check_choice(combine[1], "combine", caller, base)
+    return check_option(combine[0], "combine", caller, base), check_option(combine[1], "combine", caller, base)
 
 
 def compute_measure(graph: Any, measure: str, *, a: float = 0.5, combine: Sequence[str] = ("degree", "betweenness"),
@@ -273,7 +273,7 @@ def compute_measure(graph: Any, measure: str, *, a: float = 0.5, combine: Sequen
     """One measure by name (:data:`MEASURES`) with the pipeline's options; returns ``(scores, trace)`` where
     ``trace`` is the :class:`RankPrestige` of ``'rank_prestige'`` (else None)."""
     caller = "compute_measure"
-    check_choice(measure, "measure", caller, MEASURES)
+    check_option(measure, "measure", caller, MEASURES)
     g = _graph(graph, caller, graph_kw)
     if measure == "degree":
         return degree_centrality(g), None
@@ -292,7 +292,7 @@ def compute_measure(graph: Any, measure: str, *, a: float = 0.5, combine: Sequen
         rp = rank_prestige(g, damping=damping)
         return rp.scores, rp
     m1, m2 = _combine_pair(combine, caller)
-    a = check_real(a, "a", caller, 0.0, 1.0)
+    a = check_float(a, "a", caller, 0.0, 1.0)
     opts = {"damping": damping, "closeness": closeness, "distance": distance, "betweenness_samples": betweenness_samples,
                 "rng": rng, "n_threads": n_threads}
     c1, t1 = compute_measure(g, m1, **opts)  # type: ignore[arg-type]

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option
 from anoncore.data.hierarchy import Hierarchy
-from anoncore.graph._input import GraphData, as_graph, check_choice, check_int, check_real, node_labels
+from anoncore.graph._input import GraphData, as_graph, node_labels
 from anoncore.graph.measures import MEASURES, RankPrestige, compute_measure, minmax
 
 __all__ = [
@@ -164,7 +164,7 @@ def level_map(si: Any, height: int, method: str = "linear") -> NDArray[np.int32]
     ``'linear'``: ``ceil(SI * H)`` (SI = 0 stays at level 0). ``'quantile'``: ``H + 1`` equal-frequency buckets
     of SI's rank, ``floor((H + 1) * #{u : SI(u) < SI(v)} / n)``, so tied nodes share a level. Both are
     non-decreasing in SI."""
-    check_choice(method, "level_map", "level_map", ("linear", "quantile"))
+    check_option(method, "level_map", "level_map", ("linear", "quantile"))
     si = np.asarray(si, dtype=np.float64)
     height = check_int(height, "height", "level_map", 0)
     if method == "linear":
@@ -182,7 +182,7 @@ def generalize_labels(leaf_codes: Any, levels: Any, taxonomy: Hierarchy) -> NDAr
 def information_loss(label_nodes: Any, levels: Any, taxonomy: Hierarchy, method: str = "leaves") -> NDArray[np.float64]:
     """Per-node loss (spec §6.3 step 6): ``'leaves'`` ``(|leaves(x')| - 1) / |leaves(T)|`` (Xiao and Tao's
     ILoss), or ``'level'`` ``level / H``."""
-    check_choice(method, "iloss", "information_loss", ("leaves", "level"))
+    check_option(method, "iloss", "information_loss", ("leaves", "level"))
     if method == "leaves":
         return np.asarray((taxonomy.leaf_count[np.asarray(label_nodes)] - 1.0) / taxonomy.n_leaves, dtype=np.float64)
     h = taxonomy.height
@@ -308,19 +308,18 @@ def prominence_anonymize(
     if not isinstance(taxonomy, Hierarchy):
         raise TypeError(f"The 'taxonomy' parameter of {caller} must be an anoncore Hierarchy. "
                         f"Got {type(taxonomy).__name__} instead.")
-    check_real(a, "a", caller, 0.0, 1.0)
-    check_real(damping, "damping", caller, 0.0, 1.0, high_open=True)
-    check_choice(closeness, "closeness", caller, ("harmonic", "reachable"))
-    check_choice(distance, "distance", caller, ("inverse", "weight"))
-    check_choice(level_map, "level_map", caller, ("linear", "quantile"))
-    check_choice(iloss, "iloss", caller, ("leaves", "level"))
-    if not isinstance(merge, bool):
-        raise TypeError(f"The 'merge' parameter of {caller} must be a bool. Got {merge!r} instead.")
+    check_float(a, "a", caller, 0.0, 1.0)
+    check_float(damping, "damping", caller, 0.0, 1.0, closed="left")
+    check_option(closeness, "closeness", caller, ("harmonic", "reachable"))
+    check_option(distance, "distance", caller, ("inverse", "weight"))
+    check_option(level_map, "level_map", caller, ("linear", "quantile"))
+    check_option(iloss, "iloss", caller, ("leaves", "level"))
+    check_bool(merge, "merge", caller)
     check_int(merge_min_level, "merge_min_level", caller, 0)
     check_n_threads(n_threads, caller)
     given = not isinstance(measure, str)
     if not given:
-        check_choice(measure, "measure", caller, MEASURES)
+        check_option(measure, "measure", caller, MEASURES)
     g = as_graph(graph, caller, directed=directed, n_nodes=n_nodes, weight=weight)
     if betweenness_samples is not None:
         check_int(betweenness_samples, "betweenness_samples", caller, 1, g.n)

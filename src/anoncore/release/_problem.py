@@ -7,7 +7,6 @@ attribute missing from one table, Y spanning both tables for linkability (B.6 it
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from anoncore._validation import check_float, check_int
 from anoncore.data.hierarchy import Hierarchy
 
 __all__ = ["Spec", "XYAnonymity", "XYLinkability", "resolve"]
@@ -43,11 +43,7 @@ class XYAnonymity:
     def __init__(self, x: Sequence[str], y: Sequence[str], k: int) -> None:
         object.__setattr__(self, "x", _names(x, "x", "XYAnonymity"))
         object.__setattr__(self, "y", _names(y, "y", "XYAnonymity"))
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise TypeError(f"The 'k' parameter of XYAnonymity must be an int. Got {k!r} instead.")
-        if k < 1:
-            raise ValueError(f"The 'k' parameter of XYAnonymity must be an int in the range [1, inf). Got {k} instead.")
-        object.__setattr__(self, "k", int(k))
+        object.__setattr__(self, "k", check_int(k, "k", "XYAnonymity", 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +76,7 @@ class XYLinkability:
                  thresholds: Mapping[tuple[str, Any], float] | None = None) -> None:
         object.__setattr__(self, "x", _names(x, "x", "XYLinkability"))
         object.__setattr__(self, "y", _names(y, "y", "XYLinkability"))
-        _check_prob(k, "k")
+        check_float(k, "k", "XYLinkability", 0, 1, closed="right")
         object.__setattr__(self, "k", float(k))
         if values is not None:
             if not isinstance(values, Mapping):
@@ -93,17 +89,9 @@ class XYLinkability:
             for key, t in thresholds.items():
                 if not (isinstance(key, tuple) and len(key) == 2):
                     raise ValueError(f"thresholds keys must be (attribute, value) pairs. Got {key!r} instead.")
-                _check_prob(t, f"threshold of {key!r}")
+                check_float(t, f"threshold of {key!r}", "XYLinkability", 0, 1, closed="right")
             thresholds = {(str(a), v): float(t) for (a, v), t in thresholds.items()}
         object.__setattr__(self, "thresholds", thresholds)
-
-
-def _check_prob(k: Any, what: str) -> None:
-    if isinstance(k, bool) or not isinstance(k, numbers.Real):
-        raise TypeError(f"The {what!r} parameter of XYLinkability must be a float in (0, 1]. Got {k!r} instead.")
-    if not (0.0 < float(k) <= 1.0):
-        raise ValueError(f"The {what!r} parameter of XYLinkability must be a float in the range (0, 1]. "
-                         f"Got {k!r} instead.")
 
 
 def _names(v: Any, what: str, caller: str) -> tuple[str, ...]:

@@ -44,7 +44,7 @@ _SEX = {"ANY": ["Male", "Female"]}
 
 def adult_taxonomies() -> dict[str, Hierarchy]:
     """Taxonomies of the 8 categorical attributes (roots are ``ANY``)."""
-    from anoncore.datasets import _ADULT_COUNTRY, _ADULT_EDUCATION, _ADULT_MARITAL, _ADULT_OCCUPATION
+    from anoncore.datasets.loaders import _ADULT_COUNTRY, _ADULT_EDUCATION, _ADULT_MARITAL, _ADULT_OCCUPATION
 
     def any_root(tree: dict[str, Any]) -> dict[str, Any]:
         (_, sub), = tree.items()
@@ -61,7 +61,7 @@ def load_adult_release(folder: str | os.PathLike[str] | None = None) -> pd.DataF
 
     Continuous attributes are int64; the rest are strings.
     """
-    from anoncore.datasets import _read_uci_adult, _require, shared_data_dir
+    from anoncore.datasets.loaders import _read_uci_adult, _require, shared_data_dir
 
     base = Path(folder) if folder is not None else shared_data_dir() / "uci-adult"
     parts = []

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from anoncore import _core
+from anoncore._validation import check_bool, check_int, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.exceptions import InfeasibleError
 from anoncore.release._problem import KEY, Spec, XYAnonymity, XYLinkability, node_codes, resolve
@@ -232,11 +233,9 @@ def _interval_label(vals: np.ndarray, lo: int, hi: int) -> str:
 def _check_options(metric: Any, privloss: Any, counting: Any, population: Any, max_iter: Any, caller: str) -> None:
     for name, v, opts in (("metric", metric, METRICS), ("privloss", privloss, ("max", "ratio")),
                           ("counting", counting, ("auto", "general")), ("population", population, ("error", "warn"))):
-        if not isinstance(v, str) or v not in opts:
-            raise ValueError(f"The {name!r} parameter of {caller} must be a str among {sorted(opts)}. Got {v!r} instead.")
-    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer))
-                                 or max_iter < 0):
-        raise ValueError(f"The 'max_iter' parameter of {caller} must be None or an int >= 0. Got {max_iter!r} instead.")
+        check_option(v, name, caller, sorted(opts))
+    if max_iter is not None:
+        check_int(max_iter, "max_iter", caller, 0, allowed="None or an int in the range [0, inf)")
 
 
 def tds4sa(
@@ -325,8 +324,7 @@ def tds4sa(
     if require_gain is None:
         require_gain = metric == "entropy"
     _check_options(metric, privloss, counting, population, max_iter, "tds4sa")
-    if not isinstance(require_gain, bool):
-        raise TypeError(f"The 'require_gain' parameter of tds4sa must be a bool. Got {require_gain!r} instead.")
+    check_bool(require_gain, "require_gain", "tds4sa")
     spec = resolve(t1, t2, requirement, taxonomies, class_column, continuous, join, inconsistent, "tds4sa")
     if metric == "entropy" and class_column is None:
         raise ValueError("metric='entropy' needs a class_column (Eq. 2); use metric='distortion' without one.")
@@ -426,7 +424,7 @@ def _result(name: str, spec: Spec, enc: _Encoded, out: dict[str, Any], published
     stats = {"time_encode": t1 - t0, "time_preprocess": out["t_pre"], "time_generalize": out["t_gen"],
                  "time_kernel": t2 - t1, "time_audit": t3 - t2, "time_total": t3 - t0,
                  "refine_accesses": out["refine_accesses"], "refine_accesses_per_record": out["refine_accesses"] / n1,
-                 "score_accesses": out["score_accesses"], "evaluations": out["evaluations"],
+                 "evaluations": out["evaluations"],
                  "pairs_probed": out["pairs_probed"], "n_partitions": out["n_partitions"], "case1": out["case1"],
                  "root_value": out["root_value"], "kernel_value": out["final_value"]}
     metrics = dict(_distortion(spec, enc, out), n_specializations=len(trace))
@@ -453,8 +451,7 @@ def kanonymize_t1(
     if require_gain is None:
         require_gain = metric == "entropy"
     _check_options(metric, "max", "auto", "error", None, "kanonymize_t1")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"The 'k' parameter of kanonymize_t1 must be an int in the range [1, {len(t1)}]. Got {k!r} instead.")
+    check_int(k, "k", "kanonymize_t1", 1, allowed=f"an int in the range [1, {len(t1)}]")
     if k > len(t1):
         raise InfeasibleError(f"k = {k} exceeds the number of records of T1 ({len(t1)}).")
     req = XYAnonymity([f"T1.{a}" for a in quasi_identifiers], ["K1"], k)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -9,43 +10,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from anoncore._validation import check_int as _check_int
 from anoncore.sequence._taxonomy import Tax
 
 __all__ = [
     "check_int",
-    "check_real",
     "encode_patterns",
     "encode_sequence",
     "encode_sequences",
 ]
 
 
-def check_int(value: Any, name: str, caller: str, low: int, high: float = float("inf")) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"The '{name}' parameter of {caller} must be an int. Got {type(value).__name__} instead."
-        )
-    v = int(value)
-    if v < low or v > high:
-        hi = "inf" if high == float("inf") else str(int(high))
-        raise ValueError(
-            f"The '{name}' parameter of {caller} must be an int in the range [{low}, {hi}]. Got {v} instead."
-        )
-    return v
-
-
-def check_real(value: Any, name: str, caller: str, low: float, *, low_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"The '{name}' parameter of {caller} must be a float. Got {type(value).__name__} instead."
-        )
-    v = float(value)
-    if not np.isfinite(v) or v < low or (low_open and v == low):
-        bracket = "(" if low_open else "["
-        raise ValueError(
-            f"The '{name}' parameter of {caller} must be a float in the range {bracket}{low}, inf). Got {value!r} instead."
-        )
-    return v
+def check_int(value: Any, name: str, caller: str, low: int, high: float = math.inf) -> int:
+    """:func:`anoncore._validation.check_int` with this package's default upper bound, ``math.inf`` drawn closed
+    (``[0, inf]``) as the sequence functions always have."""
+    return _check_int(value, name, caller, low, high)
 
 
 def _encode_symbol(x: Any, tax: Tax, index: dict[str, int], what: str, caller: str) -> int:

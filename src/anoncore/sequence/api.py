@@ -17,14 +17,13 @@ import numpy as np
 import numpy.typing as npt
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_float, check_n_threads, check_option
 from anoncore.exceptions import InfeasibleError
 from anoncore.sequence._algorithms import TraceEvent, bottom_up, brute_force, top_down
 from anoncore.sequence._problem import UserProblem
 from anoncore.sequence._taxonomy import Tax, as_tax
 from anoncore.sequence._validation import (
     check_int,
-    check_real,
     encode_patterns,
     encode_sequence,
     encode_sequences,
@@ -162,11 +161,7 @@ class SequenceSanitization:
 # ---------------------------------------------------------------------------------------------------------------
 def _check_common(w: Any, log_base: Any, caller: str) -> tuple[int, float]:
     w = check_int(w, "w", caller, 0)
-    if isinstance(log_base, bool) or not isinstance(log_base, numbers.Real) or not (float(log_base) > 1.0):
-        raise ValueError(
-            f"The 'log_base' parameter of {caller} must be a float in the range (1, inf). Got {log_base!r} instead."
-        )
-    return w, float(log_base)
+    return w, check_float(log_base, "log_base", caller, 1, None, closed="neither")
 
 
 def _check_m_w(m: int, w: int, caller: str) -> None:
@@ -279,15 +274,8 @@ def mutual_information(
 
 
 def _check_method_opts(method: Any, tie: Any, caller: str) -> None:
-    if method not in METHODS:
-        raise ValueError(
-            f"The 'method' parameter of {caller} must be a str among {{'bottom_up', 'brute_force', 'top_down'}}. "
-            f"Got {method!r} instead."
-        )
-    if tie not in ("last", "first"):
-        raise ValueError(
-            f"The 'tie' parameter of {caller} must be a str among {{'first', 'last'}}. Got {tie!r} instead."
-        )
+    check_option(method, "method", caller, sorted(METHODS))
+    check_option(tie, "tie", caller, ("first", "last"))
 
 
 def _run(
@@ -408,11 +396,8 @@ def sanitize_sequence(
     """
     caller = "sanitize_sequence"
     _check_method_opts(method, tie, caller)
-    if distance not in ("dg", "delta_ul"):
-        raise ValueError(
-            f"The 'distance' parameter of {caller} must be a str among {{'delta_ul', 'dg'}}. Got {distance!r} instead."
-        )
-    epsilon = check_real(epsilon, "epsilon", caller, 0.0)
+    check_option(distance, "distance", caller, ("delta_ul", "dg"))
+    epsilon = check_float(epsilon, "epsilon", caller, 0.0, None, closed="left")
     prob = _problem(sequence, taxonomy, patterns, w, cost, log_base, caller)
     return _run(
         prob,
@@ -598,12 +583,12 @@ def _cpp_batch(
         out = _core.sequence.bottom_up_batch(*common, distance == "delta_ul", use_table, w, nt)
     gen, mi, ent, eps, ul, evals, fs = out
     per_user_seconds = (time.perf_counter() - t0) / max(1, n_users)
-    out = []
+    users = []
     for u in range(n_users):
         seq = flat[offsets[u] : offsets[u + 1]]
         h = np.array(gen[u], dtype=np.int32)
         n = int(seq.shape[0])
-        out.append(
+        users.append(
             UserSanitization(
                 generalization=_readonly(h),
                 sanitized=_readonly(h[seq]),
@@ -620,7 +605,7 @@ def _cpp_batch(
                 stats={"seconds": per_user_seconds, "mi_evaluations": float(evals[u])},
             )
         )
-    return out
+    return users
 
 
 def _is_pattern_list(x: Any) -> bool:
@@ -742,17 +727,11 @@ def sanitize(
     t0 = time.perf_counter()
     tax: Tax = as_tax(taxonomy, caller)
     _check_method_opts(method, tie, caller)
-    if distance not in ("dg", "delta_ul"):
-        raise ValueError(
-            f"The 'distance' parameter of {caller} must be a str among {{'delta_ul', 'dg'}}. Got {distance!r} instead."
-        )
-    epsilon = check_real(epsilon, "epsilon", caller, 0.0)
+    check_option(distance, "distance", caller, ("delta_ul", "dg"))
+    epsilon = check_float(epsilon, "epsilon", caller, 0.0, None, closed="left")
     w, base = _check_common(w, log_base, caller)
     nt = check_n_threads(n_threads, caller)
-    if counting not in ("table", "scan"):
-        raise ValueError(
-            f"The 'counting' parameter of {caller} must be a str among {{'scan', 'table'}}. Got {counting!r} instead."
-        )
+    check_option(counting, "counting", caller, ("scan", "table"))
     use_table = counting == "table"
     table = resolve_cost(cost, tax, caller)
     offsets, flat = encode_sequences(sequences, tax, caller)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from anoncore._validation import check_float
 from anoncore.sequence._taxonomy import Tax, as_tax
 
 __all__ = ["COST_FAMILIES", "cost_table", "utility_loss", "validate_cost_table"]
@@ -126,11 +127,8 @@ def cost_table(taxonomy: Any, family: str = "linear", *, base: float = 2.0) -> n
     [0.0, inf, inf, 0.5, 1.0]
     """
     tax = as_tax(taxonomy, "cost_table")
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 1.0:
-        raise ValueError(
-            f"The 'base' parameter of cost_table must be a float in the range (1, inf). Got {base!r} instead."
-        )
-    return resolve_cost(family, tax, "cost_table", float(base))
+    base = check_float(base, "base", "cost_table", 1, None, closed="neither")
+    return resolve_cost(family, tax, "cost_table", base)
 
 
 def utility_loss(sequence: Any, sanitized: Any, taxonomy: Any, cost: Any = "linear") -> float:

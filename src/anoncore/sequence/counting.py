@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_n_threads
 from anoncore.sequence._taxonomy import as_tax
 from anoncore.sequence._validation import (
     check_int,

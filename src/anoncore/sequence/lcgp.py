@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from anoncore._validation import check_option
 from anoncore.sequence._taxonomy import Tax, as_tax
 
 __all__ = ["lcgp", "lcgp_passes", "lcgp_union_find"]
@@ -88,10 +89,7 @@ def lcgp(
     ('All', 'All')
     """
     tax = as_tax(taxonomy, "lcgp")
-    if method not in ("union_find", "passes"):
-        raise ValueError(
-            f"The 'method' parameter of lcgp must be a str among {{'passes', 'union_find'}}. Got {method!r} instead."
-        )
+    check_option(method, "method", "lcgp", ("passes", "union_find"))
     index = {lab: i for i, lab in enumerate(tax.labels)}
     as_labels = any(isinstance(x, str) for x in list(p1) + list(p2))
 

@@ -9,13 +9,12 @@ BUREL), exact kNN (SABRE-KNN) and Mondrian's widest-dimension choice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore._plain import plain as _plain
+from anoncore._validation import check_instance, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
@@ -23,13 +22,9 @@ __all__ = [
     "QISpace",
     "SensitiveInfo",
     "audited",
-    "check_k",
-    "check_option",
-    "check_t",
     "check_table",
     "mondrian_hierarchies",
     "qi_space",
-    "seed_from",
     "sensitive_info",
 ]
 
@@ -72,49 +67,10 @@ class SensitiveInfo:
 
 
 def check_table(table: Any, caller: str) -> Table:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore.Table (build one with "
-                        f"Table.from_pandas). Got {type(table).__name__} instead.")
-    if not table.quasi_identifiers:
+    tab = check_instance(table, "table", caller, Table, "an anoncore.Table (build one with Table.from_pandas)")
+    if not tab.quasi_identifiers:
         raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
-    return table
-
-
-def check_t(t: Any, caller: str) -> float:
-    if isinstance(t, bool) or not isinstance(t, Real):
-        raise TypeError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {_plain(t)} instead.")
-    tf = float(t)
-    if not (0.0 < tf <= 1.0):
-        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {_plain(t)} instead.")
-    return tf
-
-
-def check_k(k: Any, n_rows: int, caller: str) -> int:
-    if isinstance(k, bool) or not isinstance(k, Integral):
-        raise TypeError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {_plain(k)} "
-                        f"instead.")
-    if not (1 <= int(k) <= n_rows):
-        raise ValueError(f"The 'k' parameter of {caller} must be an int in the range [1, {n_rows}]. Got {_plain(k)} "
-                         f"instead.")
-    return int(k)
-
-
-def check_option(value: Any, name: str, options: tuple[str, ...], caller: str) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(f"The {name!r} parameter of {caller} must be one of {set(options)}. Got {_plain(value)} "
-                         f"instead.")
-    return value
-
-
-def seed_from(rng: Any, caller: str) -> int:
-    if rng is not None and not isinstance(rng, (Integral, np.random.Generator)) or isinstance(rng, bool):
-        raise TypeError(f"The 'rng' parameter of {caller} must be an int, a numpy Generator or None. Got "
-                        f"{rng!r} instead.")
-    if isinstance(rng, Integral) and not 0 <= int(rng) < 2**128:
-        raise ValueError(f"The 'rng' parameter of {caller} must be an int in the range [0, 2**128), a numpy "
-                         f"Generator or None. Got {_plain(rng)} instead.")
-    gen = np.random.default_rng(rng if rng is None or isinstance(rng, np.random.Generator) else int(rng))
-    return int(gen.integers(0, 2**64, dtype=np.uint64))
+    return tab
 
 
 def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> list[Any] | None:
@@ -124,7 +80,7 @@ def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> l
     QI. ``'hierarchy'``: for every categorical QI with a hierarchy, its (parent, leaf_start, leaf_count) arrays,
     so the kernel splits it into the children of the LCA of the partition's values; numeric QIs keep median cuts.
     """
-    check_option(categorical_split, "categorical_split", ("rank", "hierarchy"), caller)
+    check_option(categorical_split, "categorical_split", caller, ("rank", "hierarchy"))
     if categorical_split == "rank":
         return None
     out: list[Any] = []

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import math
 import time
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._plain import plain as _plain
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_seed
 from anoncore.data.table import Table
 from anoncore.metrics import ail
 from anoncore.models import (
@@ -34,36 +32,19 @@ VARIANTS = ("enhanced", "basic", "semantic", "range")
 
 
 # ------------------------------------------------------------------------------------------ validation
-def _check_beta(beta: Any, caller: str) -> float:
-    msg = f"The 'beta' parameter of {caller} must be a float in the range (0, inf). Got {_plain(beta)} instead."
-    if isinstance(beta, bool) or not isinstance(beta, Real):
-        raise TypeError(msg)
-    b = float(beta)
-    if not (0.0 < b < math.inf):
-        raise ValueError(msg)
-    return b
-
-
 def _check_variant(table: Table, sa: _space.SensitiveInfo | None, name: str, variant: Any, epsilon: Any,
                    relative: Any, level: Any, caller: str) -> tuple[str, float | None]:
-    variant = _space.check_option(variant, "variant", VARIANTS, caller)
+    variant = check_option(variant, "variant", caller, VARIANTS)
     kind = table.attribute(name).kind
     eps: float | None = None
     if variant == "range":
         if epsilon is None:
             raise ValueError(f"{caller}(variant='range') needs 'epsilon', the width of the value ranges.")
-        if isinstance(epsilon, bool) or not isinstance(epsilon, Real):
-            raise TypeError(f"The 'epsilon' parameter of {caller} must be a float in the range [0, inf). Got "
-                            f"{epsilon!r} instead.")
-        eps = float(epsilon)
-        if not (0.0 <= eps < math.inf):
-            raise ValueError(f"The 'epsilon' parameter of {caller} must be a float in the range [0, inf). Got "
-                             f"{epsilon!r} instead.")
+        eps = check_float(epsilon, "epsilon", caller, 0, None, closed="left")
         if kind == "categorical":
             raise ValueError(f"{caller}(variant='range') needs a numeric or ordinal sensitive attribute; {name!r} "
                              f"is categorical (use variant='semantic' with its hierarchy).")
-        if not isinstance(relative, bool):
-            raise TypeError(f"The 'relative' parameter of {caller} must be a bool. Got {_plain(relative)} instead.")
+        check_bool(relative, "relative", caller)
         if relative:
             v = _values(table, name)[np.bincount(table.column(name), minlength=table.cardinality(name)) > 0]
             if v.min() <= 0:
@@ -76,9 +57,7 @@ def _check_variant(table: Table, sa: _space.SensitiveInfo | None, name: str, var
         if kind != "categorical" or table.attribute(name).hierarchy is None:
             raise ValueError(f"{caller}(variant='semantic') needs a categorical sensitive attribute with a hierarchy; "
                              f"{name!r} is {kind} without one.")
-        if isinstance(level, bool) or not isinstance(level, Integral) or int(level) < 0:
-            raise ValueError(f"The 'level' parameter of {caller} must be an int in the range [0, inf). Got "
-                             f"{level!r} instead.")
+        check_int(level, "level", caller, 0)
     return variant, eps
 
 
@@ -259,15 +238,14 @@ def burel(
     caller = "burel"
     t0 = time.perf_counter()
     table = _space.check_table(table, caller)
-    b = _check_beta(beta, caller)
+    b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
-    seed_policy = _space.check_option(seed_policy, "seed_policy", ("random", "min_key", "slices"), caller)
-    if not isinstance(strict, bool):
-        raise TypeError(f"The 'strict' parameter of {caller} must be a bool. Got {_plain(strict)} instead.")
-    split = _space.check_option(split, "split", ("halve", "balanced"), caller)
+    seed_policy = check_option(seed_policy, "seed_policy", caller, ("random", "min_key", "slices"))
+    check_bool(strict, "strict", caller)
+    split = check_option(split, "split", caller, ("halve", "balanced"))
     threads = check_n_threads(n_threads, caller)
-    seed = _space.seed_from(rng, caller)
+    seed = check_seed(rng, caller)
     space = _space.qi_space(table)
     t1 = time.perf_counter()
     out = _core.burel.burel(sa_codes, m, space.codes, space.values, space.offsets, space.max_card, b,

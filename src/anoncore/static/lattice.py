@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._threads import check_n_threads
+from anoncore._validation import (
+    check_bool,
+    check_float,
+    check_instance,
+    check_int,
+    check_n_threads,
+    check_option,
+)
 from anoncore.audit import audit
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
@@ -70,53 +77,51 @@ _PACKED_KEYS = True
 #: The optimal search's sweep where it applies (tests switch it off to compare with the queue).
 _SWEEP = True
 
-# Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute)
+# Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute): the kernel's metadata
+# table (csrc/include/anoncore/criteria/models.hpp), the models the lattice engine judges.
 _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
-    "KAnonymity": (0, "k", None, False),
-    "DistinctLDiversity": (1, "l", None, True),
-    "EntropyLDiversity": (2, "l", None, True),
-    "RecursiveCLDiversity": (3, "l", "c", True),
-    "EqualDistanceTCloseness": (4, "t", None, True),
-    "OrderedDistanceTCloseness": (5, "t", None, True),
-    "HierarchicalDistanceTCloseness": (6, "t", None, True),
-    "HellingerTCloseness": (7, "t", None, True),
-    "BasicBetaLikeness": (8, "beta", None, True),
-    "EnhancedBetaLikeness": (9, "beta", None, True),
-    "DeltaDisclosure": (10, "delta", None, True),
+    name: (kid, a, b, needs_sa) for name, (kid, a, b, needs_sa, lat) in _core.criteria.models.items() if lat
 }
 
 
 # ---------------------------------------------------------------------------------------------- validation
 def _check_table(table: Any, caller: str) -> Table:
-    if not isinstance(table, Table):
-        raise TypeError(f"The 'table' parameter of {caller} must be an anoncore Table. "
-                        f"Got {type(table).__name__} instead.")
-    if table.n_rows == 0:
+    tab = check_instance(table, "table", caller, Table, "an anoncore Table")
+    if tab.n_rows == 0:
         raise ValueError(f"The table given to {caller} is empty.")
-    if not table.quasi_identifiers:
+    if not tab.quasi_identifiers:
         raise ValueError(f"{caller} needs a table with at least one quasi-identifier.")
-    for q in table.quasi_identifiers:
-        if table.hierarchy(q) is None:
+    for q in tab.quasi_identifiers:
+        if tab.hierarchy(q) is None:
             raise ValueError(f"Quasi-identifier {q!r} has no hierarchy: full-domain generalization needs one "
                              f"hierarchy per quasi-identifier.")
-    return table
+    return tab
 
 
-def _check_fraction(x: Any, name: str, caller: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a float in the range [0, 1]. "
-                        f"Got {x!r} instead.")
-    if not 0.0 <= float(x) <= 1.0 or math.isnan(float(x)):
-        raise ValueError(f"The {name!r} parameter of {caller} must be a float in the range [0, 1]. "
-                         f"Got {x!r} instead.")
-    return float(x)
-
-
-def _check_option(x: Any, options: Sequence[str], name: str, caller: str) -> str:
-    if not isinstance(x, str) or x not in options:
-        raise ValueError(f"The {name!r} parameter of {caller} must be a str among {sorted(options)}. "
-                         f"Got {x!r} instead.")
-    return x
+def _check_weights(weights: Any, table: Table, metric: str, caller: str) -> list[float]:
+    """Loss's attribute weights (ARX's ``attribute_weights``): {quasi-identifier: weight >= 0}; the others keep
+    ARX's default 0.5; each is divided by the largest in the kernel. [] (all equal) when None."""
+    if weights is None:
+        return []
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"The 'weights' parameter of {caller} must be a dict {{quasi-identifier: weight}} or None. "
+                        f"Got {type(weights).__name__} instead.")
+    if metric != "loss":
+        raise ValueError(f"The 'weights' parameter of {caller} applies to metric='loss' only. Got metric={metric!r}.")
+    qis = list(table.quasi_identifiers)
+    out = [0.5] * len(qis)
+    for name, w in weights.items():
+        if name not in qis:
+            raise ValueError(f"The 'weights' parameter of {caller} names {name!r}, which is not a quasi-identifier "
+                             f"of the table; quasi-identifiers: {qis}.")
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)) or not (
+                math.isfinite(float(w)) and float(w) >= 0.0):
+            raise ValueError(f"The weight of {name!r} in the 'weights' parameter of {caller} must be a finite "
+                             f"float >= 0. Got {w!r} instead.")
+        out[qis.index(name)] = float(w)
+    if max(out) <= 0.0:
+        raise ValueError(f"The 'weights' parameter of {caller} must give some quasi-identifier a positive weight.")
+    return out
 
 
 def _as_models(models: Any, caller: str) -> list[Any]:
@@ -129,6 +134,10 @@ def _as_models(models: Any, caller: str) -> list[Any]:
     for m in lst:
         if type(m).__name__ not in _MODEL_KINDS:
             raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
+        why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
+        if why:
+            raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
+                             "anoncore.risk.risk_lattice_search searches with it.")
     return lst
 
 
@@ -146,21 +155,22 @@ class LatticeProblem:
     limit: int
     metric: str
     heights: tuple[int, ...]
-    engine: Any
+    engine: _core.lattice.Engine
     sensitive: str | None
 
     @classmethod
     def build(cls, table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
               gs_factor: float = 0.5, aggregate: str = "geometric_mean", n_threads: int | None = None,
-              caller: str = "lattice_search") -> LatticeProblem:
+              caller: str = "lattice_search", weights: Any = None) -> LatticeProblem:
         table = _check_table(table, caller)
         mlist = _as_models(models, caller)
-        sup = _check_fraction(suppression_limit, "suppression_limit", caller)
-        metric = _check_option(metric, list(METRICS), "metric", caller)
-        gs = _check_fraction(gs_factor, "gs_factor", caller)
-        agg = _check_option(aggregate, list(_AGGREGATES), "aggregate", caller)
+        sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
+        metric = check_option(metric, "metric", caller, list(METRICS))
+        gs = check_float(gs_factor, "gs_factor", caller, 0, 1)
+        agg = check_option(aggregate, "aggregate", caller, list(_AGGREGATES))
+        wts = _check_weights(weights, table, metric, caller)
         nt = check_n_threads(n_threads, caller)
-        kinds, a_par, b_par = [], [], []
+        crit = []
         sa_name: str | None = None
         for m in mlist:
             kid, an, bn, needs_sa = _MODEL_KINDS[type(m).__name__]
@@ -173,9 +183,7 @@ class LatticeProblem:
                 if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
                     raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
                                      f"{s!r}; it has none.")
-            kinds.append(kid)
-            a_par.append(float(getattr(m, an)))
-            b_par.append(float(getattr(m, bn)) if bn else 0.0)
+            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
         n = table.n_rows
         qc = table.qi_codes()
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
@@ -196,11 +204,14 @@ class LatticeProblem:
         # column, then reused by later problems on the same table (it skips the pass over the rows).
         bkey = ("lattice_bottom", bool(_PACKED_KEYS), sa_name)
         bottom = table._cache.get(bkey)
-        engine = _core.lattice.Engine(
-            qc, gens, np.asarray(heights, dtype=np.int32), lcs, nus, sa_codes, m_sa, sa_parent, sa_height,
-            np.asarray(kinds, dtype=np.int32), np.asarray(a_par, dtype=np.float64),
-            np.asarray(b_par, dtype=np.float64), METRICS[metric], _AGGREGATES[agg], gs, limit, nt,
-            packed=_PACKED_KEYS, bottom=bottom)
+        cfg = _core.lattice.EngineConfig()
+        cfg.codes, cfg.gens, cfg.heights = qc, gens, np.asarray(heights, dtype=np.int32)
+        cfg.leaf_counts, cfg.nu_bases = lcs, nus
+        cfg.sa_codes, cfg.m, cfg.sa_parent, cfg.sa_height = sa_codes, m_sa, sa_parent, sa_height
+        cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
+        cfg.limit, cfg.n_threads, cfg.packed, cfg.bottom = limit, nt, _PACKED_KEYS, bottom
+        cfg.weights = wts
+        engine = _core.lattice.Engine(cfg)
         if bottom is None:
             table._cache[bkey] = engine.bottom_state()
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name)
@@ -216,13 +227,13 @@ class LatticeProblem:
 
     def evaluate(self, levels: Sequence[int]) -> dict[str, Any]:
         """Feasibility, suppressed rows, number of classes and objective of one node."""
-        return self.engine.evaluate(np.asarray(levels, dtype=np.int32))  # type: ignore[no-any-return]
+        return _node_dict(self.engine.evaluate(np.asarray(levels, dtype=np.int32)))
 
     def evaluate_many(self, levels: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
         arr = np.ascontiguousarray(np.asarray(levels, dtype=np.int32).reshape(-1, self.n_qi))
-        return self.engine.evaluate_many(arr)  # type: ignore[no-any-return]
+        return [_node_dict(r) for r in self.engine.evaluate_many(arr)]
 
-    def publish(self, levels: Sequence[int], known: dict[str, Any] | None = None) -> tuple[Partition, dict[str, Any]]:
+    def publish(self, levels: Sequence[int], known: Any = None) -> tuple[Partition, dict[str, Any]]:
         """The published partition of a node (violating classes suppressed).
 
         ``known``: the kernel's result for this node when it is feasible under a zero suppression limit (so no
@@ -230,17 +241,24 @@ class LatticeProblem:
         result (its ``n_classes`` from the grouping). The output audit checks the partition independently.
         """
         lv = np.asarray(levels, dtype=np.int32)
-        clean = known is not None and self.limit == 0 and bool(known["feasible"])
-        res, labels, sup, first = self.engine.classify(lv, clean)
+        clean = known is not None and self.limit == 0 and bool(known.feasible)
+        node, labels, sup, first = self.engine.classify(lv, clean)
+        res = _node_dict(node)
         if clean:
             assert known is not None
-            res = {**known, "n_classes": res["n_classes"]}
+            res = {**_node_dict(known), "n_classes": node.n_classes}
         return _partition_from_labels(self.table, [int(x) for x in levels], labels, int(res["n_classes"]),
                                       sup, first), res
 
     def nodes_at_height(self, height: int) -> list[tuple[int, ...]]:
         """All nodes with sum of levels == height, in lexicographic order."""
         return list(_compositions(height, self.heights))
+
+
+def _node_dict(r: Any) -> dict[str, Any]:
+    """A kernel NodeResult as the dict of LatticeProblem.evaluate (and of the optimal search's trace)."""
+    return {"feasible": r.feasible, "n_classes": r.n_classes, "suppressed": r.suppressed,
+            "suppressed_size": r.suppressed_size, "metric": r.metric, "lower_bound": r.lower_bound}
 
 
 def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], list[NDArray[np.int64]],
@@ -441,7 +459,7 @@ def level_sizes(heights: Sequence[int]) -> list[int]:
 
 # ---------------------------------------------------------------------------------------------- results
 def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], params: dict[str, Any],
-            trace: tuple[Any, ...], stats: dict[str, Any], known: dict[str, Any] | None = None) -> Result:
+            trace: tuple[Any, ...], stats: dict[str, Any], known: Any = None) -> Result:
     t0 = time.perf_counter()
     part, res = problem.publish(levels, known)
     sizes = part.class_sizes
@@ -487,6 +505,7 @@ def lattice_search(
     gs_factor: float = 0.5,
     aggregate: str = "geometric_mean",
     with_trace: bool = False,
+    weights: Mapping[str, float] | None = None,
     max_nodes: int | None = None,
 ) -> Result:
     """Full-domain generalization (global recoding) with record suppression under privacy models.
@@ -515,6 +534,10 @@ def lattice_search(
         Aggregation of Loss over the quasi-identifiers.
     with_trace : bool, default=False
         Record every node visited by the optimal search (evaluated or decided by tagging).
+    weights : dict {quasi-identifier: float >= 0} or None, default=None
+        Attribute weights of Loss, as ARX's ``attribute_weights`` (ARX-ORACLES.md §7.1): quasi-identifiers not
+        named keep ARX's default 0.5, and every weight is divided by the largest, so that None (equal weights)
+        is all 1. The aggregates become Π (w_j x_j + 1)^(1/D) − 1, Σ (x_j / D) w_j, Σ w_j x_j and max w_j x_j.
     max_nodes : int or None, default=None
         Largest lattice (``prod(h_i + 1)`` nodes, :func:`lattice_size`) the ``'optimal'`` and ``'exhaustive'``
         strategies accept; a larger one is refused up front with a message suggesting a heuristic, since these
@@ -564,13 +587,12 @@ def lattice_search(
     ((1, 0), 2)
     """
     caller = "lattice_search"
-    strategy = _check_option(strategy, _STRATEGIES, "strategy", caller)
-    if not isinstance(with_trace, bool):
-        raise TypeError(f"The 'with_trace' parameter of {caller} must be a bool. Got {with_trace!r} instead.")
+    strategy = check_option(strategy, "strategy", caller, _STRATEGIES)
+    check_bool(with_trace, "with_trace", caller)
     if strategy in ("optimal", "exhaustive"):
         _check_lattice_size(table, max_nodes, caller)
     problem = LatticeProblem.build(table, models, suppression_limit, metric, gs_factor, aggregate, n_threads,
-                                   caller)
+                                   caller, weights)
     if strategy == "datafly":
         return _datafly(problem)
     if strategy == "samarati":
@@ -582,15 +604,15 @@ def lattice_search(
     t0 = time.perf_counter()
     out = problem.engine.optimal(with_trace, _SWEEP)
     secs = time.perf_counter() - t0
-    if not out["feasible"]:
+    if not out.feasible:
         raise _infeasible(problem, caller)
-    trace = tuple((tuple(lv), ("evaluated", "inferred_feasible", "inferred_infeasible")[how], res)
-                  for lv, how, res in out["trace"])
-    stats = {"seconds": secs, "nodes_evaluated": out["evaluated"], "nodes_inferred": out["inferred"],
-             "nodes_popped": out["popped"], "search": "sweep" if out["swept"] else "queue",
+    trace = tuple((tuple(lv), ("evaluated", "inferred_feasible", "inferred_infeasible")[how], _node_dict(res))
+                  for lv, how, res in out.trace)
+    stats = {"seconds": secs, "nodes_evaluated": out.evaluated, "nodes_inferred": out.inferred,
+             "nodes_popped": out.popped, "search": "sweep" if out.swept else "queue",
              "lattice_size": lattice_size(problem.heights),
              "bottom_classes": problem.engine.bottom_classes}
-    return _finish(problem, "lattice_optimal", out["levels"], {"strategy": "optimal"}, trace, stats, out["result"])
+    return _finish(problem, "lattice_optimal", out.levels, {"strategy": "optimal"}, trace, stats, out.result)
 
 
 def _exhaustive(problem: LatticeProblem) -> Result:
@@ -751,7 +773,7 @@ def improved_greedy(table: Table, models: Any, suppression_limit: float = 0.0, m
     >>> improved_greedy(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
-    score = _check_option(score, ("outliers", "ratio", "classes"), "score", "improved_greedy")
+    score = check_option(score, "score", "improved_greedy", ("outliers", "ratio", "classes"))
     problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
                                    caller="improved_greedy", **kwargs)
     return _improved_greedy(problem, score)
@@ -776,10 +798,9 @@ def t_incognito(table: Table, k: int, t: float, distance: str = "hierarchical", 
     (1, 0)
     """
     caller = "t_incognito"
-    _check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < float(t) <= 1:
-        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
-    distance = _check_option(distance, ("equal", "ordered", "hierarchical", "hellinger"), "distance", caller)
+    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    check_float(t, "t", caller, 0, 1, closed="right")
+    distance = check_option(distance, "distance", caller, ("equal", "ordered", "hierarchical", "hellinger"))
     tm = {"equal": "EqualDistanceTCloseness", "ordered": "OrderedDistanceTCloseness",
           "hierarchical": "HierarchicalDistanceTCloseness", "hellinger": "HellingerTCloseness"}[distance]
     models = [_k(int(k)), _SimpleModel.make(tm, t=float(t))]
@@ -805,9 +826,8 @@ def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit:
     2
     """
     caller = "hellinger_t_closeness"
-    _check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < float(t) <= 1:
-        raise ValueError(f"The 't' parameter of {caller} must be a float in the range (0, 1]. Got {t!r} instead.")
+    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    check_float(t, "t", caller, 0, 1, closed="right")
     models = [_k(int(k)), _SimpleModel.make("HellingerTCloseness", t=float(t))]
     res = lattice_search(table, models, suppression_limit, metric, strategy, n_threads)
     return Result("hellinger_t_closeness", res.partition, {**res.parameters, "k": k, "t": t}, res.achieved,
@@ -862,7 +882,7 @@ def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, stra
     """
     caller = "best_k"
     _check_table(table, caller)
-    ks = tuple(int(_check_int(k, "ks", caller, 1, table.n_rows)) for k in ks)
+    ks = tuple(check_int(k, "ks", caller, 1, table.n_rows) for k in ks)
     if not ks:
         raise ValueError(f"The 'ks' parameter of {caller} must hold at least one k.")
     ks = tuple(sorted(set(ks)))
@@ -880,15 +900,6 @@ def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, stra
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _check_int(x: Any, name: str, caller: str, lo: int, hi: int | None) -> int:
-    rng = f"[{lo}, {hi}]" if hi is not None else f"[{lo}, inf)"
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {x!r} instead.")
-    if x < lo or (hi is not None and x > hi):
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range {rng}. Got {x} instead.")
-    return int(x)
-
-
 class _SimpleModel:
     """Stand-in model objects (used until ``anoncore.models`` is available)."""
 

@@ -11,13 +11,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._validation import check_float, check_int
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
 from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, beta_to_delta
 from anoncore.results import Partition, Result
 from anoncore.static import _space
-from anoncore.static.burel import _audit, _check_beta, _check_variant, _groups, _model, _sa_codes
+from anoncore.static.burel import _audit, _check_variant, _groups, _model, _sa_codes
 
 __all__ = ["dmondrian", "lmondrian", "tmondrian"]
 
@@ -80,8 +81,8 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     """
     t0 = time.perf_counter()
     table = _space.check_table(table, _CALLER)
-    tt = _space.check_t(t, _CALLER)
-    kk = _space.check_k(k, table.n_rows, _CALLER)
+    tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
+    kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
     _space.check_option(dimension_rule, "dimension_rule", ("normalized", "raw"), _CALLER)
@@ -90,12 +91,12 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
                                    [("k", float(kk)), ("t", tt)], sa.hierarchy_arrays, None, qh)
     t2 = time.perf_counter()
-    if out["n_classes"] < 1:  # pragma: no cover - the whole table is always a class
+    if out.n_classes < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
-    partition = Partition.from_labels(table, out["labels"])
+    partition = Partition.from_labels(table, out.labels)
     achieved = _space.audited(table, partition, sa, tt, kk)
     t3 = time.perf_counter()
-    trace = ({"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])},)
+    trace = ({"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,
              "seconds_total": t3 - t0}
     params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split,
@@ -115,8 +116,8 @@ def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensiti
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa_codes, m, specs, None,
                                    None if groups is None else np.ascontiguousarray(groups, dtype=np.int32), qh)
     t2 = time.perf_counter()
-    partition = Partition.from_labels(table, out["labels"])
-    trace = {"step": "mondrian", "n_splits": int(out["n_splits"]), "n_refused": int(out["n_refused"])}
+    partition = Partition.from_labels(table, out.labels)
+    trace = {"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)}
     return partition, trace, t2 - t1
 
 
@@ -168,7 +169,7 @@ def lmondrian(
     caller = "lmondrian"
     t0 = time.perf_counter()
     table = _space.check_table(table, caller)
-    b = _check_beta(beta, caller)
+    b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name = table.sensitive_column(sensitive, caller=caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
     groups = None
@@ -222,7 +223,7 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
     caller = "dmondrian"
     t0 = time.perf_counter()
     table = _space.check_table(table, caller)
-    b = _check_beta(beta, caller)
+    b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     counts = np.bincount(sa_codes, minlength=m)
     delta = beta_to_delta(b, float(counts.max()) / float(counts.sum()))

@@ -9,8 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._plain import plain as _plain
-from anoncore._threads import check_n_threads
+from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_seed
 from anoncore.data.table import Table
 from anoncore.metrics import ail
 from anoncore.results import Partition, Result
@@ -112,16 +111,15 @@ def sabre(
     """
     t0 = time.perf_counter()
     table = _space.check_table(table, _CALLER)
-    tt = _space.check_t(t, _CALLER)
-    kk = _space.check_k(k, table.n_rows, _CALLER)
-    method = _space.check_option(method, "method", ("ak", "knn"), _CALLER)
-    seed_policy = _space.check_option(seed_policy, "seed_policy", ("random", "min_key", "slices"), _CALLER)
+    tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
+    kk = check_int(k, "k", _CALLER, 1, table.n_rows)
+    method = check_option(method, "method", _CALLER, ("ak", "knn"), phrase="one of")
+    seed_policy = check_option(seed_policy, "seed_policy", _CALLER, ("random", "min_key", "slices"))
     if seed_policy == "slices" and method != "ak":
         raise ValueError("seed_policy='slices' (Hilbert slicing) is a variant of method='ak' only.")
-    if not isinstance(tight_bound, bool):
-        raise TypeError(f"The 'tight_bound' parameter of {_CALLER} must be a bool. Got {_plain(tight_bound)} instead.")
+    check_bool(tight_bound, "tight_bound", _CALLER)
     threads = check_n_threads(n_threads, _CALLER)
-    seed = _space.seed_from(rng, _CALLER)
+    seed = check_seed(rng, _CALLER)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     space = _space.qi_space(table)
     t1 = time.perf_counter()

@@ -15,17 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import struct
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import warnings
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 import pandas as pd
 
+from anoncore.stream._checkpoint import CheckpointFile, InputDigest
+
 __all__ = ["ALGORITHMS", "Option", "StreamAlgorithm", "build_parser", "cli_main"]
 
-_MAGIC = b"ANCSTREAMCLI\0"
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     io.add_argument("--force", action="store_true",
                     help="overwrite an existing output file (an output that is an input is always refused)")
     io.add_argument("--checkpoint", metavar="FILE",
-                    help="after every batch, save the state to FILE; if FILE exists at start, resume from it")
+                    help="after every batch, save the state to FILE (and new person ids to FILE.keys); if FILE "
+                         "exists at start, resume from it (same input, algorithm and parameters)")
     return p
 
 
@@ -250,7 +252,7 @@ def _algorithm_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- input/output
-def _batches(args: argparse.Namespace, schema: Any) -> Iterator[pd.DataFrame]:
+def _batches(args: argparse.Namespace, schema: Any) -> Generator[pd.DataFrame, None, None]:
     fmt = args.input_format or ("jsonl" if args.input.endswith((".jsonl", ".json", ".jsonl.gz")) else "csv")
     src: Any = sys.stdin if args.input == "-" else args.input
     if args.input != "-" and not os.path.exists(args.input):
@@ -334,28 +336,6 @@ class _Writer:
                 os.remove(self.tmp)
 
 
-def _save(path: str, algorithm: str, rows: int, out_offset: int | None, sup_offset: int | None,
-          state: bytes) -> None:
-    head = json.dumps({"algorithm": algorithm, "rows": rows, "output_offset": out_offset,
-                       "suppressed_offset": sup_offset}).encode()
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(_MAGIC + struct.pack("<I", len(head)) + head + state)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)  # atomic: a crash leaves the previous checkpoint
-
-
-def _load(path: str) -> tuple[dict[str, Any], bytes]:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 4:
-        raise ValueError(f"{path!r} is not an anoncore stream checkpoint.")
-    (n,) = struct.unpack("<I", data[len(_MAGIC):len(_MAGIC) + 4])
-    head = json.loads(data[len(_MAGIC) + 4:len(_MAGIC) + 4 + n])
-    return head, data[len(_MAGIC) + 4 + n:]
-
-
 # ---------------------------------------------------------------------------------------------- main
 def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
     """Run ``anoncore stream``; returns the exit code (0 ok, 1 bad data, 2 bad arguments).
@@ -401,25 +381,30 @@ def cli_main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) ->
 
 
 def _run(args: argparse.Namespace, err: TextIO) -> int:
-    import warnings
-
     schema = _schema_from_args(args)
     kw = _algorithm_kwargs(args)
     alg = ALGORITHMS[args.algorithm]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stream = alg.factory(schema, **kw)
     skip = 0
     out_offset = sup_offset = None
     resumed = False
-    if args.checkpoint and os.path.exists(args.checkpoint):
-        head, state = _load(args.checkpoint)
-        if head.get("algorithm") != args.algorithm:
-            raise _Usage(f"checkpoint {args.checkpoint!r} is for {head.get('algorithm')!r}, not {args.algorithm!r}")
-        stream = alg.restore(state)
+    ck = CheckpointFile(args.checkpoint) if args.checkpoint else None
+    options = json.loads(json.dumps(kw))
+    head: dict[str, Any] = {}
+    if ck is not None and ck.exists():
+        head, state, keys = ck.load()
+        _check_resume(args, head, options)
+        stream = stream._resume(state, keys)
         skip, out_offset, sup_offset = int(head["rows"]), head["output_offset"], head["suppressed_offset"]
+        if skip != stream.n_arrivals_:
+            raise ValueError(f"checkpoint {args.checkpoint!r} is inconsistent: it records {skip} input rows but its "
+                             f"state received {stream.n_arrivals_}.")
+        _check_offset(args.output, out_offset, "output")
+        _check_offset(args.suppressed, sup_offset, "--suppressed file")
         resumed = True
     else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            stream = alg.factory(schema, **kw)
         err.writelines(f"anoncore stream: warning: {w.message}\n" for w in caught)
     inputs = [args.input, args.schema, *[c.partition("=")[2] for c in args.categorical]]
     for opt, path in (("-o/--output", args.output), ("--suppressed", args.suppressed)):
@@ -433,6 +418,8 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
     ok = False
     n_in = n_rel = n_sup = 0
     rows = 0
+    digest = InputDigest()
+    verified = not resumed
 
     def emit(rel: Any) -> None:
         nonlocal n_rel, n_sup
@@ -443,24 +430,43 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
             m = rel.suppressed
             sup.write(pd.DataFrame({"position": rel.position[m], "pid": rel.pid[m]}))
 
+    def verify() -> None:
+        if digest.hexdigest() != head.get("input_digest"):
+            raise ValueError(f"checkpoint {args.checkpoint!r} was made on another input: the digest of the first "
+                             f"{skip} rows differs. Resume with the same input, or remove the checkpoint (and its "
+                             f".keys file) to start again.")
+
+    def save() -> None:
+        assert ck is not None
+        ck.save(stream, {"stream_algorithm": args.algorithm, "options": options, "rows": rows,
+                         "input_digest": digest.hexdigest(), "output_offset": writer.offset(),
+                         "suppressed_offset": None if sup is None else sup.offset()})
+
     from anoncore._progress import Progress
 
     bar = Progress(None, f"anoncore stream --algorithm {args.algorithm}: rows")  # drawn on a terminal only
     batches = _batches(args, schema)
     try:
+        if not verified and skip == 0:
+            verify()
+            verified = True
         for df in batches:
             start = rows
             rows += len(df)
-            if rows <= skip:
-                continue
-            if start < skip:
+            if not verified:
+                digest.update(df.iloc[:skip - start])
+                if rows >= skip:
+                    verify()
+                    verified = True
+                if rows <= skip:
+                    continue
                 df = df.iloc[skip - start:]
             try:
                 rel = stream.push(df)
             except (ValueError, TypeError) as exc:
                 first = max(start, skip) + 1
                 pending = _pending(stream)
-                if args.checkpoint:  # keep the state of the last good batch: fix the input and rerun to resume
+                if ck is not None:  # keep the state of the last good batch: fix the input and rerun to resume
                     what = f"the {pending} pending tuples stay in the checkpoint {args.checkpoint!r}"
                 else:  # nothing is lost silently: release or suppress the tuples received so far
                     emit(_flush(stream, args))
@@ -468,21 +474,23 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                 ok = True  # a reported stop: the output holds every tuple released so far
                 raise ValueError(f"{exc} Input rows {first}-{rows} (this batch) were not consumed; "
                                  f"{what}.") from exc
+            digest.update(df)
             n_in += len(df)
             emit(rel)
             bar.advance(len(df), step=f"{n_rel:,} released, {n_sup:,} suppressed")
-            if args.checkpoint:
-                _save(args.checkpoint, args.algorithm, rows, writer.offset(), None if sup is None else sup.offset(),
-                      stream.checkpoint())
+            if ck is not None:
+                save()
+        if not verified:
+            raise ValueError(f"checkpoint {args.checkpoint!r} consumed {skip} input rows but the input has only "
+                             f"{rows}: it was made on another input.")
         if not getattr(stream, "closed_", False):
             emit(_flush(stream, args))
-        if args.checkpoint:
-            _save(args.checkpoint, args.algorithm, rows, writer.offset(), None if sup is None else sup.offset(),
-                  stream.checkpoint())
+        if ck is not None:
+            save()
         ok = True
     finally:
         bar.close()
-        batches.close()
+        batches.close()  # type: ignore[attr-defined]
         writer.close(commit=ok)
         if sup is not None:
             sup.close(commit=ok)
@@ -490,6 +498,30 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                "released": n_rel, "suppressed": n_sup}
     err.write("anoncore stream: " + json.dumps(summary) + "\n")
     return 0
+
+
+def _check_resume(args: argparse.Namespace, head: dict[str, Any], options: dict[str, Any]) -> None:
+    """Refuse a checkpoint of another algorithm or made with other options than this run's."""
+    if head.get("stream_algorithm") != args.algorithm:
+        raise _Usage(f"checkpoint {args.checkpoint!r} is for {head.get('stream_algorithm')!r}, not {args.algorithm!r}")
+    saved = head.get("options")
+    if not isinstance(saved, dict) or saved != options:
+        saved = saved if isinstance(saved, dict) else {}
+        diff = ", ".join(f"--{k.replace('_', '-') if k != 'rng' else 'seed'} {saved.get(k)} (this run: {v})"
+                         for k, v in options.items() if saved.get(k) != v)
+        raise _Usage(f"checkpoint {args.checkpoint!r} was made with other parameters: {diff}. Resume with the same "
+                     f"ones, or remove the checkpoint (and its .keys file) to start again")
+
+
+def _check_offset(path: str | None, offset: Any, what: str) -> None:
+    if path is None or path == "-" or offset is None:
+        return
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"the checkpoint's {what} offset {offset!r} is not a byte offset.")
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    if offset > size:
+        raise ValueError(f"the {what} {path!r} has {size} bytes, fewer than the {offset} the checkpoint recorded: "
+                         f"it was changed since; remove the checkpoint to start again.")
 
 
 def _flush(stream: Any, args: argparse.Namespace) -> Any:

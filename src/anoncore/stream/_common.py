@@ -150,7 +150,7 @@ def batch_positions(df: pd.DataFrame, time: str | None, last: int | None) -> NDA
         t = df[time].to_numpy()
         if not np.issubdtype(t.dtype, np.integer):
             raise ValueError(f"Positions in column {time!r} must be integers. Got dtype {t.dtype}.")
-        pos = t.astype(np.int64)
+        pos: NDArray[np.int64] = t.astype(np.int64)
     else:
         start = (last if last is not None else 0) + 1
         pos = np.arange(start, start + n, dtype=np.int64)

@@ -24,9 +24,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from anoncore import _core  # type: ignore[attr-defined]
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
+from anoncore.stream import _checkpoint as _ckpt
 from anoncore.stream._common import (
     batch_positions,
     encode_batch_qis,
@@ -120,7 +122,6 @@ class _WSpec:
     sa_hierarchy: Hierarchy | None
     sa_numeric: bool
     passthrough: tuple[str, ...]
-    schema: Schema
 
     @property
     def metric(self) -> GroundMetric:
@@ -167,7 +168,69 @@ class _WSpec:
             values = tuple(nums)
         return cls(caller, q.numeric, q.categorical, q.hierarchies, q.numeric_hierarchies, q.dom_lo, q.dom_hi, q.pid,
                    q.time, sa, "hierarchical" if sah is not None else "ordered", values, sah, sa_numeric,
-                   q.passthrough, sch)
+                   q.passthrough)
+
+    # ---------------------------------------------------------------- checkpoint
+    def doc(self) -> dict[str, Any]:
+        """The JSON description of the spec in a checkpoint (hierarchy parents are payload arrays)."""
+        def hd(h: Hierarchy | None, name: str) -> dict[str, Any] | None:
+            return None if h is None else _ckpt.hierarchy_doc(h, name)
+
+        return {"caller": self.caller, "numeric": list(self.numeric), "categorical": list(self.categorical),
+                "hierarchies": [hd(h, f"schema.h{j}") for j, h in enumerate(self.hierarchies)],
+                "num_hier": [hd(h, f"schema.nh{j}") for j, h in enumerate(self.num_hier)],
+                "dom_lo": self.dom_lo.tolist(), "dom_hi": self.dom_hi.tolist(), "pid": self.pid, "time": self.time,
+                "sensitive": self.sensitive, "sa_kind": self.sa_kind,
+                "sa_values": _ckpt.json_values(list(self.sa_values), "the sensitive domain"),
+                "sa_hierarchy": hd(self.sa_hierarchy, "schema.sa"), "sa_numeric": self.sa_numeric,
+                "passthrough": list(self.passthrough)}
+
+    def put_arrays(self, w: _ckpt.Writer) -> None:
+        for j, h in enumerate(self.hierarchies):
+            _ckpt.put_hierarchy(w, h, f"schema.h{j}")
+        for j, nh in enumerate(self.num_hier):
+            if nh is not None:
+                _ckpt.put_hierarchy(w, nh, f"schema.nh{j}")
+        if self.sa_hierarchy is not None:
+            _ckpt.put_hierarchy(w, self.sa_hierarchy, "schema.sa")
+
+    def digest(self) -> str:
+        return _ckpt.spec_digest(self.doc(), [*self.hierarchies, *self.num_hier, self.sa_hierarchy])
+
+    @classmethod
+    def from_doc(cls, r: _ckpt.Reader, doc: dict[str, Any]) -> _WSpec:
+        caller = r.get_str("caller", ("SabreW", "TMondrianW", "TIncognitoW"), doc)
+        numeric, categorical = r.names("numeric", doc), r.names("categorical", doc)
+        hs, nh = r.get("hierarchies", list, doc), r.get("num_hier", list, doc)
+        if len(hs) != len(categorical) or len(nh) != len(numeric) or not numeric + categorical:
+            r.fail("its schema has no quasi-identifier or not one hierarchy per quasi-identifier")
+        hier = tuple(_ckpt.get_hierarchy(r, h, repr(n)) for h, n in zip(hs, categorical))
+        num_hier = tuple(None if h is None else _ckpt.get_hierarchy(r, h, repr(n)) for h, n in zip(nh, numeric))
+        lo, hi = r.get("dom_lo", list, doc), r.get("dom_hi", list, doc)
+        if len(lo) != len(numeric) or len(hi) != len(numeric) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in [*lo, *hi]):
+            r.fail("its schema's numeric domains are malformed")
+        dom_lo, dom_hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        if np.any(dom_lo > dom_hi):
+            r.fail("its schema has a numeric domain with L > U")
+        pid, sa = r.get_str("pid", where=doc), r.get_str("sensitive", where=doc)
+        time = doc.get("time")
+        passthrough = r.names("passthrough", doc)
+        kind = r.get_str("sa_kind", ("ordered", "hierarchical"), doc)
+        sa_numeric = r.get_bool("sa_numeric", doc)
+        values = tuple(_ckpt.get_values(r, r.get("sa_values", list, doc), "sensitive domain"))
+        sah_doc = doc.get("sa_hierarchy")
+        sah = None if sah_doc is None else _ckpt.get_hierarchy(r, sah_doc, repr(sa))
+        if (not isinstance(time, (str, type(None))) or sa not in passthrough or not values
+                or (kind == "hierarchical") != (sah is not None)
+                or (sah is not None and values != tuple(sah.leaves))
+                or (sa_numeric and not all(isinstance(v, float) for v in values))):
+            r.fail("its schema's time or sensitive column is malformed")
+        names = [*numeric, *categorical, pid, *([time] if time else []), *passthrough]
+        if len(set(names)) != len(names):
+            r.fail("its schema names a column twice")
+        return cls(caller, numeric, categorical, hier, num_hier, dom_lo, dom_hi, pid, time, sa, kind, values, sah,
+                   sa_numeric, passthrough)
 
     def sa_lookup(self) -> dict[Any, int]:
         if self.sa_numeric:
@@ -234,10 +297,15 @@ def _encode_pid(s: pd.Series, st: dict[str, Any], caller: str) -> NDArray[np.int
         return np.ascontiguousarray(s.to_numpy(), dtype=np.int64)
     codes, uniq = pd.factorize(s)
     pmap = st.setdefault("map", {})
+    plist = st.setdefault("list", [])  # the values in code order (checkpoints append only the new ones)
     ids = np.empty(len(uniq), dtype=np.int64)
     for u, val in enumerate(uniq):
-        ids[u] = pmap.setdefault(val, len(pmap))
-    return ids[codes]
+        n0 = len(pmap)
+        ids[u] = code = pmap.setdefault(val, n0)
+        if code == n0:
+            plist.append(val)
+    out: NDArray[np.int64] = ids[codes]
+    return out
 
 
 def as_frame(batch: Any, caller: str) -> pd.DataFrame:
@@ -298,6 +366,115 @@ class _Driver:
         self.next_ec = 0
         self.case_log: list[tuple[int, str, float]] = []  # (window start, case, D)
         self.closed = False
+
+    # ---------------------------------------------------------------- checkpoint
+    def dump(self, w: _ckpt.Writer, st: dict[str, Any], keys_from: int) -> None:
+        """Into a checkpoint: JSON fields in ``st``, arrays in ``w`` (Hilbert keys are recomputed on restore)."""
+        b = self.buf
+        for key in ("pos", "arr", "pid", "sa", "done", "num", "cat"):
+            w.array(f"buf.{key}", b[key])
+        cst: dict[str, Any] = {}
+        for c in self.spec.passthrough:
+            _ckpt.put_column(w, cst, f"buf.col.{c}", b["cols"][c], f"column {c!r}")
+        st["columns"] = cst
+        st["rng"] = self.rng.bit_generator.state
+        st.update(n_arrivals=self.n_arrivals, base=self.base, slides=self.slides, last_position=self.last_position,
+                  next_ec=self.next_ec, closed=self.closed,
+                  sg_info=[[ec, *info] for ec, info in sorted(self.sg_info.items())],
+                  case_log=[list(x) for x in self.case_log])
+        w.array("sg.arr", self.sg_arr)
+        w.array("sg.lab", self.sg_lab)
+        keys = self.pid_state.get("list", [])
+        st["pid"] = {"mode": self.pid_state.get("mode"), "from": keys_from,
+                     "keys": _ckpt.plain_values(keys[keys_from:], "the pid dictionary"), "n": len(keys)}
+
+    @classmethod
+    def load(cls, r: _ckpt.Reader, st: dict[str, Any], spec: _WSpec, omega: int, interval: int, t: float, k: int,
+             keys: dict[str, list[Any]] | None) -> _Driver:
+        """From a checkpoint, every field checked (sensitive codes and QI values before any kernel sees them)."""
+        rng = np.random.Generator(np.random.PCG64())
+        state = r.get("rng", dict, st)
+        if state.get("bit_generator") != "PCG64":
+            r.fail("its random generator is not PCG64")
+        try:
+            rng.bit_generator.state = state
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
+            r.fail(f"its random generator state is invalid ({exc})")
+        d = cls(spec, omega, interval, t, k, rng)
+        d.n_arrivals = r.get_int("n_arrivals", 0, 2**62, st)
+        d.base = r.get_int("base", 0, d.n_arrivals, st)
+        d.slides = r.get_int("slides", 0, 2**62, st)
+        d.closed = r.get_bool("closed", st)
+        d.last_position = r.get_opt_int("last_position", -(2**63), 2**63 - 1, st)
+        due = max(0, (d.n_arrivals - omega) // interval)
+        if not d.closed and (d.slides != due or d.base != min(d.slides * interval, d.n_arrivals)):
+            r.fail(f"its window counters (arrivals {d.n_arrivals}, slides {d.slides}, base {d.base}) disagree")
+        n = d.n_arrivals - d.base
+        dn, dc = len(spec.numeric), len(spec.categorical)
+        b = d.buf
+        b["pos"] = r.array("buf.pos", np.int64, (n,))
+        b["arr"] = r.array("buf.arr", np.int64, (n,))
+        b["pid"] = r.array("buf.pid", np.int64, (n,))
+        b["sa"] = r.array("buf.sa", np.int32, (n,))
+        b["done"] = r.array("buf.done", np.bool_, (n,))
+        b["num"] = r.array("buf.num", np.float64, (n, dn))
+        b["cat"] = r.array("buf.cat", np.int32, (n, dc))
+        r.increasing("buf.pos", b["pos"])
+        if not np.array_equal(b["arr"], np.arange(d.base, d.n_arrivals, dtype=np.int64)):
+            r.fail("its buffered arrival indices are not consecutive")
+        if (d.last_position is None) != (d.n_arrivals == 0) or (n and d.last_position != int(b["pos"][-1])):
+            r.fail("its last position disagrees with the buffer")
+        if np.any((b["sa"] < 0) | (b["sa"] >= d.m)):
+            r.fail("a buffered sensitive code is outside the sensitive domain")
+        if dn and not np.all((b["num"] >= spec.dom_lo) & (b["num"] <= spec.dom_hi)):
+            r.fail("a buffered numeric value is outside its domain")
+        for j, h in enumerate(spec.hierarchies):
+            if np.any((b["cat"][:, j] < 0) | (b["cat"][:, j] >= h.n_leaves)):
+                r.fail("a buffered categorical code is outside its hierarchy")
+        cst = r.get("columns", dict, st)
+        if set(cst) != {f"buf.col.{c}" for c in spec.passthrough}:
+            r.fail("its buffer does not hold the published columns")
+        b["cols"] = {c: _ckpt.get_column(r, cst, f"buf.col.{c}", n) for c in spec.passthrough}
+        b["key"] = _core.sabre_w.hilbert_keys(spec.coords(b["num"], b["cat"]), spec.hilbert_bits()) if n else \
+            np.empty(0, np.uint64)
+        d.next_ec = r.get_int("next_ec", 0, 2**62, st)
+        d.sg_arr = r.array("sg.arr", np.int64, (None,))
+        d.sg_lab = r.array("sg.lab", np.int64, (d.sg_arr.size,))
+        rows = d.sg_arr - d.base
+        if np.any((rows < 0) | (rows >= n)) or np.unique(d.sg_arr).size != d.sg_arr.size or (
+                rows.size and b["done"][rows].any()) or np.any((d.sg_lab < 0) | (d.sg_lab >= d.next_ec)):
+            r.fail("its pending classes point outside the buffer or at published tuples")
+        info = r.get("sg_info", list, st)
+        for e in info:
+            ok = isinstance(e, list) and len(e) == 5 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                              for x in e[:3]) and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in e[3:])
+            if not ok or not 0 <= e[0] < d.next_ec or e[0] in d.sg_info:
+                r.fail("its class window records are malformed")
+            d.sg_info[e[0]] = (e[1], e[2], float(e[3]), float(e[4]))
+        if not set(np.unique(d.sg_lab).tolist()) <= set(d.sg_info):
+            r.fail("a pending class has no window record")
+        log = r.get("case_log", list, st)
+        for e in log:
+            if (not isinstance(e, list) or len(e) != 3 or not isinstance(e[0], int) or isinstance(e[0], bool)
+                    or e[1] not in SLIDE_CASES or not isinstance(e[2], (int, float)) or isinstance(e[2], bool)):
+                r.fail("its case log is malformed")
+            d.case_log.append((e[0], e[1], float(e[2])))
+        ps = r.get("pid", dict, st)
+        mode = ps.get("mode")
+        start = r.get_int("from", 0, 2**62, ps)
+        vals = r.get("keys", list, ps)
+        if keys is not None:
+            vals = [*keys.get("pid", []), *vals]
+        if mode not in (None, "int", "map") or len(vals) != r.get_int("n", 0, 2**62, ps) or (
+                keys is None and start != 0) or (mode != "map" and vals):
+            r.fail("its pid dictionary is inconsistent")
+        if mode is not None:
+            d.pid_state["mode"] = mode
+        if mode == "map":
+            d.pid_state["map"] = _ckpt.get_keys(r, vals, "pid", allow_none=False)
+            d.pid_state["list"] = list(vals)
+        return d
 
     # ---------------------------------------------------------------- buffer
     def append(self, enc: dict[str, Any], keys: NDArray[np.uint64]) -> None:

@@ -8,9 +8,6 @@ turns the kernel's events into :class:`CastleRelease` objects.
 from __future__ import annotations
 
 import math
-import numbers
-import pickle
-import struct
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,11 +17,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
-from anoncore._threads import check_n_threads
+from anoncore import _core
+from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_rng
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
+from anoncore.stream import _checkpoint as _ckpt
 from anoncore.stream._common import (
     ReleaseRows,
     batch_positions,
@@ -38,8 +36,6 @@ __all__ = ["MODES", "Castle", "CastleRelease"]
 #: Event modes of the audit channel (spec §8): how each tuple left the algorithm.
 MODES = ("cluster", "split", "merge", "reuse", "suppressed")
 
-_MAGIC = b"ANCCASTLEPY\0"
-_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -111,14 +107,31 @@ class CastleRelease(ReleaseRows):
 
 
 
-def _check_int(value: Any, name: str, low: int, high: float = math.inf) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of Castle must be an int. Got {value!r} instead.")
-    if not low <= int(value) <= high:
-        hi = "inf" if high == math.inf else str(int(high))
-        raise ValueError(f"The {name!r} parameter of Castle must be an int in the range [{low}, {hi}]. "
-                         f"Got {value!r} instead.")
-    return int(value)
+def _check_params(*, k: Any, delta: Any, eta: Any, mu: Any, l: Any, max_reuse: Any, initial_tau: Any,
+                  containment: Any, reorder: Any, outlier_suppression: Any) -> dict[str, Any]:
+    """The validated parameters of a Castle (the constructor's and a checkpoint's)."""
+    def count(v: Any, name: str, low: int) -> int:
+        out = check_int(v, name, "Castle", low, math.inf)
+        if out > 2**62:  # the kernel counts in int64
+            raise ValueError(f"The {name!r} parameter of Castle must be at most 2**62. Got {v!r} instead.")
+        return out
+
+    return {"k": count(k, "k", 1), "delta": count(delta, "delta", 1), "eta": count(eta, "eta", 1),
+            "mu": count(mu, "mu", 1), "l": None if l is None else count(l, "l", 1),
+            "max_reuse": None if max_reuse is None else count(max_reuse, "max_reuse", 0),
+            "initial_tau": float(check_float(initial_tau, "initial_tau", "Castle", 0, 1)),
+            "containment": check_option(containment, "containment", "Castle", ("generalization", "range")),
+            "reorder": check_bool(reorder, "reorder", "Castle"),
+            "outlier_suppression": check_bool(outlier_suppression, "outlier_suppression", "Castle")}
+
+
+def _new_core(params: dict[str, Any], seed: int, spec: _StreamSpec) -> Any:
+    p = params
+    return _core.castle.Castle(
+        p["k"], p["delta"], p["eta"], p["mu"], 0 if p["l"] is None else p["l"],
+        -1 if p["max_reuse"] is None else p["max_reuse"], p["initial_tau"], p["containment"] == "range",
+        p["outlier_suppression"], seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
+    )
 
 
 class Castle:
@@ -192,7 +205,7 @@ class Castle:
     Per arrival the cost is O(η·d) for the best-cluster selection plus, amortised, the merges
     (O(η²·d) per release), the splits (O(n²·d/k) for a cluster of n tuples) and the reuse scan
     (O(|Ω|·d) when an expiring tuple's cluster is too small). Resolutions of the spec's ambiguities
-    are listed in ``docs/castle.md``. Checkpoints embed a pickle: restore only bytes you produced.
+    are listed in ``docs/castle.md``, as is the checkpoint format.
 
     References
     ----------
@@ -243,47 +256,26 @@ class Castle:
         rng: int | np.random.Generator | None = None,
         n_threads: int | None = 1,
     ) -> None:
-        k = _check_int(k, "k", 1)
         threads = check_n_threads(n_threads, "Castle", openmp=False)
-        delta = _check_int(delta, "delta", 1)
-        eta = _check_int(eta, "eta", 1)
+        eta = check_int(eta, "eta", "Castle", 1, math.inf)
         if beta is not None:
-            beta = _check_int(beta, "beta", 1)
+            beta = check_int(beta, "beta", "Castle", 1, math.inf)
             if eta not in (50, beta):
                 raise ValueError(f"The 'beta' parameter of Castle is another name for 'eta'; got eta={eta} and "
                                  f"beta={beta}. Pass only one of them.")
             eta = beta
-        mu = _check_int(mu, "mu", 1)
-        if l is not None:
-            l = _check_int(l, "l", 1)
-        if max_reuse is not None:
-            max_reuse = _check_int(max_reuse, "max_reuse", 0)
-        if isinstance(initial_tau, bool) or not isinstance(initial_tau, numbers.Real):
-            raise TypeError(f"The 'initial_tau' parameter of Castle must be a float. Got {initial_tau!r} instead.")
-        if not 0.0 <= float(initial_tau) <= 1.0:
-            raise ValueError(f"The 'initial_tau' parameter of Castle must be a float in the range [0, 1]. "
-                             f"Got {initial_tau!r} instead.")
-        if containment not in ("generalization", "range"):
-            raise ValueError(f"The 'containment' parameter of Castle must be a str among "
-                             f"{{'generalization', 'range'}}. Got {containment!r} instead.")
-        if not isinstance(reorder, bool):
-            raise TypeError(f"The 'reorder' parameter of Castle must be a bool. Got {reorder!r} instead.")
-        if not isinstance(outlier_suppression, bool):
-            raise TypeError(f"The 'outlier_suppression' parameter of Castle must be a bool. "
-                            f"Got {outlier_suppression!r} instead.")
-        if rng is not None and not isinstance(rng, (numbers.Integral, np.random.Generator)):
-            raise TypeError(f"The 'rng' parameter of Castle must be an int, a numpy Generator or None. "
-                            f"Got {rng!r} instead.")
+        params = _check_params(k=k, delta=delta, eta=eta, mu=mu, l=l, max_reuse=max_reuse, initial_tau=initial_tau,
+                               containment=containment, reorder=reorder,
+                               outlier_suppression=outlier_suppression)
+        k, delta, eta, mu, l, max_reuse = (params[x] for x in ("k", "delta", "eta", "mu", "l", "max_reuse"))
+        check_rng(rng, "Castle")
         spec = _StreamSpec.build(schema, l is not None, sensitive)
         if delta + 1 < k:
             warnings.warn(f"delta + 1 = {delta + 1} < k = {k}: no cluster can ever gather k persons within the "
                           f"delay bound, so every tuple will be suppressed.", UserWarning, stacklevel=2)
         seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
         self._spec = spec
-        self._core = _core.castle.Castle(
-            k, delta, eta, mu, 0 if l is None else l, -1 if max_reuse is None else max_reuse, float(initial_tau),
-            containment == "range", outlier_suppression, seed, spec.dom_lo, spec.dom_hi, spec.core_cats(),
-        )
+        self._core = _new_core(params, seed, spec)
         self._core.n_threads = threads
         self._py = _PyState(spec.passthrough)
         self._py.reorder = reorder
@@ -372,9 +364,7 @@ class Castle:
         """
         if self.closed_:
             raise RuntimeError("Castle.flush was called twice: the stream is closed.")
-        if mode not in ("drain", "paper"):
-            raise ValueError(f"The 'mode' parameter of Castle.flush must be a str among {{'drain', 'paper'}}. "
-                             f"Got {mode!r} instead.")
+        check_option(mode, "mode", "Castle.flush", ("drain", "paper"))
         self.closed_ = True
         return self._release(self._core.flush(mode == "paper"))
 
@@ -401,18 +391,68 @@ class Castle:
         """The whole state as versioned bytes; :meth:`restore` continues the stream from it.
 
         A process restarted from its last checkpoint re-pushes the tuples after it; with the same seed the
-        output is the same as without the interruption.
+        output is the same as without the interruption. The format (docs/castle.md, "Checkpoints") is a JSON
+        header with the parameters, the schema and its digest and the input consumed so far, plus numeric arrays,
+        under a BLAKE2b checksum; reading it runs no code.
+
+        Raises
+        ------
+        TypeError
+            A column published as it is holds values other than str, int, float, bool and None (in an object
+            column), which the format does not store.
         """
-        core = bytes(self._core.checkpoint())
-        py = pickle.dumps({"spec": self._spec, "py": self._py, "closed": self.closed_},
-                          protocol=pickle.HIGHEST_PROTOCOL)
-        return _MAGIC + struct.pack("<IQ", _VERSION, len(core)) + core + py
+        return self._pack(keys_from=0)
+
+    def _pack(self, keys_from: int) -> bytes:
+        w = _ckpt.Writer()
+        spec_doc = self._spec.doc()
+        self._spec.put_arrays(w)
+        state: dict[str, Any] = {"closed": self.closed_}
+        self._py.dump(w, state, keys_from)
+        w.array("core", np.frombuffer(bytes(self._core.checkpoint()), dtype=np.uint8))
+        last = self._core.last_position
+        return w.pack({
+            "algorithm": "castle", "anoncore_version": _version(), "params": self._header_params(),
+            "seed": int(self._core.seed), "schema": spec_doc, "schema_digest": self._spec.digest(),
+            "input": {"rows": self.n_arrivals_, "last_position": last}, "state": state,
+        })
+
+    def _pid_keys(self) -> list[Any]:
+        """The person-id dictionary's values in code order (the live list: append-only)."""
+        return self._py.pid_list
+
+    def _resume(self, state: bytes, keys: dict[str, list[Any]] | None) -> Castle:
+        """Restore ``state`` refusing other parameters or schema than this Castle's (``anoncore stream``)."""
+        return type(self)._unpack(state, self._core.n_threads, self, keys)
+
+    def _header_params(self) -> dict[str, Any]:
+        p = self.params
+        return {k: p[k] for k in _PARAM_KEYS}
+
+    def _identity(self) -> dict[str, Any]:
+        """What a resume must match: the parameters (not the seed) and the schema digest."""
+        return {**self._header_params(), "schema_digest": self._spec.digest()}
 
     @classmethod
-    def restore(cls, state: bytes, n_threads: int | None = 1) -> Castle:
-        """Rebuild a :class:`Castle` from :meth:`checkpoint` bytes (only from a source you trust).
+    def restore(cls, state: bytes, n_threads: int | None = 1, *, expect: Castle | None = None) -> Castle:
+        """Rebuild a :class:`Castle` from :meth:`checkpoint` bytes.
 
-        ``n_threads`` is as in :class:`Castle` (not part of the state: the output does not depend on it).
+        Parameters
+        ----------
+        state : bytes
+        n_threads : int or None, default=1
+            As in :class:`Castle` (not part of the state: the output does not depend on it).
+        expect : Castle, default=None
+            A Castle built with the schema and parameters this run means to use: the checkpoint is refused unless
+            it was made with the same ones (the seed is the checkpoint's).
+
+        Raises
+        ------
+        TypeError
+            ``state`` is not bytes.
+        anoncore.stream.CheckpointError (a ValueError)
+            The bytes are not a Castle checkpoint, are corrupt or truncated, hold a field out of range, or differ
+            from ``expect``.
 
         Examples
         --------
@@ -425,27 +465,64 @@ class Castle:
         >>> c2.n_pending_
         3
         """
-        if not isinstance(state, (bytes, bytearray, memoryview)):
-            raise TypeError(f"Castle.restore expects bytes. Got {type(state).__name__} instead.")
+        return cls._unpack(state, n_threads, expect, None)
+
+    @classmethod
+    def _unpack(cls, state: Any, n_threads: int | None, expect: Castle | None,
+                keys: dict[str, list[Any]] | None) -> Castle:
         threads = check_n_threads(n_threads, "Castle", openmp=False)
-        state = bytes(state)
-        head = len(_MAGIC) + 12
-        if len(state) < head or not state.startswith(_MAGIC):
-            raise ValueError("Castle.restore: the bytes are not a Castle checkpoint.")
-        version, n = struct.unpack("<IQ", state[len(_MAGIC):head])
-        if version != _VERSION:
-            raise ValueError(f"Castle.restore: unsupported checkpoint version {version} (this is {_VERSION}).")
-        if len(state) < head + n:
-            raise ValueError("Castle.restore: the checkpoint is truncated.")
-        core = _core.castle.Castle.restore(state[head:head + n])
-        py = pickle.loads(state[head + n:])
+        r = _ckpt.Reader(state, "Castle.restore", "Castle")
+        algo = r.get_str("algorithm")
+        if algo != "castle":
+            r.fail(f"it is a checkpoint of {algo!r}, not of Castle")
+        raw = r.get("params", dict)
+        if set(raw) != set(_PARAM_KEYS):
+            r.fail("its parameters are not those of Castle")
+        try:
+            params = _check_params(**raw)
+        except (TypeError, ValueError) as exc:
+            r.fail(f"its parameters are invalid ({exc})")
+        seed = r.get_int("seed", 0, 2**64 - 1)
+        spec = _StreamSpec.from_doc(r, r.get("schema", dict), params["l"] is not None)
+        if r.get_str("schema_digest") != spec.digest():
+            r.fail("its schema does not match the schema digest of its header")
+        if expect is not None:
+            if not isinstance(expect, Castle):
+                raise TypeError(f"The 'expect' parameter of Castle.restore must be a Castle. "
+                                f"Got {type(expect).__name__} instead.")
+            _ckpt.check_expected(r, {**{k: params[k] for k in _PARAM_KEYS}, "schema_digest": spec.digest()},
+                                 expect._identity(), "parameters or schema")
+        try:
+            core = _new_core(params, seed, spec)
+            core.restore_state(r.array("core", np.uint8, (None,)).tobytes())
+        except (TypeError, ValueError, OverflowError) as exc:
+            r.fail(str(exc))
+        inp = r.get("input", dict)
+        rows = r.get_int("rows", 0, 2**62, inp)
+        last = r.get_opt_int("last_position", -(2**63), 2**63 - 1, inp)
+        if rows != core.n_arrivals or last != core.last_position:
+            r.fail(f"its input record (rows={rows}, last_position={last}) disagrees with its state "
+                   f"({core.n_arrivals} arrivals, last position {core.last_position})")
+        st = r.get("state", dict)
         obj = cls.__new__(cls)
-        obj._spec = py["spec"]
+        obj._spec = spec
         obj._core = core
         obj._core.n_threads = threads
-        obj._py = py["py"]
-        obj.closed_ = bool(py["closed"])
+        obj._py = _PyState.load(r, st, spec, params, core, keys)
+        obj.closed_ = r.get_bool("closed", st)
+        if obj.closed_ and core.n_pending:
+            r.fail("it is closed but holds pending tuples")
         return obj
+
+
+_PARAM_KEYS = ("k", "delta", "eta", "mu", "l", "max_reuse", "initial_tau", "containment", "reorder",
+               "outlier_suppression")
+
+
+def _version() -> str:
+    from anoncore import __version__
+
+    return str(__version__)
 
 
 def releases_to_partition(table: Table, releases: Any, positions: Any = None) -> Any:
@@ -531,6 +608,46 @@ class _StreamSpec:
         sa = q.schema.sensitive_column(sensitive, "Castle") if need_sa else None
         return cls(q.numeric, q.categorical, q.hierarchies, q.dom_lo, q.dom_hi, q.pid, q.time, sa, q.passthrough)
 
+    def doc(self) -> dict[str, Any]:
+        """The JSON description of the spec in a checkpoint (hierarchy parents are payload arrays)."""
+        return {"numeric": list(self.numeric), "categorical": list(self.categorical),
+                "hierarchies": [_ckpt.hierarchy_doc(h, f"schema.h{j}") for j, h in enumerate(self.hierarchies)],
+                "dom_lo": self.dom_lo.tolist(), "dom_hi": self.dom_hi.tolist(), "pid": self.pid, "time": self.time,
+                "sensitive": self.sensitive, "passthrough": list(self.passthrough)}
+
+    def put_arrays(self, w: _ckpt.Writer) -> None:
+        for j, h in enumerate(self.hierarchies):
+            _ckpt.put_hierarchy(w, h, f"schema.h{j}")
+
+    def digest(self) -> str:
+        return _ckpt.spec_digest(self.doc(), self.hierarchies)
+
+    @classmethod
+    def from_doc(cls, r: _ckpt.Reader, doc: dict[str, Any], need_sa: bool) -> _StreamSpec:
+        numeric, categorical = r.names("numeric", doc), r.names("categorical", doc)
+        hs = r.get("hierarchies", list, doc)
+        if len(hs) != len(categorical) or not numeric + categorical:
+            r.fail("its schema has no quasi-identifier or not one hierarchy per categorical one")
+        hier = tuple(_ckpt.get_hierarchy(r, h, repr(n)) for h, n in zip(hs, categorical))
+        lo, hi = (np.asarray(r.get(x, list, doc), dtype=object) for x in ("dom_lo", "dom_hi"))
+        if (lo.size != len(numeric) or hi.size != len(numeric) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in [*lo, *hi])):
+            r.fail("its schema's numeric domains are malformed")
+        dom_lo, dom_hi = lo.astype(np.float64), hi.astype(np.float64)
+        if np.any(dom_lo > dom_hi):
+            r.fail("its schema has a numeric domain with L > U")
+        pid = r.get_str("pid", where=doc)
+        time = doc.get("time")
+        sa = doc.get("sensitive")
+        passthrough = r.names("passthrough", doc)
+        if (not isinstance(time, (str, type(None))) or not isinstance(sa, (str, type(None)))
+                or (sa is None) == need_sa or (sa is not None and sa not in passthrough)):
+            r.fail("its schema's time or sensitive column is malformed")
+        names = [*numeric, *categorical, pid, *([time] if time else []), *passthrough]
+        if len(set(names)) != len(names):
+            r.fail("its schema names a column twice")
+        return cls(numeric, categorical, hier, dom_lo, dom_hi, pid, time, sa, passthrough)
+
     def core_cats(self) -> list[tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], int]]:
         return [(np.ascontiguousarray(h.parent, dtype=np.int32), np.ascontiguousarray(h.leaf_start, dtype=np.int32),
                  np.ascontiguousarray(h.leaf_count, dtype=np.int32), int(h.n_leaves)) for h in self.hierarchies]
@@ -558,8 +675,113 @@ class _PyState:
         self.held: dict[str, Any] | None = None  # reorder: released, waiting for smaller positions
         self.pid_mode: str | None = None
         self.pid_map: dict[Any, int] = {}
+        self.pid_list: list[Any] = []  # the keys of pid_map in code order (checkpoints append only new ones)
         self.sa_map: dict[Any, int] = {}
         self.chunks: list[tuple[NDArray[np.int64], dict[str, NDArray[Any]], int]] = []
+
+    def dump(self, w: _ckpt.Writer, st: dict[str, Any], keys_from: int) -> None:
+        """Into a checkpoint: JSON fields in ``st``, arrays in ``w``; dictionary values from ``keys_from`` on."""
+        st["reorder"] = self.reorder
+        w.array("py.arrived", self.arrived)
+        st["pid_mode"] = self.pid_mode
+        sa_keys = _ckpt.put_keys(self.sa_map, "the sensitive dictionary")
+        st["keys"] = {"from": keys_from, "pid": _ckpt.plain_values(self.pid_list[keys_from:], "the pid dictionary"),
+                      "n_pid": len(self.pid_list), "sa": sa_keys, "n_sa": len(sa_keys)}
+        chunks = []
+        for i, (pos, cols, left) in enumerate(self.chunks):
+            w.array(f"chunk{i}.position", pos)
+            cst: dict[str, Any] = {}
+            for c in self.names:
+                _ckpt.put_column(w, cst, f"chunk{i}.col.{c}", cols[c], f"column {c!r}")
+            chunks.append({"left": left, "columns": cst})
+        st["chunks"] = chunks
+        if self.held is None:
+            st["held"] = None
+        else:
+            for key in _ROW_KEYS:
+                w.array(f"held.{key}", self.held[key])
+            hst: dict[str, Any] = {}
+            for c in self.names:
+                _ckpt.put_column(w, hst, f"held.col.{c}", self.held["columns"][c], f"column {c!r}")
+            st["held"] = {"columns": hst}
+
+    @classmethod
+    def load(cls, r: _ckpt.Reader, st: dict[str, Any], spec: _StreamSpec, params: dict[str, Any], core: Any,
+             keys: dict[str, list[Any]] | None) -> _PyState:
+        """From a checkpoint, every field checked (and against the restored kernel ``core``)."""
+        py = cls(spec.passthrough)
+        py.reorder = params["reorder"]
+        if r.get_bool("reorder", st) != py.reorder:
+            r.fail("its reorder flag disagrees with its parameters")
+        py.arrived = r.array("py.arrived", np.int64, (None,))
+        r.increasing("py.arrived", py.arrived)
+        mode = st.get("pid_mode")
+        if mode not in (None, "int", "map"):
+            r.fail(f"its pid mode is {mode!r}")
+        py.pid_mode = mode
+        ks = r.get("keys", dict, st)
+        start = r.get_int("from", 0, 2**62, ks)
+        pid_vals = r.get("pid", list, ks)
+        if keys is not None:
+            pid_vals = [*keys.get("pid", []), *pid_vals]
+        if len(pid_vals) != r.get_int("n_pid", 0, 2**62, ks) or (keys is None and start != 0):
+            r.fail("its pid dictionary is incomplete")
+        py.pid_map = _ckpt.get_keys(r, pid_vals, "pid", allow_none=False)
+        py.pid_list = list(pid_vals)
+        py.sa_map = _ckpt.get_keys(r, r.get("sa", list, ks), "sensitive", allow_none=True)
+        if len(py.sa_map) != r.get_int("n_sa", 0, 2**62, ks) or (mode != "map" and py.pid_map):
+            r.fail("its sensitive or pid dictionary is inconsistent")
+        names = spec.passthrough
+        chunks = r.get("chunks", list, st)
+        if chunks and not names:
+            r.fail("it keeps columns that its schema does not publish")
+        starts: list[int] = []
+        for i, ch in enumerate(chunks):
+            pos = r.array(f"chunk{i}.position", np.int64, (None,))
+            r.increasing(f"chunk{i}.position", pos)
+            left = r.get_int("left", 1, max(int(pos.size), 1), ch)
+            cst = r.get("columns", dict, ch)
+            if set(cst) != {f"chunk{i}.col.{c}" for c in names}:
+                r.fail(f"chunk {i} does not hold the published columns")
+            cols = {c: _ckpt.get_column(r, cst, f"chunk{i}.col.{c}", pos.size) for c in names}
+            if pos.size == 0 or (starts and pos[0] <= starts[-1]):
+                r.fail("its column chunks are empty or out of order")
+            starts.append(int(pos[0]))
+            py.chunks.append((pos, cols, left))
+        if names and core.n_pending:
+            pend = np.asarray(core.pending_positions(), dtype=np.int64)
+            which = np.searchsorted(np.asarray(starts, dtype=np.int64), pend, side="right") - 1
+            ok = which >= 0
+            if ok.all():
+                for ci in np.unique(which):
+                    cpos = py.chunks[ci][0]
+                    sel = pend[which == ci]
+                    at = np.searchsorted(cpos, sel)
+                    ok[which == ci] = (at < cpos.size) & (cpos[np.minimum(at, cpos.size - 1)] == sel)
+            if not ok.all():
+                r.fail("a pending tuple has no published columns")
+        if names and sum(c[2] for c in py.chunks) != core.n_pending:
+            r.fail("its column chunks do not account for the pending tuples")
+        held = st.get("held")
+        if held is not None:
+            if not isinstance(held, dict) or not py.reorder:
+                r.fail("its held rows are malformed")
+            n = r.arrays.get("held.position", np.empty(0)).shape[0]
+            shapes = {"num_lo": (n, len(spec.numeric)), "num_hi": (n, len(spec.numeric)),
+                      "cat_node": (n, len(spec.categorical))}
+            dtypes = {"num_lo": np.float64, "num_hi": np.float64, "cat_node": np.int32, "mode": np.int8}
+            rows: dict[str, Any] = {key: r.array(f"held.{key}", dtypes.get(key, np.int64), shapes.get(key, (n,)))
+                                    for key in _ROW_KEYS}
+            if np.any((rows["mode"] < 0) | (rows["mode"] >= len(MODES))):
+                r.fail("its held rows have an unknown mode")
+            hst = r.get("columns", dict, held)
+            if set(hst) != {f"held.col.{c}" for c in names}:
+                r.fail("its held rows do not hold the published columns")
+            rows["columns"] = {c: _ckpt.get_column(r, hst, f"held.col.{c}", n) for c in names}
+            py.held = rows
+        if not py.reorder and py.arrived.size:
+            r.fail("it keeps reorder state without reorder")
+        return py
 
     def encode_pid(self, s: pd.Series) -> NDArray[np.int64]:
         if s.isna().any():
@@ -577,7 +799,10 @@ class _PyState:
         codes, uniq = pd.factorize(s)
         ids = np.empty(len(uniq), dtype=np.int64)
         for u, val in enumerate(uniq):
-            ids[u] = self.pid_map.setdefault(val, len(self.pid_map))
+            n0 = len(self.pid_map)
+            ids[u] = code = self.pid_map.setdefault(val, n0)
+            if code == n0:
+                self.pid_list.append(val)
         res: NDArray[np.int64] = ids[codes]
         return res
 

@@ -14,9 +14,6 @@ frame (tMondrian_W and tIncognito_W of the thesis's experiments).
 
 from __future__ import annotations
 
-import numbers
-import pickle
-import struct
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -24,10 +21,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
+from anoncore import _core
+from anoncore._validation import check_bool, check_float, check_int, check_option, check_rng
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 from anoncore.data.table import Table
+from anoncore.stream import _checkpoint as _ckpt
 from anoncore.stream._common import ReleaseRows
 from anoncore.stream._common import ro as _ro
 from anoncore.stream._window import CASES, GroundMetric, _Driver, _WSpec, as_frame
@@ -37,8 +36,7 @@ __all__ = ["BASELINES", "CASES", "SabreW", "SabreWRelease", "TIncognitoW", "TMon
 #: Partitioners available at step 15 of the window frame.
 BASELINES = ("sabre", "tmondrian", "tincognito")
 
-_MAGIC = b"ANCSABREW\0"
-_VERSION = 1
+_ALGORITHM = {"SabreW": "sabre_w", "TMondrianW": "tmondrian_w", "TIncognitoW": "tincognito_w"}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -127,13 +125,38 @@ class SabreWRelease(ReleaseRows):
                              hierarchies=rel[0].hierarchies)
 
 
-def _check_int(value: Any, name: str, low: int, caller: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of {caller} must be an int. Got {value!r} instead.")
-    if int(value) < low:
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range [{low}, inf). "
-                         f"Got {value!r} instead.")
-    return int(value)
+def _check_params(c: str, *, omega: Any, interval: Any, t: Any, k: Any, baseline: Any, method: Any,
+                  slices: Any) -> dict[str, Any]:
+    """The validated parameters of a SabreW (the constructor's and a checkpoint's)."""
+    def count(v: Any, name: str) -> int:
+        out = check_int(v, name, c, 1)
+        if out > 2**62:  # the kernels count in int64
+            raise ValueError(f"The {name!r} parameter of {c} must be at most 2**62. Got {v!r} instead.")
+        return out
+
+    t = check_float(t, "t", c, 0, 1, closed="right")
+    k = count(k, "k")
+    omega = count(omega, "omega")
+    interval = count(interval, "interval")
+    if omega < k:
+        raise ValueError(f"The 'omega' parameter of {c} must be at least k = {k} (a window must be able to hold "
+                         f"k persons). Got {omega} instead.")
+    if interval > omega:
+        raise ValueError(f"The 'interval' parameter of {c} must be an int in the range [1, omega = {omega}]. "
+                         f"Got {interval} instead.")
+    if omega % interval:
+        raise ValueError(f"The 'omega' parameter of {c} must be a multiple of interval = {interval} (omega = j I, "
+                         f"thesis §6.2; Lemma 6.2 and the INDIRECT case rely on it). Got {omega} instead.")
+    check_option(baseline, "baseline", c, BASELINES)
+    check_option(method, "method", c, ("ak", "knn"))
+    check_bool(slices, "slices", c)
+    if slices and method != "ak":
+        raise ValueError(f"{c}: slices=True (Hilbert slicing) is a variant of method='ak' only.")
+    return {"omega": omega, "interval": interval, "t": float(t), "k": k, "baseline": baseline, "method": method,
+            "slices": slices}
+
+
+_PARAM_KEYS = ("omega", "interval", "t", "k", "baseline", "method", "slices")
 
 
 class SabreW:
@@ -187,7 +210,7 @@ class SabreW:
     -----
     Resolutions of the spec's open points (A30-A37) are in ``docs/sabre_w.md``: one global ground distance,
     person-aware merge of SABRE's classes (spec §3.6), suppression when fewer than k persons remain, and an
-    end-of-stream flush. Checkpoints embed a pickle: restore only bytes you produced.
+    end-of-stream flush. The checkpoint format is in ``docs/castle.md``.
 
     References
     ----------
@@ -223,37 +246,12 @@ class SabreW:
                  sensitive: str | None = None, sa_values: Any = None, method: str = "ak",
                  slices: bool = False) -> None:
         c = self._caller
-        if isinstance(t, bool) or not isinstance(t, numbers.Real):
-            raise TypeError(f"The 't' parameter of {c} must be a float in the range (0, 1]. Got {t!r} instead.")
-        if not 0.0 < float(t) <= 1.0:
-            raise ValueError(f"The 't' parameter of {c} must be a float in the range (0, 1]. Got {t!r} instead.")
-        k = _check_int(k, "k", 1, c)
-        omega = _check_int(omega, "omega", 1, c)
-        interval = _check_int(interval, "interval", 1, c)
-        if omega < k:
-            raise ValueError(f"The 'omega' parameter of {c} must be at least k = {k} (a window must be able to hold "
-                             f"k persons). Got {omega} instead.")
-        if interval > omega:
-            raise ValueError(f"The 'interval' parameter of {c} must be an int in the range [1, omega = {omega}]. "
-                             f"Got {interval} instead.")
-        if omega % interval:
-            raise ValueError(f"The 'omega' parameter of {c} must be a multiple of interval = {interval} (omega = j I, "
-                             f"thesis §6.2; Lemma 6.2 and the INDIRECT case rely on it). Got {omega} instead.")
         if baseline is None:
             baseline = self._default_baseline
-        if baseline not in BASELINES:
-            raise ValueError(f"The 'baseline' parameter of {c} must be a str among {set(BASELINES)}. "
-                             f"Got {baseline!r} instead.")
-        if method not in ("ak", "knn"):
-            raise ValueError(f"The 'method' parameter of {c} must be a str among {{'ak', 'knn'}}. Got {method!r} "
-                             f"instead.")
-        if not isinstance(slices, bool):
-            raise TypeError(f"The 'slices' parameter of {c} must be a bool. Got {slices!r} instead.")
-        if slices and method != "ak":
-            raise ValueError(f"{c}: slices=True (Hilbert slicing) is a variant of method='ak' only.")
-        if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (numbers.Integral, np.random.Generator))):
-            raise TypeError(f"The 'rng' parameter of {c} must be an int, a numpy Generator or None. Got {rng!r} "
-                            f"instead.")
+        params = _check_params(c, omega=omega, interval=interval, t=t, k=k, baseline=baseline, method=method,
+                               slices=slices)
+        omega, interval, t, k = params["omega"], params["interval"], params["t"], params["k"]
+        check_rng(rng, c)
         spec = _WSpec.build(schema, sensitive, sa_values, c)
         if baseline == "tincognito":
             bad = [n for n, h in zip(spec.numeric, spec.num_hier) if h is None]
@@ -263,8 +261,7 @@ class SabreW:
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         gen = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))  # own generator: never share the caller's
         self._drv = _Driver(spec, omega, interval, float(t), k, gen)
-        self._params = {"omega": omega, "interval": interval, "t": float(t), "k": k, "baseline": baseline,
-                        "sensitive": spec.sensitive, "method": method, "slices": slices}
+        self._params = {**params, "sensitive": spec.sensitive}
         self._bits = spec.hilbert_bits()
 
     # ------------------------------------------------------------------ state
@@ -401,32 +398,85 @@ class SabreW:
         """The whole state as versioned bytes; :meth:`restore` continues the stream from it.
 
         A process restarted from its last checkpoint re-pushes the tuples after it; with the same seed the output
-        equals that of an uninterrupted run.
+        equals that of an uninterrupted run. The format is that of :meth:`Castle.checkpoint
+        <anoncore.stream.Castle.checkpoint>` (docs/castle.md, "Checkpoints"): reading it runs no code.
         """
-        body = pickle.dumps({"cls": type(self).__name__, "drv": self._drv, "params": self._params, "bits": self._bits},
-                            protocol=pickle.HIGHEST_PROTOCOL)
-        return _MAGIC + struct.pack("<IQ", _VERSION, len(body)) + body
+        return self._pack(keys_from=0)
+
+    def _pack(self, keys_from: int) -> bytes:
+        from anoncore import __version__
+
+        d = self._drv
+        w = _ckpt.Writer()
+        d.spec.put_arrays(w)
+        state: dict[str, Any] = {}
+        d.dump(w, state, keys_from)
+        return w.pack({
+            "algorithm": _ALGORITHM[type(self).__name__], "anoncore_version": str(__version__),
+            "params": {key: self._params[key] for key in _PARAM_KEYS}, "schema": d.spec.doc(),
+            "schema_digest": d.spec.digest(), "input": {"rows": d.n_arrivals, "last_position": d.last_position},
+            "state": state,
+        })
+
+    def _pid_keys(self) -> list[Any]:
+        """The person-id dictionary's values in code order (the live list: append-only)."""
+        out: list[Any] = self._drv.pid_state.setdefault("list", [])
+        return out
+
+    def _resume(self, state: bytes, keys: dict[str, list[Any]] | None) -> SabreW:
+        """Restore ``state`` refusing other parameters or schema than this stream's (``anoncore stream``)."""
+        return type(self)._unpack(state, self, keys)
+
+    def _identity(self) -> dict[str, Any]:
+        """What a resume must match: the parameters and the schema digest."""
+        return {**{key: self._params[key] for key in _PARAM_KEYS}, "schema_digest": self._drv.spec.digest()}
 
     @classmethod
-    def restore(cls, state: bytes) -> SabreW:
-        """Rebuild from :meth:`checkpoint` bytes (only from a source you trust)."""
-        if not isinstance(state, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{cls._caller}.restore expects bytes. Got {type(state).__name__} instead.")
-        state = bytes(state)
-        head = len(_MAGIC) + 12
-        if len(state) < head or not state.startswith(_MAGIC):
-            raise ValueError(f"{cls._caller}.restore: the bytes are not a SabreW checkpoint.")
-        version, n = struct.unpack("<IQ", state[len(_MAGIC):head])
-        if version != _VERSION:
-            raise ValueError(f"{cls._caller}.restore: unsupported checkpoint version {version} (this is {_VERSION}).")
-        if len(state) < head + n:
-            raise ValueError(f"{cls._caller}.restore: the checkpoint is truncated.")
-        body = pickle.loads(state[head:head + n])
-        klass = {"SabreW": SabreW, "TMondrianW": TMondrianW, "TIncognitoW": TIncognitoW}.get(body["cls"], cls)
+    def restore(cls, state: bytes, *, expect: SabreW | None = None) -> SabreW:
+        """Rebuild from :meth:`checkpoint` bytes (a :class:`SabreW`, :class:`TMondrianW` or :class:`TIncognitoW`).
+
+        ``expect``: a stream built with the schema and parameters this run means to use; the checkpoint is refused
+        (:class:`~anoncore.stream.CheckpointError`, a ValueError) unless it was made with the same ones. Corrupt,
+        truncated or out-of-range checkpoints raise the same error.
+        """
+        return cls._unpack(state, expect, None)
+
+    @classmethod
+    def _unpack(cls, state: Any, expect: SabreW | None, keys: dict[str, list[Any]] | None) -> SabreW:
+        r = _ckpt.Reader(state, f"{cls._caller}.restore", "SabreW")
+        algo = r.get_str("algorithm")
+        name = next((n for n, a in _ALGORITHM.items() if a == algo), None)
+        if name is None:
+            r.fail(f"it is a checkpoint of {algo!r}, not of SabreW")
+        raw = r.get("params", dict)
+        if set(raw) != set(_PARAM_KEYS):
+            r.fail("its parameters are not those of SabreW")
+        try:
+            params = _check_params(name, **raw)
+        except (TypeError, ValueError) as exc:
+            r.fail(f"its parameters are invalid ({exc})")
+        spec = _WSpec.from_doc(r, r.get("schema", dict))
+        if r.get_str("schema_digest") != spec.digest():
+            r.fail("its schema does not match the schema digest of its header")
+        if params["baseline"] == "tincognito" and any(h is None for h in spec.num_hier):
+            r.fail("baseline 'tincognito' needs a hierarchy for every quasi-identifier")
+        if expect is not None:
+            if not isinstance(expect, SabreW):
+                raise TypeError(f"The 'expect' parameter of {cls._caller}.restore must be a SabreW. "
+                                f"Got {type(expect).__name__} instead.")
+            _ckpt.check_expected(r, {**params, "schema_digest": spec.digest()}, expect._identity(),
+                                 "parameters or schema")
+        st = r.get("state", dict)
+        drv = _Driver.load(r, st, spec, params["omega"], params["interval"], params["t"], params["k"], keys)
+        inp = r.get("input", dict)
+        if (r.get_int("rows", 0, 2**62, inp) != drv.n_arrivals
+                or r.get_opt_int("last_position", -(2**63), 2**63 - 1, inp) != drv.last_position):
+            r.fail("its input record disagrees with its state")
+        klass = {"SabreW": SabreW, "TMondrianW": TMondrianW, "TIncognitoW": TIncognitoW}[name]
         obj = klass.__new__(klass)
-        obj._drv = body["drv"]
-        obj._params = body["params"]
-        obj._bits = body["bits"]
+        obj._drv = drv
+        obj._params = {**params, "sensitive": spec.sensitive}
+        obj._bits = spec.hilbert_bits()
         return obj
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from anoncore._validation import check_int
 from anoncore.exceptions import InfeasibleError
-from anoncore.temporal._counts import _check_l
 
 __all__ = ["AnatomizedSnapshot", "anatomize", "anatomize_stream"]
 
@@ -46,7 +46,7 @@ def anatomize(sa: Any, l: int) -> np.ndarray:
     >>> anatomize([0, 0, 1, 1, 2], 2).tolist()
     [0, 1, 0, 1, 0]
     """
-    l = _check_l(l, "anatomize")
+    l = check_int(l, "l", "anatomize", 2)
     codes = np.asarray(sa, dtype=np.int64)
     n = codes.size
     labels = np.full(n, -1, dtype=np.int64)
@@ -138,7 +138,7 @@ def anatomize_stream(result: Any, l: int | None = None, qi: Any = None) -> Anato
     """
     import pandas as pd
 
-    ll = result.l if l is None else _check_l(l, "anatomize_stream")
+    ll = result.l if l is None else check_int(l, "l", "anatomize_stream", 2)
     pub = np.flatnonzero(~result.suppressed)
     pts = result.published_ts[pub]
     order = pub[np.argsort(pts, kind="stable")]

@@ -6,27 +6,17 @@ first differences on integer distances).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
+from anoncore._validation import check_float, check_int
+
 __all__ = ["Mu", "as_beta", "as_mu"]
 
 _KINDS = {"table": 0, "linear": 1, "power": 2, "exponential": 3}
-
-
-def _check_positive_real(value: Any, name: str, caller: str, lower_open: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a real number. Got {value!r} instead.")
-    v = float(value)
-    if not math.isfinite(v) or v <= lower_open:
-        raise ValueError(
-            f"The {name!r} parameter of {caller} must be a finite real number > {lower_open:g}. Got {value!r} instead."
-        )
-    return v
 
 
 def _validate_table(values: np.ndarray) -> None:
@@ -100,16 +90,16 @@ class Mu:
         if self.kind == "table":
             _validate_table(np.asarray(self.table, dtype=np.float64))
         else:
-            _check_positive_real(self.c, "c", "Mu")
+            check_float(self.c, "c", "Mu", 0, None, closed="neither", allowed="a finite real number > 0")
             if self.kind == "power":
-                p = _check_positive_real(self.p, "p", "Mu")
+                p = check_float(self.p, "p", "Mu", 0, None, closed="neither", allowed="a finite real number > 0")
                 if p < 1.0:
                     raise ValueError(
                         f"mu violates C3 (convexity): the 'p' parameter of Mu.power must be >= 1. Got {self.p!r} "
                         "instead."
                     )
             if self.kind == "exponential":
-                b = _check_positive_real(self.p, "base", "Mu")
+                b = check_float(self.p, "base", "Mu", 0, None, closed="neither", allowed="a finite real number > 0")
                 if b <= 1.0:
                     raise ValueError(
                         f"mu violates C2 (strictly increasing): the 'base' parameter of Mu.exponential must be > 1. "
@@ -141,8 +131,7 @@ class Mu:
     @classmethod
     def from_function(cls, f: Callable[[int], float], horizon: int = 64) -> Mu:
         """Tabulate a callable on [0, horizon] (validated against C1-C3 there; linear extension beyond)."""
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"The 'horizon' parameter of Mu.from_function must be an int >= 1. Got {horizon!r} instead.")
+        check_int(horizon, "horizon", "Mu.from_function", 1)
         return cls.from_table([float(f(d)) for d in range(int(horizon) + 1)])
 
     # evaluation ---------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from anoncore._validation import check_int, check_option
+
 __all__ = [
     "CountSolution",
     "CountTraceStep",
@@ -19,14 +21,6 @@ __all__ = [
     "min_suppression",
     "optimal_reposition_counts",
 ]
-
-
-def _check_l(l: Any, caller: str) -> int:
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)):
-        raise TypeError(f"The 'l' parameter of {caller} must be an int >= 2. Got {l!r} instead.")
-    if l < 2:
-        raise ValueError(f"The 'l' parameter of {caller} must be an int in the range [2, inf). Got {l!r} instead.")
-    return int(l)
 
 
 def _counts_of(counts: Any, caller: str) -> np.ndarray:
@@ -60,7 +54,7 @@ def is_l_eligible(counts: Sequence[int] | np.ndarray, l: int) -> bool:
     >>> is_l_eligible([50, 10] + [4] * 10, 2), is_l_eligible([50, 10] + [4] * 10, 3)
     (True, False)
     """
-    l = _check_l(l, "is_l_eligible")
+    l = check_int(l, "l", "is_l_eligible", 2)
     arr = _counts_of(counts, "is_l_eligible")
     return bool(l * level(arr) <= int(arr.sum()))
 
@@ -77,7 +71,7 @@ def min_suppression(counts: Sequence[int] | np.ndarray, l: int) -> np.ndarray:
     >>> min_suppression([6, 3, 2, 1, 1], 4).tolist()
     [2, 2, 2, 1, 1]
     """
-    l = _check_l(l, "min_suppression")
+    l = check_int(l, "l", "min_suppression", 2)
     c = _counts_of(counts, "min_suppression")
     lo, hi = 0, int(c.sum()) // l
     while lo < hi:
@@ -112,7 +106,7 @@ class CountSolution:
 
 
 def _validate_gains(p: Any, gains: Any, l: Any, caller: str) -> tuple[np.ndarray, list[list[float]], int]:
-    l = _check_l(l, caller)
+    l = check_int(l, "l", caller, 2)
     pc = _counts_of(p, caller)
     if not isinstance(gains, Sequence) or len(gains) != pc.size:
         raise ValueError(f"The 'gains' parameter of {caller} must hold one gain sequence per value ({pc.size}).")
@@ -159,11 +153,7 @@ def optimal_reposition_counts(
     (5.0, [3, 3, 3, 2, 1])
     """
     caller = "optimal_reposition_counts"
-    if mode not in ("corrected", "paper_faithful"):
-        raise ValueError(
-            f"The 'mode' parameter of {caller} must be a str among {{'corrected', 'paper_faithful'}}. "
-            f"Got {mode!r} instead."
-        )
+    check_option(mode, "mode", caller, ("corrected", "paper_faithful"))
     pc, gl, l = _validate_gains(p, gains, l, caller)
     n = pc.size
     x = np.zeros(n, dtype=np.int64)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from anoncore.temporal._counts import _check_l
+from anoncore._validation import check_int
 
 __all__ = ["WindowQueryReport", "merge_snapshots", "suppression_only", "window_query_error"]
 
@@ -57,7 +57,7 @@ def suppression_only(ts: Any, sa: Any, l: int) -> tuple[np.ndarray, np.ndarray]:
     lo, hi : ndarray of int64
         Published interval of each record ([ts, ts]); -1 for suppressed records.
     """
-    l = _check_l(l, "suppression_only")
+    l = check_int(l, "l", "suppression_only", 2)
     t = np.asarray(ts, dtype=np.int64)
     sup = _suppress_blocks(t, np.asarray(sa, dtype=np.int64), l)
     lo = np.where(sup, -1, t)
@@ -73,7 +73,7 @@ def merge_snapshots(ts: Any, sa: Any, l: int, w: int) -> tuple[np.ndarray, np.nd
     lo, hi : ndarray of int64
         Published interval of each record (its block); -1 for suppressed records.
     """
-    l = _check_l(l, "merge_snapshots")
+    l = check_int(l, "l", "merge_snapshots", 2)
     t = np.asarray(ts, dtype=np.int64)
     t0 = int(t.min()) if t.size else 0
     block = (t - t0) // int(w)

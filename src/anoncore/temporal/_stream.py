@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from anoncore._validation import check_int, check_option
 from anoncore.temporal._cost import Mu, as_beta, as_mu
-from anoncore.temporal._counts import _check_l
 
 __all__ = [
     "PublishedSnapshot",
@@ -38,21 +38,6 @@ _k: Any = importlib.import_module("anoncore._core").temporal
 def _ro(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
-
-
-def _check_int(value: Any, name: str, caller: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"The {name!r} parameter of {caller} must be an int >= {low}. Got {value!r} instead.")
-    if value < low:
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int in the range [{low}, inf). Got {value!r} instead.")
-    return int(value)
-
-
-def _check_option(value: Any, name: str, caller: str, options: Sequence[str]) -> str:
-    if value not in options:
-        opts = ", ".join(repr(o) for o in options)
-        raise ValueError(f"The {name!r} parameter of {caller} must be a str among {{{opts}}}. Got {value!r} instead.")
-    return str(value)
 
 
 def _sa_codes(sa: Any, caller: str, n_sa: int | None) -> np.ndarray:
@@ -298,13 +283,13 @@ class Repositioner:
         trace: bool = False,
     ) -> None:
         caller = "Repositioner"
-        self.l = _check_l(l, caller)
-        self.w = _check_int(w, "w", caller, 1)
+        self.l = check_int(l, "l", caller, 2)
+        self.w = check_int(w, "w", caller, 1)
         self.mu = as_mu(mu, caller, horizon=max(64, 8 * self.w))
-        self.mode = _check_option(mode, "mode", caller, _MODES)
-        self.first_window = _check_option(first_window, "first_window", caller, _FIRST)
+        self.mode = check_option(mode, "mode", caller, _MODES)
+        self.first_window = check_option(first_window, "first_window", caller, _FIRST)
         if n_sa is not None:
-            n_sa = _check_int(n_sa, "n_sa", caller, 1)
+            n_sa = check_int(n_sa, "n_sa", caller, 1)
         self._beta_arg = beta
         if n_sa is None and isinstance(beta, (Sequence, np.ndarray)) and not isinstance(beta, str):
             n_sa = int(np.asarray(beta).size)
@@ -403,9 +388,7 @@ class Repositioner:
         codes = _sa_codes(sa, caller, self.n_sa)
         if t is None:
             t = 0 if self._t is None else self._t + 1
-        elif isinstance(t, bool) or not isinstance(t, (int, np.integer)):
-            raise TypeError(f"The 't' parameter of {caller} must be an int. Got {t!r} instead.")
-        t = int(t)
+        t = check_int(t, "t", caller)
         if self._t is not None and t != self._t + 1:
             raise ValueError(
                 f"Snapshots must arrive in time order without gaps: expected t={self._t + 1}, got t={t} "
@@ -601,7 +584,7 @@ def reposition_window(
     (3.0, 1.0)
     """
     caller = "reposition_window"
-    l = _check_l(l, caller)
+    l = check_int(l, "l", caller, 2)
     if not isinstance(state, WindowState):
         raise TypeError(f"The 'state' parameter of {caller} must be a WindowState. Got {type(state).__name__} instead.")
     ids = np.ascontiguousarray(state.ids, dtype=np.int64)
@@ -620,7 +603,7 @@ def reposition_window(
     if np.any(~sup & (slot < ts)):
         raise ValueError(f"Published records given to {caller} must not sit before their timestamp (slot >= ts).")
     width = state.hi - state.lo + 2
-    ww = width if w is None else _check_int(w, "w", caller, 1)
+    ww = width if w is None else check_int(w, "w", caller, 1)
     if ww < width:
         raise ValueError(f"The 'w' parameter of {caller} must be >= {width} for this state. Got {w!r} instead.")
     rep = Repositioner(l, ww, mu, beta, n_sa=m, mode=mode, trace=True)

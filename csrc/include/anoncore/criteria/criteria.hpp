@@ -1,43 +1,17 @@
-// Privacy criteria as per-class values (spec sabre-burel.md §2.1-2.3, generalization-lattice.md §2.5-2.7,
+// The audit's kernels: privacy criteria as per-class values (spec sabre-burel.md §2.1-2.3, generalization-lattice.md §2.5-2.7,
 // ARX-ORACLES.md §6). Each kernel fills one value per equivalence class from the class statistics the criterion
 // declares (class sizes, or the sensitive-value histogram and the reference counts); the pass/fail decision and
 // the achieved parameter are taken in Python from these values. Classes with size 0 (fully suppressed) get NaN.
+// Each class goes through the criteria core (class_criteria.hpp), on the nonzero entries of its row in code
+// order; the models' metadata is in models.hpp.
 // Results are independent of n_threads: every class is computed on its own, in a fixed order.
 #pragma once
 #include <cstdint>
 
 #include "anoncore/core/views.hpp"
+#include "anoncore/criteria/models.hpp"
 
 namespace anoncore::criteria {
-
-/// The per-class statistics a criterion needs (as ARX's REQUIREMENT_COUNTER / REQUIREMENT_DISTRIBUTION).
-enum class Requirement : int { Count = 0, Histogram = 1 };
-
-/// What a criterion declares about itself.
-struct CriterionInfo {
-  const char* name;
-  Requirement requirement;
-  bool monotone_generalization;  // merging classes never turns passing classes into a failing one
-  bool monotone_suppression;     // the outlier count never grows when going up the lattice
-};
-
-/// Declarations of every criterion (names as the Python model classes).
-inline constexpr CriterionInfo kCriteria[] = {
-    {"KAnonymity", Requirement::Count, true, true},
-    {"DistinctLDiversity", Requirement::Histogram, true, true},
-    {"EntropyLDiversity", Requirement::Histogram, true, false},
-    {"RecursiveCLDiversity", Requirement::Histogram, true, false},
-    {"EqualDistanceTCloseness", Requirement::Histogram, true, false},
-    {"OrderedDistanceTCloseness", Requirement::Histogram, true, false},
-    {"HierarchicalDistanceTCloseness", Requirement::Histogram, true, false},
-    {"HellingerTCloseness", Requirement::Histogram, true, false},
-    {"BasicBetaLikeness", Requirement::Histogram, true, false},
-    {"EnhancedBetaLikeness", Requirement::Histogram, true, false},
-    {"DeltaDisclosure", Requirement::Histogram, true, false},
-    // Evaluated in Python (audit.py) from the class histograms; merging keeps them (Lemma 4.2).
-    {"SemanticBetaLikeness", Requirement::Histogram, true, false},
-    {"RangeBetaLikeness", Requirement::Histogram, true, false},
-};
 
 /// Number of distinct sensitive values per class (0 for an empty class). O(C m).
 void distinct_values(Matrix<int64_t> hist, MutSpan<int64_t> out, int n_threads);

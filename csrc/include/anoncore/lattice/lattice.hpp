@@ -16,31 +16,15 @@
 #include <vector>
 
 #include "anoncore/core/status.hpp"
+#include "anoncore/criteria/models.hpp"
 #include "anoncore/core/views.hpp"
 
 namespace anoncore::lattice {
 
-/// Class-based privacy criteria (names as the Python model classes, STYLE.md §2.2).
-enum class CriterionKind : int {
-  kKAnonymity = 0,
-  kDistinctL = 1,
-  kEntropyL = 2,
-  kRecursiveCL = 3,
-  kEqualT = 4,
-  kOrderedT = 5,
-  kHierarchicalT = 6,
-  kHellingerT = 7,
-  kBasicBeta = 8,
-  kEnhancedBeta = 9,
-  kDeltaDisclosure = 10,
-};
-
-/// One criterion: a = k / l / t / beta / delta, b = c of recursive (c, l)-diversity.
-struct Criterion {
-  CriterionKind kind = CriterionKind::kKAnonymity;
-  double a = 0.0;
-  double b = 0.0;
-};
+/// Class-based privacy criteria: the models' kernel ids and instances of the criteria core
+/// (anoncore/criteria/models.hpp; the lattice judges the models whose `lattice` flag is set).
+using CriterionKind = criteria::Model;
+using Criterion = criteria::Criterion;
 
 /// Objective (ARX-ORACLES.md §7). Each has a lower bound that is monotone along the lattice.
 enum class MetricKind : int {
@@ -79,6 +63,9 @@ struct MetricSpec {
   MetricKind kind = MetricKind::kLoss;
   Aggregate aggregate = Aggregate::kGeometricMean;
   double gs_factor = 0.5;
+  /// Loss's attribute weights, one per QI (ARX-ORACLES.md §7.1: each divided by the largest, so the default
+  /// of equal weights is all 1); empty: all 1. Non-negative with a positive maximum (checked in Python).
+  std::vector<double> weights;
 };
 
 /// What an evaluation of one node gives.
@@ -117,6 +104,10 @@ struct SearchResult {
 /// a later Engine on the same rows, hierarchies and sensitive column (the caller's responsibility: the Python
 /// side keys it by the frozen Table) so that Engine skips the pass over the rows and their grouping.
 struct BottomState;
+
+namespace detail {
+class OptimalSearch;
+}
 
 class Engine {
  public:
@@ -177,6 +168,7 @@ class Engine {
   int64_t primed_sources() const;
 
  private:
+  friend class detail::OptimalSearch;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -73,7 +73,7 @@ struct Output {
   std::vector<std::vector<int32_t>> iv_lo, iv_hi;  ///< per X1 attribute: interval rank ranges [lo, hi)
   std::vector<Step> trace;
   std::vector<Remaining> remaining;
-  int64_t refine_accesses = 0, score_accesses = 0, evaluations = 0, pairs_probed = 0, n_partitions = 0;
+  int64_t refine_accesses = 0, evaluations = 0, pairs_probed = 0, n_partitions = 0;
   double t_pre = 0, t_gen = 0;
   bool case1 = false;
 };

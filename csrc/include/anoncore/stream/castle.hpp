@@ -27,6 +27,10 @@ struct CatHierarchy {
   int32_t n_leaves = 1;
 };
 
+/// Throws std::invalid_argument unless `h` follows the numbering of docs/contracts.md (leaves first in pre-order,
+/// parents after children, root last, contiguous leaf ranges). O(n_nodes).
+void validate_hierarchy(const CatHierarchy& h);
+
 /// Multiset counter of int64 keys (pid -> tuples, sa -> tuples): open addressing with linear probing and
 /// backward-shift deletion, so inserting and removing allocate nothing once the table has grown. Only
 /// size() (distinct keys) and the per-key counts are observable; nothing iterates it.
@@ -136,6 +140,8 @@ struct CastleEvents {
   size_t size() const { return position.size(); }
 };
 
+struct CheckpointReader;
+
 class Castle {
  public:
   Castle(const CastleParams& params, std::vector<double> num_domain_lo, std::vector<double> num_domain_hi,
@@ -152,9 +158,14 @@ class Castle {
   void flush_paper();
   CastleEvents take_events();
 
-  /// Whole state as versioned bytes (little-endian); pending events must have been taken.
+  /// The dynamic state as versioned little-endian bytes (no parameters, no hierarchies: the caller keeps those);
+  /// pending events must have been taken. Written by castle_checkpoint.cpp.
   std::string checkpoint() const;
-  static Castle restore(const std::string& bytes);
+  /// Load checkpoint() bytes into this freshly constructed Castle (same parameters and hierarchies). Every field is
+  /// range-checked against them first; a bad one throws std::invalid_argument, never reads out of bounds.
+  void restore_state(const std::string& bytes);
+  /// Positions of the pending tuples in arrival order.
+  std::vector<int64_t> pending_positions() const;
 
   double tau() const { return tau_; }
   int64_t n_open() const { return static_cast<int64_t>(gamma_.size()); }
@@ -186,6 +197,11 @@ class Castle {
     std::vector<int32_t> node;          // categorical generalization node
   };
 
+  // --- checkpoint restore (castle_checkpoint.cpp)
+  void restore_counters(CheckpointReader& r);
+  void restore_omega(CheckpointReader& r);
+  void restore_tuples(CheckpointReader& r);
+
   // --- information loss
   double cat_term(int64_t j, int32_t lo, int32_t hi) const;
   int32_t cat_lca(int64_t j, int32_t lo, int32_t hi) const;
@@ -211,6 +227,9 @@ class Castle {
   bool try_reuse(int32_t t, int64_t at);
   void output_cluster(int32_t c, Mode mode, int64_t at);
   std::vector<std::vector<int32_t>> split_k(const std::vector<int32_t>& members, Rng& rng);
+  std::vector<std::vector<int32_t>> split_k_buckets(const std::vector<int32_t>& members,
+                                                    const std::vector<int32_t>& order, const std::vector<double>& X,
+                                                    const std::vector<int32_t>& Y, size_t nb, Rng& rng);
   std::vector<std::vector<int32_t>> split_leftovers(std::vector<std::vector<int32_t>> subs,
                                                     const std::vector<std::vector<int32_t>>& buckets);
   std::vector<std::vector<int32_t>> split_l(const std::vector<int32_t>& members, Rng& rng);

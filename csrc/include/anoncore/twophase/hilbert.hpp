@@ -7,16 +7,12 @@
 #include <vector>
 
 #include "anoncore/core/views.hpp"
+#include "anoncore/knn/coords.hpp"
 
 namespace anoncore::twophase {
 
-/// Normalised coordinate of every row: coord(r, j) = tables[offsets[j] + codes(r, j)]. Helper shared by the
-/// Hilbert keys and the exact kNN. `offsets` has n_dims + 1 entries.
-struct CoordTables {
-  Span<double> values;
-  Span<int64_t> offsets;
-  double at(int32_t code, int64_t j) const { return values[offsets[j] + code]; }
-};
+/// Normalised coordinate of every row (knn/coords.hpp; shared by the Hilbert keys and the exact kNN).
+using CoordTables = knn::CoordTables;
 
 /// Bits per dimension used for `n_dims` dimensions whose largest cardinality is `max_card`: enough to separate
 /// every code (ceil(log2 max_card)), capped so that n_dims * bits <= 64 (at least 1). With more than 64

@@ -1,0 +1,409 @@
+// The lattice engine's construction (the per-QI tables, the packed layout, the criteria's flags, the
+// reference distribution, the bottom frequency set from the rows or a reused BottomState) and its public calls.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "anoncore/core/parallel.hpp"
+#include "anoncore/lattice/engine_impl.hpp"
+
+namespace anoncore::lattice {
+
+/// The per-QI tables: generalization maps, cardinalities, leaf counts, entropy terms, the level-to-level maps.
+void Engine::Impl::init_qis(const std::vector<QiInput>& qis) {
+  qi.resize(static_cast<size_t>(r));
+  for (int64_t j = 0; j < r; ++j) {
+    const QiInput& in = qis[static_cast<size_t>(j)];
+    Qi& q = qi[static_cast<size_t>(j)];
+    q.h = in.height;
+    const int64_t L = q.h + 1;
+    q.n_leaves = in.gen.size / L;
+    q.gen.assign(in.gen.begin(), in.gen.end());
+    q.card.assign(static_cast<size_t>(L), 0);
+    for (int64_t v = 0; v < q.n_leaves; ++v)
+      for (int64_t l = 0; l < L; ++l)
+        q.card[static_cast<size_t>(l)] = std::max<int64_t>(q.card[static_cast<size_t>(l)], q.gen[static_cast<size_t>(v * L + l)] + 1);
+    q.lc_off.assign(static_cast<size_t>(L + 1), 0);
+    for (int64_t l = 0; l < L; ++l) q.lc_off[static_cast<size_t>(l + 1)] = q.lc_off[static_cast<size_t>(l)] + q.card[static_cast<size_t>(l)];
+    if (in.leaf_count.size != q.lc_off[static_cast<size_t>(L)]) throw std::invalid_argument("leaf_count has the wrong length");
+    q.leaf_count.assign(in.leaf_count.begin(), in.leaf_count.end());
+    q.nu_base.assign(in.nu_base.begin(), in.nu_base.end());
+    if (static_cast<int64_t>(q.nu_base.size()) != L) q.nu_base.assign(static_cast<size_t>(L), 0.0);
+    q.up.assign(static_cast<size_t>(L * L), {});
+    for (int64_t l1 = 0; l1 < L; ++l1)
+      for (int64_t l2 = l1; l2 < L; ++l2) {
+        auto& mp = q.up[static_cast<size_t>(l1 * L + l2)];
+        mp.assign(static_cast<size_t>(q.card[static_cast<size_t>(l1)]), 0);
+        for (int64_t v = 0; v < q.n_leaves; ++v)
+          mp[static_cast<size_t>(q.gen[static_cast<size_t>(v * L + l1)])] = q.gen[static_cast<size_t>(v * L + l2)];
+      }
+    q.a_level.assign(static_cast<size_t>(L), 0);
+  }
+}
+
+/// The packed layout of the bottom keys (needs only the level-0 cardinalities).
+void Engine::Impl::init_layout(bool allow_packed) {
+  uint32_t bits = 0;
+  shift.assign(static_cast<size_t>(r), 0);
+  fmask.assign(static_cast<size_t>(r), 0);
+  for (int64_t j = 0; j < r; ++j) {
+    uint32_t b = 0;
+    while (b < 63 && (int64_t{1} << b) < qi[static_cast<size_t>(j)].card[0]) ++b;
+    shift[static_cast<size_t>(j)] = std::min<uint32_t>(bits, 63);
+    fmask[static_cast<size_t>(j)] = b == 0 ? 0 : (uint64_t{1} << b) - 1;
+    bits += b;
+  }
+  packed = allow_packed && bits <= 64 && r > 0;
+}
+
+/// What the criteria ask of the engine: the minimal class size, distinct-l, histograms, masks, monotonicity.
+void Engine::Impl::init_criteria(int64_t sa_m) {
+  for (const Criterion& c : crit) {
+    switch (c.kind) {
+      case CriterionKind::kKAnonymity:
+        min_size = std::max<int64_t>(min_size, static_cast<int64_t>(c.a));
+        break;
+      case CriterionKind::kDistinctL:
+        min_size = std::max<int64_t>(min_size, static_cast<int64_t>(std::ceil(c.a)));
+        distinct_l = std::max<int64_t>(distinct_l, static_cast<int64_t>(std::ceil(c.a)));
+        needs_hist = true;
+        break;
+      case CriterionKind::kEntropyL:
+      case CriterionKind::kRecursiveCL:
+        min_size = std::max<int64_t>(min_size, static_cast<int64_t>(std::ceil(c.a)));
+        needs_hist = true;
+        break;
+      default:
+        needs_hist = true;
+    }
+  }
+  adapt_compose = true;
+  for (const Criterion& c : crit)
+    adapt_compose = adapt_compose && c.kind != CriterionKind::kEntropyL && c.kind != CriterionKind::kHellingerT;
+  bool all_supp_monotone = true;
+  for (const Criterion& c : crit)
+    all_supp_monotone = all_supp_monotone && (c.kind == CriterionKind::kKAnonymity || c.kind == CriterionKind::kDistinctL);
+  p_monotone = all_supp_monotone || limit == 0;
+  support_mono = !all_supp_monotone;  // some criterion beyond k-anonymity / distinct-l: a support part
+  m_monotone = limit == 0 || metric.kind == MetricKind::kDMStar || metric.kind == MetricKind::kEntropy ||
+                 metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;
+  m = needs_hist ? sa_m : 0;
+  use_mask = needs_hist && m > 0 && m <= 64 && (support_mono || distinct_l > 0);
+}
+
+/// One pass over the (row-major) codes: the per-QI value counts and, when packed, the rows' bottom keys
+/// (the grouping reads each key twice when it prefetches).
+void Engine::Impl::count_rows(Matrix<int32_t> codes, std::vector<std::vector<int64_t>>& cnts,
+                                  std::vector<uint64_t>& rk) {
+  cnts.assign(static_cast<size_t>(r), {});
+  for (int64_t j = 0; j < r; ++j) cnts[static_cast<size_t>(j)].assign(static_cast<size_t>(qi[static_cast<size_t>(j)].n_leaves), 0);
+  if (packed) {
+    rk.assign(static_cast<size_t>(n), 0);
+    // each leaf's level-0 code already shifted into its field (one load and an OR per value)
+    std::vector<std::vector<uint64_t>> k0(static_cast<size_t>(r));
+    std::vector<const uint64_t*> kp(static_cast<size_t>(r));
+    std::vector<int64_t*> cp(static_cast<size_t>(r));
+    for (int64_t j = 0; j < r; ++j) {
+      const Qi& q = qi[static_cast<size_t>(j)];
+      auto& t = k0[static_cast<size_t>(j)];
+      t.resize(static_cast<size_t>(q.n_leaves));
+      for (int64_t v = 0; v < q.n_leaves; ++v)
+        t[static_cast<size_t>(v)] = static_cast<uint64_t>(q.gen[static_cast<size_t>(v * (q.h + 1))])
+                                    << shift[static_cast<size_t>(j)];
+      kp[static_cast<size_t>(j)] = t.data();
+      cp[static_cast<size_t>(j)] = cnts[static_cast<size_t>(j)].data();
+    }
+    const int64_t R = r;
+    const uint64_t* const* kpp = kp.data();
+    int64_t* const* cpp = cp.data();
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t* row = &codes(i, 0);
+      uint64_t k = 0;
+      for (int64_t j = 0; j < R; ++j) {
+        const int32_t v = row[j];
+        cpp[j][v]++;
+        k |= kpp[j][v];
+      }
+      rk[static_cast<size_t>(i)] = k;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < r; ++j) cnts[static_cast<size_t>(j)][static_cast<size_t>(codes(i, j))]++;
+  }
+}
+
+/// a_level[l] = Σ_rows leaf_count(gen(v, l)) from the per-QI value counts (O(n r + Σ n_leaves h)), the Loss
+/// bound's tables, the cache keys and the DM / DM* probe paths.
+void Engine::Impl::init_levels(const std::vector<std::vector<int64_t>>& cnts) {
+  for (int64_t j = 0; j < r; ++j) {
+    Qi& q = qi[static_cast<size_t>(j)];
+    const std::vector<int64_t>& cnt = cnts[static_cast<size_t>(j)];
+    for (int64_t v = 0; v < q.n_leaves; ++v)
+      for (int32_t l = 0; l <= q.h; ++l)
+        q.a_level[static_cast<size_t>(l)] += cnt[static_cast<size_t>(v)] * q.lc(l, q.gen[static_cast<size_t>(v * (q.h + 1) + l)]);
+  }
+  precompute_loss_lb();
+  init_cache_keys();
+  // DM / DM* probe paths: ln Σ_v n_v² of each QI's own partition per level (see Impl::dm_step)
+  dm_log.assign(static_cast<size_t>(r), {});
+  const bool dm_kind = metric.kind == MetricKind::kDM || metric.kind == MetricKind::kDMStar;
+  for (int64_t j = 0; j < r && dm_kind; ++j) {
+    const Qi& q = qi[static_cast<size_t>(j)];
+    const std::vector<int64_t>& cnt = cnts[static_cast<size_t>(j)];
+    for (int32_t l = 0; l <= q.h; ++l) {
+      std::vector<int64_t> agg(static_cast<size_t>(q.card[static_cast<size_t>(l)]), 0);
+      for (int64_t v = 0; v < q.n_leaves; ++v)
+        agg[static_cast<size_t>(q.gen[static_cast<size_t>(v * (q.h + 1) + l)])] += cnt[static_cast<size_t>(v)];
+      double sq = 0.0;
+      for (int64_t a : agg) sq += static_cast<double>(a) * static_cast<double>(a);
+      dm_log[static_cast<size_t>(j)].push_back(std::log(std::max(1.0, sq)));
+    }
+  }
+}
+
+/// The reference distribution of the sensitive column (counts over the rows, then the criteria core's tables).
+void Engine::Impl::init_sensitive(const SensitiveInput& sa, const BottomState* reuse) {
+  if (!needs_hist) return;
+  if (sa.codes.size != n) throw std::invalid_argument("sensitive codes must have one entry per row");
+  if (reuse != nullptr && static_cast<int64_t>(reuse->ref.size()) == m) {
+    ref = reuse->ref;  // (the same rows and sensitive column: the caller's contract, as for the bottom)
+  } else {
+    ref.assign(static_cast<size_t>(m), 0);
+    for (int64_t i = 0; i < n; ++i) ref[static_cast<size_t>(sa.codes[i])] += 1;
+  }
+  sa_ref.build(ref.data(), m, n, sa.parent.data, sa.node_height.data, sa.parent.size);
+  reference = sa_ref.view();
+}
+
+/// One scratch per thread.
+void Engine::Impl::init_scratch() {
+  scratch.resize(static_cast<size_t>(std::max(1, n_threads)));
+  for (Scratch& sc : scratch) sc.ws.prepare(m, static_cast<int64_t>(sa_ref.parent.size()));
+}
+
+/// The bottom frequency set, straight from the rows (rk: the rows' packed keys when packed).
+void Engine::Impl::build_bottom(Matrix<int32_t> codes, const std::vector<uint64_t>& rk, const SensitiveInput& sa) {
+  Scratch& s = scratch[0];
+  std::vector<int64_t> card0(static_cast<size_t>(r));
+  for (int64_t j = 0; j < r; ++j) card0[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].card[0];
+  auto f = std::make_shared<FreqSet>();
+  f->levels.assign(static_cast<size_t>(r), 0);
+  int64_t G = 0;
+  if (packed) {
+    // the rows' keys were computed with the value counts above
+    G = group_packed(s, n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
+                           [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
+    f->n_classes = G;
+    row_class = std::make_shared<const std::vector<int64_t>>(s.ids.begin(), s.ids.end());
+  } else {
+    G = group_items(s, n, r, card0.data(), [&](int64_t i, int64_t j) {
+      const Qi& q = qi[static_cast<size_t>(j)];
+      return q.gen[static_cast<size_t>(codes(i, j) * (q.h + 1))];
+    });
+    f->n_classes = G;
+    f->codes.assign(static_cast<size_t>(G * r), -1);
+    f->count.assign(static_cast<size_t>(G), 0);
+    auto rcl = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(n));
+    row_class = rcl;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t g2 = s.ids[static_cast<size_t>(i)];
+      (*rcl)[static_cast<size_t>(i)] = g2;
+      if (f->codes[static_cast<size_t>(g2 * r)] < 0 || r == 0)
+        for (int64_t j = 0; j < r; ++j) {
+          const Qi& q = qi[static_cast<size_t>(j)];
+          f->codes[static_cast<size_t>(g2 * r + j)] = q.gen[static_cast<size_t>(codes(i, j) * (q.h + 1))];
+        }
+      f->count[static_cast<size_t>(g2)] += 1;
+    }
+  }
+  if (m > 0) {
+    merge_row_histograms(s, s.ids.data(), sa.codes.data, n, G, m, f->count.data(), f->hoff, f->hval, f->hcnt);
+  }
+  if (use_mask) bottom_masks(*f);
+  bottom = f;
+}
+
+Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
+               MetricSpec metric, int64_t limit, int n_threads, bool allow_packed,
+               std::shared_ptr<const BottomState> reuse)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& I = *impl_;
+  I.n = qi_codes.rows;
+  I.r = qi_codes.cols;
+  I.limit = limit;
+  I.n_threads = resolve_threads(n_threads);
+  I.crit = std::move(criteria);
+  I.metric = metric;
+  const double g = metric.gs_factor;
+  I.sF = g < 0.5 ? 2.0 * g : 1.0;
+  I.gF = g <= 0.5 ? 1.0 : 1.0 - 2.0 * (g - 0.5);
+  if (static_cast<int64_t>(qis.size()) != I.r) throw std::invalid_argument("one QiInput per quasi-identifier expected");
+  I.init_qis(qis);
+  I.weight.assign(static_cast<size_t>(I.r), 1.0);
+  if (!metric.weights.empty()) {
+    if (static_cast<int64_t>(metric.weights.size()) != I.r) throw std::invalid_argument("one weight per QI expected");
+    const double wmax = *std::max_element(metric.weights.begin(), metric.weights.end());
+    if (!(wmax > 0.0)) throw std::invalid_argument("the largest weight must be positive");
+    for (int64_t j = 0; j < I.r; ++j) I.weight[static_cast<size_t>(j)] = metric.weights[static_cast<size_t>(j)] / wmax;
+  }
+  I.init_layout(allow_packed);
+  I.init_criteria(sa.m);
+  // a reused BottomState (same rows, hierarchies and sensitive column: the caller's contract) with this
+  // Engine's layout and histograms (none, or of the same number of sensitive values) replaces the pass over
+  // the rows and their grouping
+  const bool reuse_shape = reuse && reuse->n == I.n && reuse->r == I.r && reuse->packed == I.packed &&
+                           reuse->m == I.m;
+  std::vector<std::vector<int64_t>> cnts;
+  std::vector<uint64_t> rk;
+  if (reuse_shape) {
+    cnts = reuse->cnts;
+  } else {
+    I.count_rows(qi_codes, cnts, rk);
+  }
+  I.init_levels(cnts);
+  I.init_sensitive(sa, reuse_shape ? reuse.get() : nullptr);
+  I.init_scratch();
+  I.value_counts = std::move(cnts);
+  if (reuse_shape) {
+    // the reused bottom set is shared read-only (the bottom is never cached, retired or merged into)
+    I.reused = true;
+    I.row_class = reuse->row_class;  // (shared, not copied)
+    I.bottom = reuse->bottom;
+    // masks go with histograms of at most 64 values, and the reused bottom has this Engine's histograms
+    if (I.use_mask && I.bottom->vmask.empty()) throw std::logic_error("reused bottom state without value masks");
+    return;
+  }
+  I.build_bottom(qi_codes, rk, sa);
+}
+
+Engine::~Engine() = default;
+
+int64_t Engine::n_qi() const { return impl_->r; }
+int64_t Engine::n_rows() const { return impl_->n; }
+int64_t Engine::bottom_classes() const { return impl_->bottom->n_classes; }
+int64_t Engine::evaluations() const { return impl_->n_eval; }
+std::shared_ptr<const BottomState> Engine::bottom_state() const {
+  const Impl& I = *impl_;
+  auto st = std::make_shared<BottomState>();
+  st->n = I.n;
+  st->r = I.r;
+  st->m = I.m;
+  st->packed = I.packed;
+  st->cnts = I.value_counts;
+  st->bottom = I.bottom;
+  st->row_class = I.row_class;
+  st->ref = I.ref;
+  return st;
+}
+bool Engine::reused_bottom() const { return impl_->reused; }
+int64_t Engine::rollup_work() const { return impl_->work.load(); }
+int64_t Engine::primed_sources() const { return impl_->n_primed; }
+bool Engine::predicate_monotone() const { return impl_->p_monotone; }
+bool Engine::metric_monotone() const { return impl_->m_monotone; }
+std::vector<int32_t> Engine::heights() const {
+  std::vector<int32_t> h;
+  for (const auto& q : impl_->qi) h.push_back(q.h);
+  return h;
+}
+double Engine::cheap_lower_bound(const int32_t* levels) const { return impl_->cheap_lb(levels); }
+
+double Engine::suppression_loss_bound(Span<int32_t> levels) {
+  Impl& I = *impl_;
+  auto f = I.freq(levels.data, I.scratch[0], false);
+  if (f != I.bottom) I.remember(f);
+  int64_t small = 0;
+  return I.size_loss(*f, I.scratch[0], small);
+}
+
+NodeResult Engine::evaluate(Span<int32_t> levels) { return impl_->evaluate(levels.data); }
+
+NodeResult Engine::evaluate_dm_cut(Span<int32_t> levels, double cut) {
+  Impl& I = *impl_;
+  if (!(I.packed && !I.needs_hist && (I.metric.kind == MetricKind::kDM || I.metric.kind == MetricKind::kDMStar)))
+    throw std::invalid_argument("evaluate_dm_cut needs metric DM or DM*, k-anonymity only and packed keys");
+  I.dm_cut_value = cut;
+  return I.evaluate_dm_bounded(levels.data);
+}
+
+std::vector<NodeResult> Engine::evaluate_many(Matrix<int32_t> levels) {
+  Impl& I = *impl_;
+  std::vector<NodeResult> out(static_cast<size_t>(levels.rows));
+  const int threads = static_cast<int>(std::min<int64_t>(I.n_threads, std::max<int64_t>(1, levels.rows)));
+  if (threads <= 1) {
+    for (int64_t i = 0; i < levels.rows; ++i) out[static_cast<size_t>(i)] = I.evaluate(levels.row(i));
+    return out;
+  }
+  // Parallel: each chunk rolls up from the (read-only) cache with its own scratch; results in input order.
+  // Deferred histograms of the shared sources (and of cached nodes judged in full) are merged first, serially.
+  if (I.m > 0 && I.needs_hist)
+    for (int64_t i = 0; i < levels.rows; ++i) I.ensure_hist(*I.source_for(levels.row(i)), I.scratch[0]);
+  const int64_t chunk = (levels.rows + threads - 1) / threads;
+  parallel_chunks(levels.rows, chunk, threads, [&](int64_t ci, int64_t b, int64_t e) {
+    Scratch& s = I.scratch[static_cast<size_t>(ci)];
+    for (int64_t i = b; i < e; ++i) {
+      auto f = I.freq(levels.row(i), s);
+      out[static_cast<size_t>(i)] = I.judge(*f, s);
+    }
+  });
+  I.n_eval += levels.rows;
+  return out;
+}
+
+NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
+                            std::vector<int64_t>* first, bool clean) {
+  Impl& I = *impl_;
+  Scratch& s = I.scratch[0];
+  FreqSet f;
+  NodeResult res;
+  std::vector<int32_t> map;  // bottom class -> node class
+  if (clean) {
+    // nothing is suppressed (the caller's knowledge, checked by the audit of the published partition): the
+    // classes only (no masks, no histograms; the generic layout merges them)
+    if (I.packed) I.rollup_packed(*I.bottom, levels.data, f, s, nullptr, true);
+    else I.rollup(*I.bottom, levels.data, f, s);
+    res.feasible = true;
+    res.n_classes = f.n_classes;
+    map.swap(s.ids);  // (given back below)
+  } else {
+    I.rollup(*I.bottom, levels.data, f, s);
+    map = s.ids;
+    res = I.judge(f, s);
+  }
+  // dense labels in order of first appearance over the rows: the groupings number their groups by first
+  // appearance (the bottom's over the rows, a roll-up's over the source classes), so the node's class ids
+  // are that order already; the pass checks it (each new class is the next id) and records first rows.
+  const int32_t* mp = map.data();
+  const int64_t* rc = I.row_class->data();
+  int64_t next = 0;
+  if (first != nullptr) first->clear();
+  for (int64_t i = 0; i < I.n; ++i) {
+    const int32_t c = mp[rc[i]];
+    labels[i] = c;
+    if (c >= next) {
+      if (c != next) throw std::logic_error("classify: class ids not in order of first appearance");
+      next = c + 1;
+      if (first != nullptr) first->push_back(i);
+    }
+  }
+  if (clean) {
+    std::fill(suppressed.data, suppressed.data + I.n, uint8_t{0});
+    map.swap(s.ids);
+  } else {
+    for (int64_t i = 0; i < I.n; ++i) suppressed[i] = s.viol[static_cast<size_t>(mp[rc[i]])];
+  }
+  return res;
+}
+
+std::vector<double> level_sizes(Span<int32_t> heights) {
+  std::vector<double> c{1.0};
+  for (int64_t i = 0; i < heights.size; ++i) {
+    std::vector<double> d(c.size() + static_cast<size_t>(heights[i]), 0.0);
+    for (size_t a = 0; a < c.size(); ++a)
+      for (int32_t b = 0; b <= heights[i]; ++b) d[a + static_cast<size_t>(b)] += c[a];
+    c.swap(d);
+  }
+  return c;
+}
+
+}  // namespace anoncore::lattice
