@@ -702,3 +702,14 @@ def test_release_and_graph_follow_the_output_rules(tmp_path: Path) -> None:
     (tmp_path / "pub.nodes.csv").write_text("old\n")
     code, _, err = run([*g, "-o", str(tmp_path / "pub")])
     assert code == 2 and "already exists" in err and (tmp_path / "pub.nodes.csv").read_text() == "old\n"
+
+
+def test_risk_histograms_follow_the_output_rules(census: tuple[Path, Path], tmp_path: Path) -> None:
+    data, schema = census
+    before = data.read_bytes()
+    code, _, err = run(["risk", str(data), "--schema", str(schema), "--histogram", str(data), "--force"])
+    assert code == 2 and "is the input file" in err and data.read_bytes() == before
+    png = tmp_path / "r.png"
+    png.write_bytes(b"old")
+    code, _, err = run([*_anon(data, schema, "--risk-histogram", str(png))])
+    assert code == 2 and "already exists" in err and png.read_bytes() == b"old"

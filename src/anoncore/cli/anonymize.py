@@ -291,6 +291,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise _cli.UsageError("-o - writes the published table on stdout, where --json writes its document: "
                               "give -o a file name, or leave out --json.")
     _cli.check_output(args.output, [args.data, *_schema_inputs(args.schema)], force=args.force)
+    _cli.check_output(getattr(args, "risk_histogram", None), [args.data, *_schema_inputs(args.schema), args.output],
+                      force=args.force, option="--risk-histogram")
     report = sys.stderr if args.output == "-" else out  # the published table owns stdout with -o -
     notes: list[str] = []
     timings: dict[str, float] = {}

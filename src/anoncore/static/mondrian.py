@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_float, check_int
+from anoncore._validation import check_float, check_int, check_option
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
@@ -85,7 +85,7 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
-    _space.check_option(dimension_rule, "dimension_rule", ("normalized", "raw"), _CALLER)
+    check_option(dimension_rule, "dimension_rule", _CALLER, ("normalized", "raw"))
     space = _space.qi_space(table, normalized=dimension_rule == "normalized")
     t1 = time.perf_counter()
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
