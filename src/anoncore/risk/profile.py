@@ -8,7 +8,6 @@ records as possible). Definitions: ``docs/risk.md``.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._validation import check_float
 from anoncore.data.table import Table
 from anoncore.results import Partition
 from anoncore.risk.estimators import ESTIMATORS, PopulationEstimate, population_uniques
@@ -142,15 +142,6 @@ class RiskProfile:
             lines.append(f"  population uniques ({p.used}, N={p.population_size:g}): {p.uniques:.6g} "
                          f"({p.uniqueness:.4%})")
         return "\n".join(lines)
-
-
-def _check_threshold(x: Any, caller: str) -> float:
-    msg = f"The 'threshold' parameter of {caller} must be a float in the range [0, 1]. Got {x!r} instead."
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(msg)
-    if math.isnan(float(x)) or not 0.0 <= float(x) <= 1.0:
-        raise ValueError(msg)
-    return float(x)
 
 
 def _subset_mask(subset: Any, n_rows: int, caller: str) -> NDArray[np.bool_] | None:
@@ -286,7 +277,7 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
     (0.5, 1.0, 0.5)
     """
     t0 = time.perf_counter()
-    thr = _check_threshold(threshold, "risk_profile")
+    thr = check_float(threshold, "threshold", "risk_profile", 0, 1)
     if not isinstance(estimator, str) or estimator not in ESTIMATORS:
         raise ValueError(f"The 'estimator' parameter of risk_profile must be a str among {list(ESTIMATORS)}. "
                          f"Got {estimator!r} instead.")

@@ -252,7 +252,7 @@ def burel(
                             variant != "basic", strict, {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed,
                             threads, split == "balanced")
     t2 = time.perf_counter()
-    labels: NDArray[np.int64] = out["labels"]
+    labels: NDArray[np.int64] = out.labels
     merge_trace: dict[str, Any] = {"step": "merge", "n_violating": 0, "n_merges": 0, "n_evaluated": 0}
     if variant in ("semantic", "range"):
         groups = _groups(table, name, variant, eps, bool(relative), int(level))
@@ -263,7 +263,7 @@ def burel(
     models = [model] + ([BasicBetaLikeness(b, sensitive=name)] if variant == "enhanced" else [])
     achieved = _audit(table, partition, models, ("beta_basic",))
     t4 = time.perf_counter()
-    bk = out["buckets"]
+    bk = out.buckets
     dic = np.asarray(table.dictionary(name))
     bucket_of = np.asarray(bk["bucket_of"])
     trace = (
@@ -273,16 +273,16 @@ def burel(
                           for j in range(len(bk["size"]))),
          "bucket_sizes": tuple(int(x) for x in bk["size"]), "bucket_bounds": tuple(float(x) for x in bk["bound"]),
          "min_class_size": tuple(math.ceil(1.0 / x - 1e-12) for x in bk["bound"])},
-        {"step": "ec_tree", "n_classes": int(out["leaves"].shape[0]), "n_tree_nodes": int(out["n_tree_nodes"]),
-         "n_rejected": int(out["n_rejected"])},
+        {"step": "ec_tree", "n_classes": int(out.leaves.shape[0]), "n_tree_nodes": int(out.n_tree_nodes),
+         "n_rejected": int(out.n_rejected)},
         merge_trace,
     )
-    sec = out["seconds"]
+    sec = out.seconds
     stats: dict[str, Any] = {
         "seconds_validate": t1 - t0, "seconds_bucketize": sec[0], "seconds_ec_tree": sec[1], "seconds_keys": sec[2],
         "seconds_retrieve": sec[3], "seconds_kernel": t2 - t1, "seconds_merge": t3 - t2,
-        "seconds_check": t4 - t3, "seconds_total": t4 - t0, "hilbert_bits": int(out["hilbert_bits"]),
-        "recipes": out["leaves"],
+        "seconds_check": t4 - t3, "seconds_total": t4 - t0, "hilbert_bits": int(out.hilbert_bits),
+        "recipes": out.leaves,
     }
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
               "sensitive": name, "seed_policy": seed_policy, "strict": strict, "split": split}

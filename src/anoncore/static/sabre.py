@@ -128,26 +128,26 @@ def sabre(
         method == "knn", {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed, threads, sa.hierarchy_arrays,
     )
     t2 = time.perf_counter()
-    labels: NDArray[np.int64] = out["labels"]
+    labels: NDArray[np.int64] = out.labels
     partition = Partition.from_labels(table, labels)
     t3 = time.perf_counter()
     achieved = _space.audited(table, partition, sa, tt, kk)
     t4 = time.perf_counter()
-    b = out["buckets"]
+    b = out.buckets
     trace = (
         {"step": "bucketize", "root_cet": float(b["root_cet"]), "u_trace": tuple(float(x) for x in b["u_trace"]),
          "u": float(b["u"]), "bucket_sizes": tuple(int(x) for x in b["size"]),
          "bucket_cet": tuple(float(x) for x in b["cet"]),
          "buckets": _bucket_labels(table, sa, b)},
-        {"step": "ec_tree", "n_classes": int(out["leaves"].shape[0]), "n_tree_nodes": int(out["n_tree_nodes"]),
-         "n_rejected": int(out["n_rejected"])},
+        {"step": "ec_tree", "n_classes": int(out.leaves.shape[0]), "n_tree_nodes": int(out.n_tree_nodes),
+         "n_rejected": int(out.n_rejected)},
     )
-    sec = out["seconds"]
+    sec = out.seconds
     stats: dict[str, Any] = {
         "seconds_validate": t1 - t0, "seconds_bucketize": sec[0], "seconds_ec_tree": sec[1],
         "seconds_keys": sec[2], "seconds_retrieve": sec[3], "seconds_kernel": t2 - t1,
         "seconds_publish": t3 - t2, "seconds_check": t4 - t3, "seconds_total": t4 - t0,
-        "hilbert_bits": int(out["hilbert_bits"]), "recipes": out["leaves"],
+        "hilbert_bits": int(out.hilbert_bits), "recipes": out.leaves,
     }
     params = {"t": tt, "k": kk, "method": method, "sensitive": sa.name, "seed_policy": seed_policy,
               "tight_bound": tight_bound}

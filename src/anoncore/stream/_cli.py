@@ -490,7 +490,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
         ok = True
     finally:
         bar.close()
-        batches.close()  # type: ignore[attr-defined]
+        batches.close()
         writer.close(commit=ok)
         if sup is not None:
             sup.close(commit=ok)
