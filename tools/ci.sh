@@ -4,7 +4,8 @@
 #   2. ruff on src and tests,
 #   3. the type checks: tools/check_types.sh (mypy --strict and stubtest) when present; until then mypy is run
 #      for information only (not fatal),
-#   4. `asv check` of the asv suite against the installed anoncore (no environment is built).
+#   4. the sanitizer build and a fast subset under it (tools/sanitize.sh; ANONCORE_CI_SANITIZE=0 skips it),
+#   5. `asv check` of the asv suite against the installed anoncore (no environment is built).
 # Every step runs even when an earlier one fails; the script exits non-zero if any fatal step failed.
 # From a source tree without installing: PYTHONPATH=src tools/ci.sh (after tools/devbuild.sh).
 set -uo pipefail
@@ -37,6 +38,14 @@ if [ -f tools/check_types.sh ]; then
 else
   echo "== ci: types (tools/check_types.sh absent: mypy for information only, not fatal)"
   python -m mypy || echo "== ci: mypy reported errors (not fatal yet)"
+fi
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the kernels (own build folder) and a fast subset of the
+# suite against it: the streams and checkpoint fuzzing, the criteria core, EMD, the lattice, releases, graphs.
+# ANONCORE_CI_SANITIZE=0 skips it (daily work); CI always runs it.
+if [ "${ANONCORE_CI_SANITIZE:-1}" != "0" ]; then
+  step sanitize bash tools/sanitize.sh tests/test_castle.py tests/test_stream_checkpoint.py \
+    tests/test_core_criteria.py tests/test_distance.py tests/test_lattice.py tests/test_release.py \
+    tests/test_graph.py -m "not slow"
 fi
 step asv-check bash -c 'cd asv_benchmarks && python -m asv check --python=same'
 if [ ${#failed[@]} -gt 0 ]; then
