@@ -172,3 +172,47 @@ def test_census_writer_chunks(tmp_path):
     back = pd.read_parquet(out)
     assert len(back) == 25_000
     assert set(back.columns) >= {"age", "sex", "salary"}
+
+
+def test_unreachable_scheduler():
+    from anoncore.distributed._cli import connect
+
+    with pytest.raises(ConnectionError, match="tcp://127.0.0.1:1"):
+        connect("tcp://127.0.0.1:1", timeout=2)
+
+
+def _die_once(df: pd.DataFrame, marker: str, partition_info=None) -> pd.DataFrame:
+    """Kill the worker process running partition 5 the first time it is computed (the marker file remembers)."""
+    if partition_info is not None and partition_info["number"] == 5 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return df
+
+
+def test_worker_killed_mid_run_gives_same_result(client, freq, census, tmp_path):
+    """A worker process dies while the partitions are reduced: distributed reruns its tasks on the other worker
+    (the nanny restarts the dead one) and the frequency set is the same."""
+    df, schema, _ = census
+    d = tmp_path / "fault"
+    d.mkdir()
+    for i in range(10):
+        df.iloc[i * 10_000:(i + 1) * 10_000].to_parquet(d / f"part-{i:02d}.parquet")
+    marker = str(tmp_path / "died")
+    ddf = dd.read_parquet(str(d)).map_partitions(_die_once, marker)
+    f = FrequencySet.from_dask(ddf, schema, sensitive="salary")
+    assert os.path.exists(marker)  # the worker did die mid-run
+    np.testing.assert_array_equal(f.codes, freq.codes)
+    np.testing.assert_array_equal(f.counts, freq.counts)
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.slow
+def test_million_rows_equal(client, tmp_path):
+    write_census_parquet(str(tmp_path / "c"), 1_000_000, chunk_rows=250_000, seed=11)
+    schema = synthetic_census_schema(n_qi=5)
+    f = FrequencySet.from_dask(dd.read_parquet(str(tmp_path / "c")), schema, sensitive="salary")
+    table = Table.from_pandas(pd.read_parquet(tmp_path / "c"), schema)
+    mem = memory_search(table, [KAnonymity(5)], 0.04, "dm_star")
+    res = lattice_search(f, [KAnonymity(5)], 0.04, "dm_star")
+    assert (res.levels, res.score, res.n_suppressed) == (mem.partition.levels, mem.metrics["dm_star"],
+                                                        mem.achieved["n_suppressed"])
