@@ -12,11 +12,11 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from anoncore import Table  # noqa: E402
-from anoncore.datasets.census import synthetic_census_frame, synthetic_census_schema  # noqa: E402
-from anoncore.distributed import FrequencySet, lattice_search  # noqa: E402
-from anoncore.distributed.publish import audit_published, publish_parquet, write_census_parquet  # noqa: E402
-from anoncore.models import (  # noqa: E402
+from anoncore import Table
+from anoncore.datasets.census import synthetic_census_frame, synthetic_census_schema
+from anoncore.distributed import FrequencySet, lattice_search
+from anoncore.distributed.publish import audit_published, publish_parquet, write_census_parquet
+from anoncore.models import (
     DistinctLDiversity,
     EntropyLDiversity,
     EqualDistanceTCloseness,
@@ -24,7 +24,7 @@ from anoncore.models import (  # noqa: E402
     KAnonymity,
     RecursiveCLDiversity,
 )
-from anoncore.static.lattice import lattice_search as memory_search  # noqa: E402
+from anoncore.static.lattice import lattice_search as memory_search
 
 N = 100_000
 
@@ -243,7 +243,7 @@ def test_cli_anonymize_and_audit_parquet(client, tmp_path, census):
     (tmp_path / "sex.csv").write_text("male;*\nfemale;*\n")
     races = sorted(small["race"].unique())
     (tmp_path / "race.csv").write_text("".join(f"{r};*\n" for r in races))
-    (tmp_path / "age.csv").write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(0, 120)))
+    (tmp_path / "age.csv").write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(120)))
     schema = tmp_path / "schema.toml"
     schema.write_text('[attributes.age]\nrole = "quasi_identifier"\nhierarchy = "age.csv"\n'
                       '[attributes.sex]\nrole = "quasi_identifier"\nhierarchy = "sex.csv"\n'

@@ -39,9 +39,10 @@ def connect(address: str | None = None, timeout: float = 5.0) -> Any:
     except ImportError:
         raise RuntimeError("Parquet input runs on Dask: pip install 'anoncore[dask]'.") from None
     if address is None:
-        return distributed.Client(distributed.LocalCluster(processes=True, dashboard_address=None))
+        return distributed.Client(distributed.LocalCluster(  # type: ignore[no-untyped-call]
+            processes=True, dashboard_address=None))
     try:
-        return distributed.Client(address, timeout=timeout)
+        return distributed.Client(address, timeout=timeout)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as e:
         raise ConnectionError(f"No Dask scheduler answers at {address!r} ({type(e).__name__}: {e}); start one "
                               f"with `dask scheduler` or leave --scheduler out for a local cluster.") from e

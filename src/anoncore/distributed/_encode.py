@@ -51,7 +51,7 @@ def encode_column(a: Attribute, s: pd.Series, partition: int, offset: int = 0) -
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"Value {s.iloc[i]!r} of column {a.name!r} (partition {partition}, row {i + offset}) is "
                              f"missing from its hierarchy {h.name!r}.")
-        return pos.astype(np.int32)
+        return np.asarray(pos, dtype=np.int32)
     codes_u, uniques = pd.factorize(s, sort=False)
     lookup = h.leaf_lookup()
     mapped = np.empty(len(uniques), dtype=np.int32)
@@ -65,7 +65,7 @@ def encode_column(a: Attribute, s: pd.Series, partition: int, offset: int = 0) -
             raise ValueError(f"Value {lab!r} of column {a.name!r} (partition {partition}, row {row + offset}) is "
                              f"missing from its hierarchy {h.name!r}.")
         mapped[i] = code
-    return mapped[codes_u]
+    return np.asarray(mapped[codes_u], dtype=np.int32)
 
 
 def encode_frame(df: pd.DataFrame, attrs: list[Attribute], partition: int) -> NDArray[np.int32]:
@@ -82,4 +82,4 @@ def encode_frame(df: pd.DataFrame, attrs: list[Attribute], partition: int) -> ND
 def decode_labels(h: Hierarchy, nodes: NDArray[Any]) -> NDArray[Any]:
     """Labels of hierarchy nodes."""
     labels = np.asarray(h.labels, dtype=object)
-    return labels[nodes]
+    return np.asarray(labels[nodes])

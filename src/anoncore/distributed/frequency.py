@@ -38,8 +38,8 @@ def _group(codes: NDArray[np.int32], counts: NDArray[np.int64], radix: list[int]
     else:  # many columns: pandas groups the tuples
         ids = pd.MultiIndex.from_arrays([codes[:, j] for j in range(codes.shape[1])]).factorize(sort=False)[0]
     G = int(ids.max()) + 1
-    first = np.full(G, codes.shape[0], dtype=np.int64)
-    np.minimum.at(first, ids, np.arange(codes.shape[0], dtype=np.int64))
+    first = np.empty(G, dtype=np.int64)
+    first[ids[::-1]] = np.arange(codes.shape[0] - 1, -1, -1, dtype=np.int64)  # the last write (first row) wins
     tot = np.bincount(ids, weights=counts, minlength=G)
     return np.ascontiguousarray(codes[first]), np.rint(tot).astype(np.int64) if tot.dtype != np.int64 else tot
 
@@ -165,20 +165,22 @@ class FrequencySet:
             On a value outside a hierarchy (naming column, partition and row), a missing column, a column whose
             dtype differs from the other partitions', an empty partition.
         """
-        import dask
         import dask.bag as db
+        from dask.delayed import delayed
 
         qis, sa = resolved_columns(schema, sensitive)
         attrs = tuple(qis + ([sa] if sa is not None else []))
-        meta = getattr(ddf, "_meta", None)
-        dtypes = {a.name: str(meta[a.name].dtype) for a in attrs if meta is not None and a.name in meta.columns}
-        missing = [a.name for a in attrs if meta is not None and a.name not in meta.columns]
+        meta: Any = getattr(ddf, "_meta", None)
+        if meta is None:
+            raise TypeError(f"FrequencySet.from_dask expects a dask DataFrame. Got {type(ddf).__name__} instead.")
+        dtypes = {a.name: str(meta[a.name].dtype) for a in attrs if a.name in meta.columns}
+        missing = [a.name for a in attrs if a.name not in meta.columns]
         if missing:
             raise ValueError(f"The data has no column {missing[0]!r} (columns: {list(map(str, meta.columns))}).")
         parts = ddf.to_delayed()
         sa_name = sa.name if sa is not None else None
-        chunks = [dask.delayed(_partition_items)(p, i, attrs, dtypes, sa_name) for i, p in enumerate(parts)]
-        bag = db.from_delayed(chunks)
+        chunks = [delayed(_partition_items)(p, i, attrs, dtypes, sa_name) for i, p in enumerate(parts)]
+        bag = db.from_delayed(chunks)  # type: ignore[no-untyped-call]
         out = bag.reduction(_merge_seq, _merge_seq, split_every=split_every).compute()
         if out is None or out.n_items == 0:
             raise ValueError("The data has no row.")
@@ -210,4 +212,5 @@ def _merge_seq(seq: Any) -> FrequencySet | None:
     lst = [x for x in seq if x is not None]
     if not lst:
         return None
-    return lst[0] if len(lst) == 1 else lst[0].merge(*lst[1:])
+    first: FrequencySet = lst[0]
+    return first if len(lst) == 1 else first.merge(*lst[1:])

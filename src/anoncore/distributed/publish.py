@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from anoncore._validation import check_n_threads
 from anoncore.audit import _check_models, _class_values
 from anoncore.data.schema import Attribute, Schema
-from anoncore.distributed._encode import encode_column, encode_frame, resolved_columns
+from anoncore.distributed._encode import encode_column, encode_frame
 from anoncore.distributed.frequency import FrequencySet
 from anoncore.distributed.search import FrequencyResult
 

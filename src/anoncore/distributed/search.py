@@ -25,6 +25,9 @@ from anoncore.static.lattice import (
 
 __all__ = ["FrequencyResult", "lattice_search"]
 
+# the binding's structs (EngineConfig with its ``counts`` field, NodeResult, SearchResult), untyped here
+_lat: Any = _core.lattice
+
 
 @dataclass(frozen=True)
 class FrequencyResult:
@@ -123,7 +126,7 @@ def lattice_search(freq: FrequencySet, models: Any, suppression_limit: float = 0
             if freq.sensitive is None or (want is not None and want != freq.sensitive):
                 raise ValueError(f"{type(m).__name__} needs the sensitive attribute {want or '(any)'}; the frequency "
                                  f"set was built with sensitive={freq.sensitive!r}.")
-        crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
+        crit.append(_lat.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
     r = freq.n_qi
     gens, lcs, nus, heights = [], [], [], []
     for j in range(r):
@@ -131,9 +134,9 @@ def lattice_search(freq: FrequencySet, models: Any, suppression_limit: float = 0
         gen, lcc, sizes = _hierarchy_levels(h)  # type: ignore[arg-type]
         gens.append(gen)
         lcs.append(lcc)
-        nus.append(_nu_bases(freq, j, gen, sizes) if metric in ("entropy", "entropy_nm") else np.zeros(h.height + 1))
+        nus.append(_nu_bases(freq, j, gen, sizes) if metric in ("entropy", "entropy_nm") else np.zeros(gen.shape[1]))
         heights.append(int(h.height))  # type: ignore[union-attr]
-    cfg = _core.lattice.EngineConfig()
+    cfg = _lat.EngineConfig()
     cfg.codes = np.ascontiguousarray(freq.codes[:, :r], dtype=np.int32)
     cfg.counts = np.ascontiguousarray(freq.counts, dtype=np.int64)
     cfg.gens, cfg.heights, cfg.leaf_counts, cfg.nu_bases = gens, np.asarray(heights, dtype=np.int32), lcs, nus
@@ -151,7 +154,7 @@ def lattice_search(freq: FrequencySet, models: Any, suppression_limit: float = 0
     cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
     cfg.limit, cfg.n_threads, cfg.packed, cfg.weights = limit, nt, True, wts
     t0 = time.perf_counter()
-    engine = _core.lattice.Engine(cfg)
+    engine = _lat.Engine(cfg)
     out = engine.optimal(False, True)
     secs = time.perf_counter() - t0
     if not out.feasible:
