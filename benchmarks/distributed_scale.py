@@ -66,7 +66,7 @@ def main() -> None:
             t0 = time.perf_counter()
             freq = FrequencySet.from_dask(dd.read_parquet(data), schema, sensitive="salary")
             t1 = time.perf_counter()
-            res = lattice_search(freq, models, args.suppression, "dm_star")
+            res = lattice_search(freq, models, suppression_limit=args.suppression, metric="dm_star")
             t2 = time.perf_counter()
             peak = max(worker_peak_rss(client).values())
         row = {"rows": freq.n_rows, "workers": nw, "items": freq.n_items, "freq_s": round(t1 - t0, 2),
@@ -85,10 +85,10 @@ def main() -> None:
             n += len(parts[-1])
         df = pd.concat(parts, ignore_index=True)
         t0 = time.perf_counter()
-        mem = memory_search(Table.from_pandas(df, schema), models, args.suppression, "dm_star")
+        mem = memory_search(Table.from_pandas(df, schema), models, suppression_limit=args.suppression, metric="dm_star")
         t_mem = time.perf_counter() - t0
         freq = FrequencySet.from_table(Table.from_pandas(df, schema), sensitive="salary")
-        res = lattice_search(freq, models, args.suppression, "dm_star")
+        res = lattice_search(freq, models, suppression_limit=args.suppression, metric="dm_star")
         same = (res.levels, res.score, res.n_suppressed) == (mem.partition.levels, mem.metrics["dm_star"],
                                                              mem.achieved["n_suppressed"])
         print(f"check on {len(df):,} rows: in memory {t_mem:.1f} s, same optimum: {same}")

@@ -88,8 +88,8 @@ CASES = [
 @pytest.mark.parametrize("models,sup,metric", CASES, ids=[f"{type(c[0][-1]).__name__}-{c[2]}" for c in CASES])
 def test_search_on_frequency_set_equals_in_memory(freq, census, models, sup, metric):
     _, _, table = census
-    mem = memory_search(table, models, sup, metric)
-    res = lattice_search(freq, models, sup, metric)
+    mem = memory_search(table, models, suppression_limit=sup, metric=metric)
+    res = lattice_search(freq, models, suppression_limit=sup, metric=metric)
     assert res.levels == mem.partition.levels
     assert res.score == mem.metrics[metric]  # the same bits: items in first-appearance order
     assert res.n_suppressed == mem.achieved["n_suppressed"]
@@ -101,8 +101,8 @@ def test_from_counts_pre_aggregated(census):
     cols = list(schema.quasi_identifiers) + ["salary"]
     agg = df.groupby(cols, sort=False).size().rename("n").reset_index()
     f = FrequencySet.from_counts(agg, schema, count="n", sensitive="salary")
-    res = lattice_search(f, [KAnonymity(5)], 0.04, "dm_star")
-    mem = memory_search(table, [KAnonymity(5)], 0.04, "dm_star")
+    res = lattice_search(f, [KAnonymity(5)], suppression_limit=0.04, metric="dm_star")
+    mem = memory_search(table, [KAnonymity(5)], suppression_limit=0.04, metric="dm_star")
     assert res.levels == mem.partition.levels and res.n_suppressed == mem.achieved["n_suppressed"]
 
 
@@ -116,7 +116,7 @@ def test_publish_and_audit(client, tmp_path, census):
     ddf = dd.read_parquet(str(src))
     f = FrequencySet.from_dask(ddf, schema, sensitive="salary")
     models = [KAnonymity(5), DistinctLDiversity(2)]
-    res = lattice_search(f, models, 0.04, "loss")
+    res = lattice_search(f, models, suppression_limit=0.04, metric="loss")
     out = tmp_path / "out"
     report = publish_parquet(ddf, schema, res, str(out))
     assert report["n_published"] + report["n_suppressed"] == N
@@ -125,7 +125,7 @@ def test_publish_and_audit(client, tmp_path, census):
     assert len(pub) == report["n_published"]
     # every published class has at least k rows (independent check by pandas)
     assert pub.groupby(list(schema.quasi_identifiers)).size().min() >= 5
-    mem = memory_search(table, models, 0.04, "loss")
+    mem = memory_search(table, models, suppression_limit=0.04, metric="loss")
     aud = audit_published(dd.read_parquet(str(out)), schema, models, original=f)
     for ma in mem.achieved:
         if "." in ma:
@@ -212,8 +212,8 @@ def test_million_rows_equal(client, tmp_path):
     schema = synthetic_census_schema(n_qi=5)
     f = FrequencySet.from_dask(dd.read_parquet(str(tmp_path / "c")), schema, sensitive="salary")
     table = Table.from_pandas(pd.read_parquet(tmp_path / "c"), schema)
-    mem = memory_search(table, [KAnonymity(5)], 0.04, "dm_star")
-    res = lattice_search(f, [KAnonymity(5)], 0.04, "dm_star")
+    mem = memory_search(table, [KAnonymity(5)], suppression_limit=0.04, metric="dm_star")
+    res = lattice_search(f, [KAnonymity(5)], suppression_limit=0.04, metric="dm_star")
     assert (res.levels, res.score, res.n_suppressed) == (mem.partition.levels, mem.metrics["dm_star"],
                                                         mem.achieved["n_suppressed"])
 
@@ -259,7 +259,7 @@ def test_cli_anonymize_and_audit_parquet(client, tmp_path, census):
     from anoncore import Schema
 
     table = Table.from_pandas(small, Schema.from_toml(str(schema)))
-    mem = mem_search(table, [KAnonymity(20)], 0.01, "dm_star")
+    mem = mem_search(table, [KAnonymity(20)], suppression_limit=0.01, metric="dm_star")
     assert tuple(doc["levels"]) == mem.partition.levels
     assert doc["n_suppressed"] == mem.achieved["n_suppressed"]
     assert doc["publish"]["n_published"] + doc["publish"]["n_suppressed"] == 60_000

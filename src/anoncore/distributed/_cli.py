@@ -98,7 +98,8 @@ def run_anonymize(args: argparse.Namespace, out: TextIO) -> int:
             freq = FrequencySet.from_dask(ddf, schema, sensitive=sa)
             bar.advance(step="optimal lattice search")
             models = [s.build() for s in args.model]
-            res = lattice_search(freq, models, args.suppression_limit, args.metric, n_threads=args.threads)
+            res = lattice_search(freq, models, suppression_limit=args.suppression_limit, metric=args.metric,
+                                 n_threads=args.threads)
             bar.advance(step="publishing")
             counts = None
             audit = None

@@ -89,7 +89,7 @@ def _nu_bases(freq: FrequencySet, j: int, gen: NDArray[np.int32], n_nodes: list[
     return nu
 
 
-def lattice_search(freq: FrequencySet, models: Any, suppression_limit: float = 0.0, metric: str = "loss", *,
+def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float = 0.0, metric: str = "loss",
                    gs_factor: float = 0.5, aggregate: str = "geometric_mean", weights: Any = None,
                    n_threads: int | None = None) -> FrequencyResult:
     """The globally optimal full-domain generalization of the rows a frequency set stands for.
