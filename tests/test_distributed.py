@@ -274,3 +274,44 @@ def test_cli_anonymize_and_audit_parquet(client, tmp_path, census):
     code, text = _cli(["anonymize", str(d), "--schema", str(schema), "--algorithm", "flash", "--model", "k=20",
                        "--output", str(out2), "--scheduler", "tcp://127.0.0.1:1"])
     assert code != 0 and not out2.exists()
+
+
+# ------------------------------------------------------------------------------ weighted items (no cluster)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_weighted_items_equal_expanded_rows(census, seed):
+    """Oracle: the rows the counts stand for, expanded and searched in memory (random counts 1..40)."""
+    df, schema, _ = census
+    rng = np.random.default_rng(seed)
+    cols = [a.name for a in schema.attributes]
+    key = list(schema.quasi_identifiers) + ["salary"]
+    items = df[cols].drop_duplicates(subset=key).sample(400, random_state=seed).reset_index(drop=True)
+    items["n"] = rng.integers(1, 41, len(items))
+    f = FrequencySet.from_counts(items, schema, count="n", sensitive="salary")
+    rows = items.loc[items.index.repeat(items["n"])].drop(columns="n").reset_index(drop=True)
+    table = Table.from_pandas(rows, schema)
+    for models, sup, metric in [([KAnonymity(4)], 0.05, "loss"), ([DistinctLDiversity(2)], 0.1, "dm"),
+                                ([KAnonymity(2), EqualDistanceTCloseness(0.4)], 0.1, "entropy")]:
+        mem = memory_search(table, models, suppression_limit=sup, metric=metric)
+        res = lattice_search(f, models, suppression_limit=sup, metric=metric)
+        assert (res.levels, res.score, res.n_suppressed) == (mem.partition.levels, mem.metrics[metric],
+                                                            mem.achieved["n_suppressed"])
+        # the suppressed items are exactly the items of the suppressed rows
+        sup_rows = np.repeat(res.suppressed_items, items["n"].to_numpy())
+        np.testing.assert_array_equal(sup_rows, mem.partition.suppressed)
+
+
+def test_publish_refuses_changed_input_and_writes_nothing(client, tmp_path, census):
+    df, schema, _ = census
+    d = tmp_path / "in"
+    d.mkdir()
+    df.iloc[:20_000].to_parquet(d / "a.parquet")
+    f = FrequencySet.from_dask(dd.read_parquet(str(d)), schema, sensitive="salary")
+    res = lattice_search(f, [KAnonymity(5)], suppression_limit=0.04, metric="dm_star")
+    df.iloc[20_000:21_000].to_parquet(d / "b.parquet")  # the data changed after the search
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="nothing written"):
+        publish_parquet(dd.read_parquet(str(d)), schema, res, str(out))
+    assert not out.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".out")]
+    publish_parquet(dd.read_parquet(str(d / "a.parquet")), schema, res, str(out))
+    with pytest.raises(FileExistsError):
+        publish_parquet(dd.read_parquet(str(d / "a.parquet")), schema, res, str(out))
