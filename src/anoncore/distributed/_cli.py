@@ -102,13 +102,21 @@ def run_anonymize(args: argparse.Namespace, out: TextIO) -> int:
                                  n_threads=args.threads)
             bar.advance(step="publishing")
             counts = None
-            audit = None
+            audit: dict[str, Any] | None = None
             if args.output is not None:
-                counts = publish_parquet(ddf, schema, res, args.output)
-                bar.advance(step="auditing the output")
                 import dask.dataframe as dd
 
-                audit = audit_published(dd.read_parquet(args.output), schema, models, original=freq)
+                def verify(tmp: str) -> bool:  # the audit of the files, before they appear under --output
+                    nonlocal audit
+                    bar.advance(step="auditing the output")
+                    audit = audit_published(dd.read_parquet(tmp), schema, models, original=freq)
+                    return bool(audit["passed"])
+
+                try:
+                    counts = publish_parquet(ddf, schema, res, args.output, verify=verify)
+                except RuntimeError:
+                    if audit is None or audit["passed"]:
+                        raise
             bar.advance()
     finally:
         client.close()
@@ -125,7 +133,8 @@ def run_anonymize(args: argparse.Namespace, out: TextIO) -> int:
         if audit is not None:
             out.write(f"audit {'passed' if audit['passed'] else 'FAILED'}: "
                       + ", ".join(f"{k} {v}" for k, v in audit.items() if "." in k) + "\n")
-            out.write(f"Published table written to {args.output}\n")
+            out.write(f"Published table written to {args.output}\n" if counts is not None else
+                      "Audit failed: nothing written.\n")
     return 1 if audit is not None and not audit["passed"] else 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,14 @@ def _generalize_partition(df: pd.DataFrame, qis: list[Attribute], levels: tuple[
 
 
 def publish_parquet(ddf: Any, schema: Schema, result: FrequencyResult, path: str,
-                    overwrite: bool = False) -> dict[str, int]:
+                    overwrite: bool = False, verify: Callable[[str], bool] | None = None) -> dict[str, int]:
     """Apply the chosen levels to every partition (quasi-identifiers replaced by their generalized labels, the
     classes the search suppressed left out) and write Parquet to ``path`` atomically: the files are written to
     a temporary folder beside ``path`` and renamed once complete, so ``path`` appears only with every row.
 
     Returns ``{"n_rows", "n_published", "n_suppressed"}``; raises RuntimeError (and writes nothing) when the
-    published and suppressed rows do not add up to the input rows.
+    published and suppressed rows do not add up to the input rows, or when ``verify`` (called with the
+    temporary folder, e.g. an audit of the files) returns False.
     """
     import pyarrow.parquet as pq
 
@@ -77,6 +79,8 @@ def publish_parquet(ddf: Any, schema: Schema, result: FrequencyResult, path: str
         if n_pub + result.n_suppressed != n:
             raise RuntimeError(f"Published {n_pub} rows and suppressed {result.n_suppressed} of {n}: the input "
                                f"changed since its frequency set was built; nothing written.")
+        if verify is not None and not verify(tmp):
+            raise RuntimeError("The published table failed its check (audit); nothing written.")
         if os.path.exists(path):
             shutil.rmtree(path)
         os.rename(tmp, path)
