@@ -38,6 +38,8 @@ struct EngineConfig {
   int n_threads = 1;
   bool packed = true;                      // allow the packed 64-bit class keys
   std::optional<BottomHandle> bottom;      // a BottomState of an earlier Engine on the same table
+  CArray<int64_t> counts;                  // (n_items,) > 0: codes/sa_codes are weighted items (a frequency
+                                           // set, anoncore.distributed); empty: one row each
 };
 
 /// The optimal search's result with its trace (bound as SearchResult).
@@ -66,6 +68,11 @@ std::unique_ptr<Engine> make_engine(const EngineConfig& c) {
                          c.gs_factor, c.weights};
   std::shared_ptr<const lattice::BottomState> reuse = c.bottom ? c.bottom->p : nullptr;
   std::vector<lattice::Criterion> crit = c.criteria;
+  if (c.counts.size() > 0) {
+    auto w = span_of(c.counts, "counts", X.rows);
+    py::gil_scoped_release nogil;
+    return std::make_unique<Engine>(X, w, std::move(qis), sa, std::move(crit), ms, c.limit, c.n_threads, c.packed);
+  }
   py::gil_scoped_release nogil;
   return std::make_unique<Engine>(X, std::move(qis), sa, std::move(crit), ms, c.limit, c.n_threads, c.packed,
                                   std::move(reuse));
@@ -101,7 +108,8 @@ void bind_results(py::module_ m) {
       .def_readwrite("limit", &EngineConfig::limit)
       .def_readwrite("n_threads", &EngineConfig::n_threads)
       .def_readwrite("packed", &EngineConfig::packed)
-      .def_readwrite("bottom", &EngineConfig::bottom);
+      .def_readwrite("bottom", &EngineConfig::bottom)
+      .def_readwrite("counts", &EngineConfig::counts);
   py::class_<NodeResult>(m, "NodeResult", "What an evaluation of one node gives (see lattice.hpp).")
       .def_readonly("feasible", &NodeResult::feasible)
       .def_readonly("n_classes", &NodeResult::n_classes)
@@ -150,6 +158,7 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("reused_bottom", &Engine::reused_bottom)
       .def_property_readonly("n_qi", &Engine::n_qi)
       .def_property_readonly("n_rows", &Engine::n_rows)
+      .def_property_readonly("n_items", &Engine::n_items)
       .def_property_readonly("bottom_classes", &Engine::bottom_classes)
       .def_property_readonly("heights", &Engine::heights)
       .def_property_readonly("predicate_monotone", &Engine::predicate_monotone)
@@ -184,10 +193,10 @@ void bind_lattice(py::module_ m) {
          "ARX Loss of the node with only the classes below the minimal size suppressed (lower bound).")
       .def("classify", [](Engine& e, const CArray<int32_t>& lv, bool clean) {
         auto s = span_of(lv, "levels", e.n_qi());
-        CArray<int64_t> labels(e.n_rows());
-        py::array_t<bool> sup(e.n_rows());
-        MutSpan<int64_t> ls{labels.mutable_data(), e.n_rows()};
-        MutSpan<uint8_t> ss{reinterpret_cast<uint8_t*>(sup.mutable_data()), e.n_rows()};
+        CArray<int64_t> labels(e.n_items());
+        py::array_t<bool> sup(e.n_items());
+        MutSpan<int64_t> ls{labels.mutable_data(), e.n_items()};
+        MutSpan<uint8_t> ss{reinterpret_cast<uint8_t*>(sup.mutable_data()), e.n_items()};
         NodeResult r;
         std::vector<int64_t> first;
         {

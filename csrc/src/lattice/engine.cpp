@@ -281,6 +281,7 @@ Engine::~Engine() = default;
 
 int64_t Engine::n_qi() const { return impl_->r; }
 int64_t Engine::n_rows() const { return impl_->n; }
+int64_t Engine::n_items() const { return static_cast<int64_t>(impl_->row_class->size()); }
 int64_t Engine::bottom_classes() const { return impl_->bottom->n_classes; }
 int64_t Engine::evaluations() const { return impl_->n_eval; }
 std::shared_ptr<const BottomState> Engine::bottom_state() const {
@@ -377,7 +378,8 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
   const int64_t* rc = I.row_class->data();
   int64_t next = 0;
   if (first != nullptr) first->clear();
-  for (int64_t i = 0; i < I.n; ++i) {
+  const auto n_items = static_cast<int64_t>(I.row_class->size());  // rows, or weighted items (from_counts.cpp)
+  for (int64_t i = 0; i < n_items; ++i) {
     const int32_t c = mp[rc[i]];
     labels[i] = c;
     if (c >= next) {
@@ -387,10 +389,10 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
     }
   }
   if (clean) {
-    std::fill(suppressed.data, suppressed.data + I.n, uint8_t{0});
+    std::fill(suppressed.data, suppressed.data + n_items, uint8_t{0});
     map.swap(s.ids);
   } else {
-    for (int64_t i = 0; i < I.n; ++i) suppressed[i] = s.viol[static_cast<size_t>(mp[rc[i]])];
+    for (int64_t i = 0; i < n_items; ++i) suppressed[i] = s.viol[static_cast<size_t>(mp[rc[i]])];
   }
   return res;
 }

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from anoncore.cli import _common as _cli
 from anoncore.cli import risk as _risk
+from anoncore.distributed import _cli as _dask_cli
 
 __all__ = ["ALGORITHMS", "SUPPRESSED_EC", "Algorithm", "add_arguments", "published_frame", "register",
            "register_algorithm", "run"]
@@ -215,6 +216,7 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     p.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
     _risk.add_risk_arguments(p)
+    _dask_cli.add_arguments(p)  # --scheduler (Parquet DATA: anoncore.distributed)
 
 
 def _check_needs(alg: Algorithm, args: argparse.Namespace) -> None:
@@ -280,6 +282,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore._progress import Progress
     from anoncore.data.schema import Schema
 
+    if _dask_cli.is_parquet(args.data):  # a folder or glob of Parquet files: on Dask
+        return _dask_cli.run_anonymize(args, out)
     alg = ALGORITHMS[args.algorithm]
     _check_needs(alg, args)
     if args.data != "-" and not os.path.exists(args.data):

@@ -28,6 +28,7 @@ from anoncore.cli._common import (
     models_help,
     read_table,
 )
+from anoncore.distributed import _cli as _dask_cli
 
 # ---------------------------------------------------------------------------------------------------------
 # audit
@@ -211,8 +212,11 @@ def register(sub: Any) -> None:
     add_input_arguments(a)
     a.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     a.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
+    _dask_cli.add_arguments(a)  # --scheduler (Parquet DATA: anoncore.distributed)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``anoncore audit``."""
+    if _dask_cli.is_parquet(args.data):  # a folder or glob of Parquet files: on Dask
+        return _dask_cli.run_audit(args, out)
     return _cmd_audit(args, out)

@@ -304,6 +304,10 @@ struct Engine::Impl {
   void init_sensitive(const SensitiveInput& sa, const BottomState* reuse);
   void init_scratch();
   void build_bottom(Matrix<int32_t> codes, const std::vector<uint64_t>& rk, const SensitiveInput& sa);
+  // ---- construction from weighted items (from_counts.cpp) -----------------------------------------------
+  void init_engine(Matrix<int32_t> codes, const std::vector<QiInput>& qis, std::vector<Criterion> criteria,
+                   MetricSpec metric, int64_t lim, int threads, bool allow_packed, int64_t sa_m);
+  void build_from_items(Matrix<int32_t> codes, const int64_t* w, const SensitiveInput& sa);
 };
 
 

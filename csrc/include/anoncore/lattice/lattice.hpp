@@ -120,12 +120,21 @@ class Engine {
   Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
          MetricSpec metric, int64_t limit, int n_threads, bool allow_packed = true,
          std::shared_ptr<const BottomState> reuse = nullptr);
+  /// Builds the bottom frequency set from weighted items instead of rows (a frequency set: anoncore.distributed):
+  /// item i (leaf codes qi_codes row i, sensitive code sa.codes[i] when a criterion needs it) stands for
+  /// weights[i] >= 0 identical rows. Every result equals that of the row constructor on the rows the items
+  /// stand for, taken in item order (with items in order of first appearance over those rows, the same bits);
+  /// classify then labels items, not rows. Defined in from_counts.cpp.
+  Engine(Matrix<int32_t> qi_codes, Span<int64_t> weights, std::vector<QiInput> qis, SensitiveInput sa,
+         std::vector<Criterion> criteria, MetricSpec metric, int64_t limit, int n_threads, bool allow_packed = true);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   int64_t n_qi() const;
   int64_t n_rows() const;
+  /// Rows (or weighted items) that classify labels: n_rows() unless built from weighted items.
+  int64_t n_items() const;
   int64_t bottom_classes() const;
   std::vector<int32_t> heights() const;
   /// true when feasibility is upward closed (all criteria monotone under suppression, or limit 0).
