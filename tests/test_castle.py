@@ -661,3 +661,22 @@ def test_large_hierarchy_without_lookup_table_equals_reference() -> None:
     assert list(zip(cl["il"].tolist(), cl["tau"].tolist(), cl["kept"].tolist())) == table
     check_castle({"position": np.arange(1, n + 1), "pid": data["pid"], "num": data["v"], "cat": np.array(cat)},
                  out, k=3, delta=15, mu=4, domains=[(0, 20)], hierarchies=[big])
+
+
+def test_push_refuses_sensitive_values_missing_or_outside_the_hierarchy() -> None:
+    # issue 18 item 14: such values were accepted silently; the batch is refused before any state changes
+    from anoncore import Attribute, Hierarchy, Schema
+    from anoncore.stream import Castle
+
+    h = Hierarchy.from_nested({"*": {"resp": ["flu", "cold"], "dig": ["ulcer"]}}, name="d")
+    schema = Schema([Attribute("v", "quasi_identifier", "numeric", domain=(0, 100)),
+                     Attribute("d", "sensitive", hierarchy=h), Attribute("pid", "pid")])
+    for bad, match in ((["flu", "zzz"], r"\['zzz'\] of column 'd'.*batch row 2"),
+                       (["flu", None], r"'d'.*1 missing value.*batch row 2"),
+                       (["", "flu"], r"'d'.*missing value.*batch row 1")):
+        c = Castle(schema, k=2, delta=3, eta=3, mu=2, l=2, rng=0)
+        with pytest.raises(ValueError, match=match):
+            c.push({"v": [20, 22], "d": bad, "pid": np.arange(2)})
+        assert c.n_pending_ == 0
+        out = c.push({"v": [20, 22], "d": ["flu", "ulcer"], "pid": np.arange(2)})
+        assert out.n_released + out.n_suppressed + c.n_pending_ == 2

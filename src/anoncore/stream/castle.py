@@ -27,6 +27,7 @@ from anoncore.stream._common import (
     ReleaseRows,
     batch_positions,
     encode_batch_qis,
+    number_label,
     resolve_stream_schema,
 )
 from anoncore.stream._common import ro as _ro
@@ -275,6 +276,7 @@ class Castle:
                           f"delay bound, so every tuple will be suppressed.", UserWarning, stacklevel=2)
         seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
         self._spec = spec
+        self._sa_leaves = _sensitive_leaves(schema, spec.sensitive)
         self._core = _new_core(params, seed, spec)
         self._core.n_threads = threads
         self._py = _PyState(spec.passthrough)
@@ -341,6 +343,7 @@ class Castle:
         if self.closed_:
             raise RuntimeError("Castle.push was called after flush(): the stream is closed.")
         df = _as_frame(batch)
+        _check_sensitive(df, self._spec.sensitive, getattr(self, "_sa_leaves", None))
         enc = self._spec.encode(df, self._py, self._core.last_position)
         if enc["position"].size == 0:
             return self._release(_empty_events(self._spec))
@@ -660,6 +663,38 @@ class _StreamSpec:
         sa = np.zeros(n, dtype=np.int32) if self.sensitive is None else py.encode_sa(df[self.sensitive])
         cols = {c: df[c].to_numpy() for c in self.passthrough}
         return {"position": pos, "pid": pid, "sa": sa, "num": num, "cat": cat, "columns": cols}
+
+
+def _sensitive_leaves(schema: Schema | Table, name: str | None) -> frozenset[str] | None:
+    """The leaf labels of the sensitive attribute's hierarchy (None: no hierarchy, any value is allowed)."""
+    if name is None:
+        return None
+    sch = schema.schema if isinstance(schema, Table) else schema
+    h = sch[name].hierarchy
+    return None if h is None else frozenset(str(x) for x in h.leaves)
+
+
+def _check_sensitive(df: pd.DataFrame, name: str | None, leaves: frozenset[str] | None) -> None:
+    """Refuse a batch whose sensitive column has a missing value or a value outside its hierarchy, before any
+    tuple (or person id) enters the stream's state."""
+    if name is None or name not in df.columns:
+        return
+    col = df[name]
+    miss = col.isna().to_numpy()
+    if col.dtype == object or isinstance(col.dtype, pd.StringDtype):
+        miss = miss | (col.astype(str).str.strip() == "").to_numpy()
+    if miss.any():
+        i = int(np.flatnonzero(miss)[0])
+        raise ValueError(f"Column {name!r} (the sensitive attribute) has {int(miss.sum())} missing value(s); the "
+                         f"first at batch row {i + 1} (1-based). Castle needs a sensitive value for every tuple.")
+    if leaves is not None:
+        labels = col.map(lambda v: number_label(v) if isinstance(v, float) else str(v))
+        bad = ~labels.isin(leaves).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            vals = sorted(set(labels[bad].tolist()))[:5]
+            raise ValueError(f"Value(s) {vals} of column {name!r} (the sensitive attribute) are missing from its "
+                             f"hierarchy; the first at batch row {i + 1} (1-based).")
 
 
 _ROW_KEYS = ("position", "pid", "emitted_at", "gen_id", "mode", "num_lo", "num_hi", "cat_node")
