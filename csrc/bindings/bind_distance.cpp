@@ -123,6 +123,45 @@ void bind_class_kernels(py::module_& m) {
       py::arg("n_threads") = 0, "Per-class Jensen-Shannon divergence in the given log base.");
 }
 
+/// The row-batched EMD over a fixed global domain (SABRE_W's ground distance).
+void bind_row_kernels(py::module_& m) {
+  m.def(
+      "emd_rows_ordered",
+      [](const CArray<double>& q, const CArray<double>& p, int n_threads) {
+        auto qv = matrix_of(q, "q");
+        auto pv = span_of(p, "p", qv.cols);
+        CArray<double> out(qv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          distance::emd_rows_ordered(qv, pv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("q").noconvert(), py::arg("p").noconvert(), py::arg("n_threads") = 0,
+      "Ordered EMD |i - j| / (m - 1) over the whole domain of each row of q against p (numpy's arithmetic).");
+  m.def(
+      "emd_rows_hierarchical",
+      [](const CArray<double>& q, const CArray<double>& p, const CArray<int32_t>& parent,
+         const CArray<int32_t>& height, const CArray<int32_t>& leaf_start, const CArray<int32_t>& leaf_count,
+         int n_threads) {
+        auto qv = matrix_of(q, "q");
+        auto pv = span_of(p, "p", qv.cols);
+        auto h = hierarchy_view(parent, height, qv.cols, &leaf_start, &leaf_count);
+        CArray<double> out(qv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          distance::emd_rows_hierarchical(qv, pv, h, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("q").noconvert(), py::arg("p").noconvert(), py::arg("parent").noconvert(),
+      py::arg("height").noconvert(), py::arg("leaf_start").noconvert(), py::arg("leaf_count").noconvert(),
+      py::arg("n_threads") = 0,
+      "Hierarchical EMD height(LCA)/height(root) of each row of q against p (numpy's arithmetic).");
+}
+
 /// The pairwise kernels: one distribution against another.
 void bind_pair_kernels(py::module_& m) {
   m.def("emd_equal", &run_pair<distance::emd_equal>, py::arg("p").noconvert(), py::arg("q").noconvert(),
@@ -255,6 +294,7 @@ void bind_bucket_kernels(py::module_& m) {
 void bind_distance(py::module_ m) {
   m.doc() = "distance kernels: EMD, Hellinger, KL, JS, SABRE bucket bounds";
   bind_class_kernels(m);
+  bind_row_kernels(m);
   bind_pair_kernels(m);
   bind_bucket_kernels(m);
 }
