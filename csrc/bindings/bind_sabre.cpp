@@ -29,10 +29,6 @@ py::dict buckets_dict(const twophase::Buckets& b) {
   return d;
 }
 
-twophase::CoordTables coord_tables(const CArray<double>& values, const CArray<int64_t>& offsets, int64_t d) {
-  return {span_of(values, "coord_values"), span_of(offsets, "coord_offsets", d + 1)};
-}
-
 /// SABRE's first phase: buckets, the EC-size tree, the bucket-level distance.
 void bind_buckets(py::module_& m) {
   m.def(
@@ -193,11 +189,7 @@ void bind_sabre_run(py::module_& m) {
         cfg.k = k;
         cfg.tight_bound = tight;
         cfg.knn = knn;
-        cfg.slices = policy == 2;
-        cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
-        cfg.seed = seed;
-        cfg.n_threads = n_threads;
-        cfg.interrupt = python_interrupt_hook();
+        set_retrieval(cfg, policy, seed, n_threads);
         twophase::SabreOutput o;
         {
           py::gil_scoped_release nogil;
