@@ -5,7 +5,8 @@
 #   3. the type checks: tools/check_types.sh (mypy --strict and stubtest) when present; until then mypy is run
 #      for information only (not fatal),
 #   4. the sanitizer build and a fast subset under it (tools/sanitize.sh; ANONCORE_CI_SANITIZE=0 skips it),
-#   5. `asv check` of the asv suite against the installed anoncore (no environment is built).
+#   5. `asv check` of the asv suite against the installed anoncore (no environment is built),
+#   6. tools/check_rooms.py: no C++ file over 1,000 lines, no C++ function over 150 lines under csrc/.
 # Every step runs even when an earlier one fails; the script exits non-zero if any fatal step failed.
 # From a source tree without installing: PYTHONPATH=src tools/ci.sh (after tools/devbuild.sh).
 set -uo pipefail
@@ -48,6 +49,7 @@ if [ "${ANONCORE_CI_SANITIZE:-1}" != "0" ]; then
     tests/test_graph.py -m "not slow"
 fi
 step asv-check bash -c 'cd asv_benchmarks && python -m asv check --python=same'
+step rooms python tools/check_rooms.py csrc
 if [ ${#failed[@]} -gt 0 ]; then
   echo "== ci: failed: ${failed[*]}"
   exit 1

@@ -64,17 +64,13 @@ void bind_burel(py::module_ m) {
          uint64_t seed, int n_threads, bool balanced) {
         auto q = matrix_of(qi, "qi");
         auto s = span_of(sa, "sa", q.rows);
-        twophase::CoordTables ct{span_of(coord_values, "coord_values"), span_of(coord_offsets, "coord_offsets", q.cols + 1)};
+        auto ct = coord_tables(coord_values, coord_offsets, q.cols);
         twophase::BurelConfig cfg;
         cfg.beta = beta;
         cfg.enhanced = enhanced;
         cfg.strict = strict;
         cfg.balanced = balanced;
-        cfg.slices = policy == 2;
-        cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
-        cfg.seed = seed;
-        cfg.n_threads = n_threads;
-        cfg.interrupt = python_interrupt_hook();
+        set_retrieval(cfg, policy, seed, n_threads);
         twophase::BurelOutput o;
         {
           py::gil_scoped_release nogil;

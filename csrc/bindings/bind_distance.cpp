@@ -60,6 +60,22 @@ CArray<double> run_class_kernel(const CArray<int64_t>& hist, const CArray<int64_
   return out;
 }
 
+using BaseClassFn = void (*)(Matrix<int64_t>, Span<int64_t>, Span<int64_t>, double, MutSpan<double>, int);
+
+/// A per-class divergence in a log base (KL, JS) over (hist, sizes, reference), the GIL released.
+template <BaseClassFn K>
+CArray<double> run_class_kernel_base(const CArray<int64_t>& hist, const CArray<int64_t>& sizes,
+                                     const CArray<int64_t>& reference, double base, int n_threads) {
+  auto s = class_stats(hist, sizes, reference);
+  CArray<double> out(s.hist.rows);
+  auto ov = mut_span_of(out, "out");
+  {
+    py::gil_scoped_release nogil;
+    K(s.hist, s.sizes, s.reference, base, ov, n_threads);
+  }
+  return out;
+}
+
 using PairFn = double (*)(Span<double>, Span<double>);
 
 template <PairFn F>
@@ -68,10 +84,8 @@ double run_pair(const CArray<double>& p, const CArray<double>& q) {
   return F(pv, span_of(q, "q", pv.size));
 }
 
-}  // namespace
-
-void bind_distance(py::module_ m) {
-  m.doc() = "distance kernels: EMD, Hellinger, KL, JS, SABRE bucket bounds";
+/// The per-class kernels: every class histogram against one reference.
+void bind_class_kernels(py::module_& m) {
   m.def("emd_equal_classes", &run_class_kernel<distance::emd_equal_classes>, py::arg("hist").noconvert(),
         py::arg("sizes").noconvert(), py::arg("reference").noconvert(), py::arg("n_threads") = 0,
         "Per-class EMD with equal ground distance.");
@@ -100,36 +114,56 @@ void bind_distance(py::module_ m) {
       py::arg("parent").noconvert(), py::arg("height").noconvert(), py::arg("n_leaves"), py::arg("n_threads") = 0,
       "Per-class EMD with hierarchical ground distance (integer-exact, one post-order pass).");
   m.def(
-      "kl_classes",
-      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, const CArray<int64_t>& reference, double base,
-         int n_threads) {
-        auto s = class_stats(hist, sizes, reference);
-        CArray<double> out(s.hist.rows);
-        auto ov = mut_span_of(out, "out");
-        {
-          py::gil_scoped_release nogil;
-          distance::kl_classes(s.hist, s.sizes, s.reference, base, ov, n_threads);
-        }
-        return out;
-      },
+      "kl_classes", &run_class_kernel_base<distance::kl_classes>,
       py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("reference").noconvert(), py::arg("base"),
       py::arg("n_threads") = 0, "Per-class KL(class || reference) in the given log base.");
   m.def(
-      "js_classes",
-      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, const CArray<int64_t>& reference, double base,
-         int n_threads) {
-        auto s = class_stats(hist, sizes, reference);
-        CArray<double> out(s.hist.rows);
+      "js_classes", &run_class_kernel_base<distance::js_classes>,
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("reference").noconvert(), py::arg("base"),
+      py::arg("n_threads") = 0, "Per-class Jensen-Shannon divergence in the given log base.");
+}
+
+/// The row-batched EMD over a fixed global domain (SABRE_W's ground distance).
+void bind_row_kernels(py::module_& m) {
+  m.def(
+      "emd_rows_ordered",
+      [](const CArray<double>& q, const CArray<double>& p, int n_threads) {
+        auto qv = matrix_of(q, "q");
+        auto pv = span_of(p, "p", qv.cols);
+        CArray<double> out(qv.rows);
         auto ov = mut_span_of(out, "out");
         {
           py::gil_scoped_release nogil;
-          distance::js_classes(s.hist, s.sizes, s.reference, base, ov, n_threads);
+          distance::emd_rows_ordered(qv, pv, ov, n_threads);
         }
         return out;
       },
-      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("reference").noconvert(), py::arg("base"),
-      py::arg("n_threads") = 0, "Per-class Jensen-Shannon divergence in the given log base.");
+      py::arg("q").noconvert(), py::arg("p").noconvert(), py::arg("n_threads") = 0,
+      "Ordered EMD |i - j| / (m - 1) over the whole domain of each row of q against p (numpy's arithmetic).");
+  m.def(
+      "emd_rows_hierarchical",
+      [](const CArray<double>& q, const CArray<double>& p, const CArray<int32_t>& parent,
+         const CArray<int32_t>& height, const CArray<int32_t>& leaf_start, const CArray<int32_t>& leaf_count,
+         int n_threads) {
+        auto qv = matrix_of(q, "q");
+        auto pv = span_of(p, "p", qv.cols);
+        auto h = hierarchy_view(parent, height, qv.cols, &leaf_start, &leaf_count);
+        CArray<double> out(qv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          distance::emd_rows_hierarchical(qv, pv, h, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("q").noconvert(), py::arg("p").noconvert(), py::arg("parent").noconvert(),
+      py::arg("height").noconvert(), py::arg("leaf_start").noconvert(), py::arg("leaf_count").noconvert(),
+      py::arg("n_threads") = 0,
+      "Hierarchical EMD height(LCA)/height(root) of each row of q against p (numpy's arithmetic).");
+}
 
+/// The pairwise kernels: one distribution against another.
+void bind_pair_kernels(py::module_& m) {
   m.def("emd_equal", &run_pair<distance::emd_equal>, py::arg("p").noconvert(), py::arg("q").noconvert(),
         "EMD with equal ground distance between two distributions.");
   m.def("emd_ordered", &run_pair<distance::emd_ordered>, py::arg("p").noconvert(), py::arg("q").noconvert(),
@@ -161,7 +195,10 @@ void bind_distance(py::module_ m) {
         return distance::js_divergence(pv, span_of(q, "q", pv.size), base);
       },
       py::arg("p").noconvert(), py::arg("q").noconvert(), py::arg("base"), "JS(p, q) in the given log base.");
+}
 
+/// SABRE's bucket-level bounds and EMDs, and the exact EMD under a general ground distance.
+void bind_bucket_kernels(py::module_& m) {
   m.def(
       "cet_upper_ordered",
       [](const CArray<int64_t>& reference, const CArray<int32_t>& bucket_of, int64_t n_buckets) {
@@ -250,6 +287,16 @@ void bind_distance(py::module_ m) {
       },
       py::arg("counts").noconvert(), py::arg("totals").noconvert(), py::arg("ground").noconvert(),
       py::arg("n_threads") = 0, "Exact EMD per class under an arbitrary metric ground distance (transportation).");
+}
+
+}  // namespace
+
+void bind_distance(py::module_ m) {
+  m.doc() = "distance kernels: EMD, Hellinger, KL, JS, SABRE bucket bounds";
+  bind_class_kernels(m);
+  bind_row_kernels(m);
+  bind_pair_kernels(m);
+  bind_bucket_kernels(m);
 }
 
 }  // namespace anoncore::bindings

@@ -29,15 +29,8 @@ py::dict buckets_dict(const twophase::Buckets& b) {
   return d;
 }
 
-twophase::CoordTables coord_tables(const CArray<double>& values, const CArray<int64_t>& offsets, int64_t d) {
-  return {span_of(values, "coord_values"), span_of(offsets, "coord_offsets", d + 1)};
-}
-
-}  // namespace
-
-void bind_sabre(py::module_ m) {
-  m.doc() = "twophase kernels: SABRE bucketization, EC-size tree, Hilbert keys, retrieval";
-  bind_two_phase_result(m);
+/// SABRE's first phase: buckets, the EC-size tree, the bucket-level distance.
+void bind_buckets(py::module_& m) {
   m.def(
       "bucketize",
       [](const CArray<int64_t>& reference, double t, const py::object& hierarchy, bool tight) {
@@ -99,6 +92,10 @@ void bind_sabre(py::module_ m) {
       py::arg("counts").noconvert(), py::arg("sizes").noconvert(), py::arg("node").noconvert(),
       py::arg("lo").noconvert(), py::arg("hi").noconvert(), py::arg("n_present"), py::arg("hierarchy") = py::none(),
       py::arg("n_leaves") = 0, "Bucket-level EMD D(G) of each row of counts (closed forms of spec §3.3).");
+}
+
+/// The second phase's pieces: Hilbert keys, the (bucket, key, row) sort, the Hilbert-neighbour retrieval.
+void bind_retrieval(py::module_& m) {
   m.def(
       "hilbert_index",
       [](const CArray<uint32_t>& cells, int bits) {
@@ -174,6 +171,10 @@ void bind_sabre(py::module_ m) {
       py::arg("bucket_of_row").noconvert(), py::arg("n_buckets"), py::arg("leaves").noconvert(),
       py::arg("keys").noconvert(), py::arg("seed"), py::arg("policy") = 0, py::arg("n_threads") = 1,
       "Hilbert-neighbour materialization of EC recipes (SABRE-AK, BUREL).");
+}
+
+/// SABRE end to end.
+void bind_sabre_run(py::module_& m) {
   m.def(
       "sabre",
       [](const CArray<int32_t>& sa, int64_t m_codes, const CArray<int32_t>& qi, const CArray<double>& coord_values,
@@ -188,11 +189,7 @@ void bind_sabre(py::module_ m) {
         cfg.k = k;
         cfg.tight_bound = tight;
         cfg.knn = knn;
-        cfg.slices = policy == 2;
-        cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
-        cfg.seed = seed;
-        cfg.n_threads = n_threads;
-        cfg.interrupt = python_interrupt_hook();
+        set_retrieval(cfg, policy, seed, n_threads);
         twophase::SabreOutput o;
         {
           py::gil_scoped_release nogil;
@@ -206,6 +203,16 @@ void bind_sabre(py::module_ m) {
       py::arg("coord_offsets").noconvert(), py::arg("max_card"), py::arg("t"), py::arg("k"), py::arg("tight"),
       py::arg("knn"), py::arg("policy"), py::arg("seed"), py::arg("n_threads"), py::arg("hierarchy") = py::none(),
       "SABRE end to end: row labels, buckets, EC recipes, timings.");
+}
+
+}  // namespace
+
+void bind_sabre(py::module_ m) {
+  m.doc() = "twophase kernels: SABRE bucketization, EC-size tree, Hilbert keys, retrieval";
+  bind_two_phase_result(m);
+  bind_buckets(m);
+  bind_retrieval(m);
+  bind_sabre_run(m);
 }
 
 }  // namespace anoncore::bindings

@@ -11,6 +11,22 @@
 
 namespace anoncore::bindings {
 
+/// The QI coordinate tables (values, offsets) of d dimensions, as the two-phase kernels take them.
+inline twophase::CoordTables coord_tables(const CArray<double>& values, const CArray<int64_t>& offsets, int64_t d) {
+  return {span_of(values, "coord_values"), span_of(offsets, "coord_offsets", d + 1)};
+}
+
+/// The retrieval settings SABRE and BUREL take alike (policy 2: Hilbert slices, else the seed policy), with
+/// the seed, the threads and Python's interrupt hook.
+template <class Config>
+void set_retrieval(Config& cfg, int policy, uint64_t seed, int n_threads) {
+  cfg.slices = policy == 2;
+  cfg.policy = static_cast<twophase::SeedPolicy>(policy == 2 ? 0 : policy);
+  cfg.seed = seed;
+  cfg.n_threads = n_threads;
+  cfg.interrupt = python_interrupt_hook();
+}
+
 /// Hierarchy arrays (parent, height, leaf_start, leaf_count) as int32 C arrays, kept alive by the holder.
 struct HierarchyArg {
   CArray<int32_t> parent, height, leaf_start, leaf_count;

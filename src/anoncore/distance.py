@@ -29,6 +29,7 @@ __all__ = [
     "emd_equal",
     "emd_hierarchical",
     "emd_ordered",
+    "emd_to_reference",
     "hellinger",
     "js_divergence",
     "kl_divergence",
@@ -134,6 +135,47 @@ def emd_hierarchical(p: Any, q: Any, hierarchy: Hierarchy) -> float:
     pa, qa = _pair(p, q, "emd_hierarchical")
     h = _check_hierarchy(hierarchy, "emd_hierarchical", pa.size)
     return float(_core.distance.emd_hierarchical(pa, qa, h.parent, h.node_height, h.n_leaves))
+
+
+def emd_to_reference(q: Any, p: Any, hierarchy: Hierarchy | None = None, *,
+                     n_threads: int | None = None) -> NDArray[np.float64]:
+    """EMD of every row of ``q`` against ``p`` over a fixed global domain of m values (SABRE_W, spec A31).
+
+    ``q`` holds counts per value, shape (rows, m) or (m,); ``p`` reference counts (m,). Each row is normalised by
+    its total (a row without mass is compared as all zeros) and ``p`` by ``max(total, 1)``. Unlike
+    :func:`emd_ordered`, every value of the domain counts: the ordered ground distance is ``|i - j| / (m - 1)``
+    whether or not a value occurs; with ``hierarchy`` it is ``height(LCA) / height(root)`` over its leaves.
+    Returns one EMD per row: an array of shape (rows,), or one numpy float for a 1-D ``q``. The arithmetic is
+    numpy's formulation of these sums, operation for operation (SABRE_W's outputs depend on it bit for bit).
+
+    Examples
+    --------
+    >>> emd_to_reference([[1, 0, 0], [0, 0, 1]], [0, 0, 1]).tolist()
+    [1.0, 0.0]
+    """
+    caller = "emd_to_reference"
+    try:
+        qa = np.asarray(q, dtype=np.float64)
+        pa = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"The 'q' and 'p' parameters of {caller} must be array-likes of counts.") from None
+    one = qa.ndim == 1
+    q2 = np.ascontiguousarray(np.atleast_2d(qa))
+    if q2.ndim != 2 or pa.shape != (q2.shape[1],) or q2.shape[1] == 0:
+        raise ValueError(f"{caller} needs q of shape (rows, m) or (m,) and p of shape (m,). "
+                         f"Got {qa.shape} and {pa.shape}.")
+    if not (np.all(np.isfinite(q2)) and np.all(q2 >= 0) and np.all(np.isfinite(pa)) and np.all(pa >= 0)):
+        raise ValueError(f"The counts of {caller} must be finite and non-negative.")
+    n_threads = check_n_threads(n_threads, caller)
+    pa = np.ascontiguousarray(pa)
+    if hierarchy is None:
+        out = _core.distance.emd_rows_ordered(q2, pa, n_threads)
+    else:
+        h = _check_hierarchy(hierarchy, caller, q2.shape[1])
+        parent, height, start, count = (np.ascontiguousarray(a, dtype=np.int32)
+                                         for a in (h.parent, h.node_height, h.leaf_start, h.leaf_count))
+        out = _core.distance.emd_rows_hierarchical(q2, pa, parent, height, start, count, n_threads)
+    return out[0] if one else out
 
 
 def hellinger(p: Any, q: Any) -> float:

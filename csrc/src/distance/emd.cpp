@@ -188,4 +188,112 @@ double js_divergence(Span<double> p, Span<double> q, double log_base) {
   return std::max(0.0, 0.5 * s / std::log(log_base));
 }
 
+// ------------------------------------------------------------------------------- row-batched, fixed domain
+double pairwise_sum(const double* a, int64_t n) {
+  if (n < 8) {
+    double res = 0.0;
+    for (int64_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+namespace {
+
+/// diff_v = q_v / |q| - p_v / max(|p|, 1) of one row (|q| = 1 when the row is empty), as numpy computes it.
+void row_diff(const double* q, const std::vector<double>& pn, int64_t m, double* diff) {
+  double qs = pairwise_sum(q, m);
+  if (qs == 0.0) qs = 1.0;
+  for (int64_t v = 0; v < m; ++v) diff[v] = q[v] / qs - pn[static_cast<size_t>(v)];
+}
+
+std::vector<double> normalised_reference(Span<double> p) {
+  const double total = pairwise_sum(p.data, p.size);
+  const double den = 1.0 > total ? 1.0 : total;  // Python's max(total, 1.0)
+  std::vector<double> pn(static_cast<size_t>(p.size));
+  for (int64_t v = 0; v < p.size; ++v) pn[static_cast<size_t>(v)] = p[v] / den;
+  return pn;
+}
+
+}  // namespace
+
+void emd_rows_ordered(Matrix<double> q, Span<double> p, MutSpan<double> out, int n_threads) {
+  const int64_t m = q.cols;
+  if (m <= 1) {
+    for (int64_t r = 0; r < q.rows; ++r) out[r] = 0.0;
+    return;
+  }
+  const std::vector<double> pn = normalised_reference(p);
+  const double denom = static_cast<double>(m - 1);
+  parallel_chunks(q.rows, 256, threads_for(q.rows * m, n_threads), [&](int64_t, int64_t begin, int64_t end) {
+    std::vector<double> diff(static_cast<size_t>(m));
+    for (int64_t r = begin; r < end; ++r) {
+      row_diff(q.row(r), pn, m, diff.data());
+      double c = 0.0;
+      for (int64_t v = 0; v < m; ++v) {
+        c = v == 0 ? diff[0] : c + diff[static_cast<size_t>(v)];
+        diff[static_cast<size_t>(v)] = std::fabs(c);  // |cumsum| in place; the last one is not summed
+      }
+      out[r] = pairwise_sum(diff.data(), m - 1) / denom;
+    }
+  });
+}
+
+void emd_rows_hierarchical(Matrix<double> q, Span<double> p, const HierarchyView& h, MutSpan<double> out,
+                           int n_threads) {
+  const int64_t m = q.cols, nn = h.n_nodes();
+  const int32_t H = h.height[nn - 1];
+  if (H <= 0) {
+    for (int64_t r = 0; r < q.rows; ++r) out[r] = 0.0;
+    return;
+  }
+  const std::vector<double> pn = normalised_reference(p);
+  const bool single = q.rows == 1;  // numpy: pairwise over one row; over a column-major (rows, nodes) array, in order
+  std::vector<double> hw(static_cast<size_t>(nn));
+  for (int64_t v = 0; v < nn; ++v) hw[static_cast<size_t>(v)] = static_cast<double>(h.height[v]) / static_cast<double>(H);
+  parallel_chunks(q.rows, 64, threads_for(q.rows * nn, n_threads), [&](int64_t, int64_t begin, int64_t end) {
+    std::vector<double> diff(static_cast<size_t>(m)), cs(static_cast<size_t>(m + 1));
+    std::vector<double> pos(static_cast<size_t>(nn)), neg(static_cast<size_t>(nn)), term(static_cast<size_t>(nn));
+    for (int64_t r = begin; r < end; ++r) {
+      row_diff(q.row(r), pn, m, diff.data());
+      cs[0] = 0.0;
+      double c = 0.0;
+      for (int64_t v = 0; v < m; ++v) {
+        c = v == 0 ? diff[0] : c + diff[static_cast<size_t>(v)];
+        cs[static_cast<size_t>(v + 1)] = c;
+      }
+      std::fill(pos.begin(), pos.end(), 0.0);
+      std::fill(neg.begin(), neg.end(), 0.0);
+      for (int64_t v = 0; v < nn; ++v) {  // children in id order, as np.add.at adds them
+        const int32_t par = h.parent[v];
+        if (par < 0) continue;
+        const double e = cs[static_cast<size_t>(h.leaf_start[v] + h.leaf_count[v])] - cs[static_cast<size_t>(h.leaf_start[v])];
+        pos[static_cast<size_t>(par)] += std::max(e, 0.0);
+        neg[static_cast<size_t>(par)] += std::max(-e, 0.0);
+      }
+      for (int64_t v = 0; v < nn; ++v)
+        term[static_cast<size_t>(v)] = hw[static_cast<size_t>(v)] * std::min(pos[static_cast<size_t>(v)], neg[static_cast<size_t>(v)]);
+      if (single) {
+        out[r] = pairwise_sum(term.data(), nn);
+      } else {
+        double t = 0.0;
+        for (int64_t v = 0; v < nn; ++v) t += term[static_cast<size_t>(v)];
+        out[r] = t;
+      }
+    }
+  });
+}
+
 }  // namespace anoncore::distance

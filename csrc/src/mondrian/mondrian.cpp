@@ -90,158 +90,200 @@ HierarchySplit make_hierarchy_split(Span<int32_t> parent, Span<int32_t> leaf_sta
   return h;
 }
 
-MondrianOutput mondrian(const MondrianInput& in) {
-  MondrianOutput out;
-  const int64_t n = in.qi.rows, d = in.qi.cols, m = in.m;
-  out.labels.assign(static_cast<size_t>(n), -1);
-  std::vector<int64_t> idx(static_cast<size_t>(n));
-  std::iota(idx.begin(), idx.end(), int64_t{0});
-  std::vector<std::pair<int64_t, int64_t>> stack{{0, n}};
-  std::vector<int32_t> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d)), vals;
-  std::vector<int64_t> order(static_cast<size_t>(d));
-  std::vector<double> width(static_cast<size_t>(d));
-  std::vector<int64_t> hist(static_cast<size_t>(2 * m)), sizes(2);
-  std::vector<uint8_t> ok(2), all_ok(2);
-  std::vector<int64_t> gsize, ghist, rgroup, tmp;  // hierarchy-based splits
-  int64_t visited = 0;
-  while (!stack.empty()) {
-    if ((++visited & 0xFFF) == 0 && interrupted(in.interrupt)) {
-      out.status = Status::Interrupted;
-      return out;
+namespace {
+
+/// One run of the top-down partitioning: rows idx[b, e) are popped from a stack and split on the widest
+/// dimension that the models allow (hierarchy children or a median cut), or become one class.
+class MondrianRun {
+ public:
+  MondrianRun(const MondrianInput& in, MondrianOutput& out)
+      : in_(in), out_(out), d_(in.qi.cols), m_(in.m),
+        idx_(static_cast<size_t>(in.qi.rows)), lo_(static_cast<size_t>(d_)), hi_(static_cast<size_t>(d_)),
+        order_(static_cast<size_t>(d_)), width_(static_cast<size_t>(d_)), hist_(static_cast<size_t>(2 * m_)),
+        sizes_(2), ok_(2), all_ok_(2) {
+    std::iota(idx_.begin(), idx_.end(), int64_t{0});
+  }
+
+  void run() {
+    const int64_t n = in_.qi.rows;
+    out_.labels.assign(static_cast<size_t>(n), -1);
+    stack_.emplace_back(0, n);
+    int64_t visited = 0;
+    while (!stack_.empty()) {
+      if ((++visited & 0xFFF) == 0 && interrupted(in_.interrupt)) {
+        out_.status = Status::Interrupted;
+        return;
+      }
+      const auto [b, e] = stack_.back();
+      stack_.pop_back();
+      order_dimensions(b, e);
+      bool split = false;
+      for (int64_t j : order_) {
+        if (lo_[static_cast<size_t>(j)] == hi_[static_cast<size_t>(j)]) break;
+        if (!in_.hierarchy_split.empty() && in_.hierarchy_split[static_cast<size_t>(j)].enabled())
+          split = hierarchy_split(b, e, j);
+        else
+          split = median_split(b, e, j);
+        if (split) break;
+      }
+      if (!split) {
+        for (int64_t i = b; i < e; ++i) out_.labels[static_cast<size_t>(idx_[static_cast<size_t>(i)])] = out_.n_classes;
+        ++out_.n_classes;
+      }
     }
-    const auto [b, e] = stack.back();
-    stack.pop_back();
-    std::fill(lo.begin(), lo.end(), INT32_MAX);
-    std::fill(hi.begin(), hi.end(), -1);
+  }
+
+ private:
+  /// The box [lo, hi] of rows [b, e) and the dimensions by decreasing width (stable).
+  void order_dimensions(int64_t b, int64_t e) {
+    const int64_t d = d_;
+    std::fill(lo_.begin(), lo_.end(), INT32_MAX);
+    std::fill(hi_.begin(), hi_.end(), -1);
     for (int64_t i = b; i < e; ++i) {
-      const int32_t* row = in.qi.row(idx[static_cast<size_t>(i)]);
+      const int32_t* row = in_.qi.row(idx_[static_cast<size_t>(i)]);
       for (int64_t j = 0; j < d; ++j) {
-        lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], row[j]);
-        hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], row[j]);
+        lo_[static_cast<size_t>(j)] = std::min(lo_[static_cast<size_t>(j)], row[j]);
+        hi_[static_cast<size_t>(j)] = std::max(hi_[static_cast<size_t>(j)], row[j]);
       }
     }
     for (int64_t j = 0; j < d; ++j)
-      width[static_cast<size_t>(j)] = in.coords.at(hi[static_cast<size_t>(j)], j) - in.coords.at(lo[static_cast<size_t>(j)], j);
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t x, int64_t y) { return width[static_cast<size_t>(x)] > width[static_cast<size_t>(y)]; });
-    bool split = false;
-    for (int64_t j : order) {
-      if (lo[static_cast<size_t>(j)] == hi[static_cast<size_t>(j)]) break;
-      if (!in.hierarchy_split.empty() && in.hierarchy_split[static_cast<size_t>(j)].enabled()) {
-        // Hierarchy-based split: the children of the LCA of the present codes (a contiguous leaf range).
-        const HierarchySplit& hs = in.hierarchy_split[static_cast<size_t>(j)];
-        const int32_t a = lo[static_cast<size_t>(j)], z = hi[static_cast<size_t>(j)];
-        int32_t node = a;
-        while (!(hs.leaf_start[static_cast<size_t>(node)] <= a &&
-                 hs.leaf_start[static_cast<size_t>(node)] + hs.leaf_count[static_cast<size_t>(node)] > z))
-          node = hs.parent[static_cast<size_t>(node)];
-        const int32_t* ch = hs.child.data() + hs.child_offset[static_cast<size_t>(node)];
-        const auto nch = static_cast<int64_t>(hs.child_offset[static_cast<size_t>(node + 1)] - hs.child_offset[static_cast<size_t>(node)]);
-        const auto child_of = [&](int32_t code) {
-          int64_t l = 0, r = nch - 1;  // last child with leaf_start <= code
-          while (l < r) {
-            const int64_t mid2 = (l + r + 1) / 2;
-            if (hs.leaf_start[static_cast<size_t>(ch[mid2])] <= code) l = mid2; else r = mid2 - 1;
-          }
-          return l;
-        };
-        gsize.assign(static_cast<size_t>(nch), 0);
-        ghist.assign(static_cast<size_t>(nch * m), 0);
-        rgroup.resize(static_cast<size_t>(e - b));
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t r = idx[static_cast<size_t>(i)];
-          const int64_t g = child_of(in.qi(r, j));
-          rgroup[static_cast<size_t>(i - b)] = g;
-          ++gsize[static_cast<size_t>(g)];
-          ++ghist[static_cast<size_t>(g * m + in.sa[r])];
-        }
-        // Compact the non-empty children (the models refuse empty classes).
-        std::vector<int64_t> slot(static_cast<size_t>(nch), -1);
-        int64_t C = 0;
-        for (int64_t g = 0; g < nch; ++g) {
-          if (gsize[static_cast<size_t>(g)] == 0) continue;
-          slot[static_cast<size_t>(g)] = C;
-          if (C != g) {
-            std::copy(ghist.begin() + g * m, ghist.begin() + (g + 1) * m, ghist.begin() + C * m);
-            gsize[static_cast<size_t>(C)] = gsize[static_cast<size_t>(g)];
-          }
-          ++C;
-        }
-        if (C < 2) continue;
-        std::vector<uint8_t> one(static_cast<size_t>(C));
-        bool good = true;
-        for (const ClassModel* model : in.models) {
-          model->check(Matrix<int64_t>{ghist.data(), C, m}, Span<int64_t>{gsize.data(), C}, MutSpan<uint8_t>{one.data(), C});
-          for (int64_t c = 0; c < C; ++c) good = good && one[static_cast<size_t>(c)];
-          if (!good) break;
-        }
-        if (!good) {
-          ++out.n_refused;
-          continue;
-        }
-        // Counting sort of [b, e) by child (stable), then push the parts so the first child is popped first.
-        std::vector<int64_t> start(static_cast<size_t>(C + 1), 0);
-        for (int64_t c = 0; c < C; ++c) start[static_cast<size_t>(c + 1)] = start[static_cast<size_t>(c)] + gsize[static_cast<size_t>(c)];
-        tmp.resize(static_cast<size_t>(e - b));
-        std::vector<int64_t> pos(start.begin(), start.end() - 1);
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t c = slot[static_cast<size_t>(rgroup[static_cast<size_t>(i - b)])];
-          tmp[static_cast<size_t>(pos[static_cast<size_t>(c)]++)] = idx[static_cast<size_t>(i)];
-        }
-        std::copy(tmp.begin(), tmp.end(), idx.begin() + b);
-        out.n_splits += C - 1;
-        for (int64_t c = C - 1; c >= 0; --c)
-          stack.emplace_back(b + start[static_cast<size_t>(c)], b + start[static_cast<size_t>(c + 1)]);
-        split = true;
-        break;
-      }
-      vals.clear();
-      for (int64_t i = b; i < e; ++i) vals.push_back(in.qi(idx[static_cast<size_t>(i)], j));
-      const auto mid = static_cast<std::ptrdiff_t>((vals.size() - 1) / 2);
-      std::nth_element(vals.begin(), vals.begin() + mid, vals.end());
-      int32_t cut = vals[static_cast<size_t>(mid)];  // left: codes <= cut
-      if (cut >= hi[static_cast<size_t>(j)]) {
-        // Everything is <= the median: put the median's ties on the right instead (left: codes < median).
-        int32_t below = INT32_MIN;
-        for (int32_t v : vals)
-          if (v < cut) below = std::max(below, v);
-        cut = below;
-      }
-      std::fill(hist.begin(), hist.end(), 0);
-      sizes[0] = sizes[1] = 0;
-      for (int64_t i = b; i < e; ++i) {
-        const int64_t r = idx[static_cast<size_t>(i)];
-        const int side = in.qi(r, j) <= cut ? 0 : 1;
-        ++sizes[static_cast<size_t>(side)];
-        ++hist[static_cast<size_t>(side * m + in.sa[r])];
-      }
-      if (sizes[0] == 0 || sizes[1] == 0) continue;
-      std::fill(all_ok.begin(), all_ok.end(), 1);
-      for (const ClassModel* model : in.models) {
-        model->check(Matrix<int64_t>{hist.data(), 2, m}, Span<int64_t>{sizes.data(), 2}, MutSpan<uint8_t>{ok.data(), 2});
-        all_ok[0] = all_ok[0] && ok[0];
-        all_ok[1] = all_ok[1] && ok[1];
-        if (!(all_ok[0] && all_ok[1])) break;
-      }
-      if (!(all_ok[0] && all_ok[1])) {
-        ++out.n_refused;
-        continue;
-      }
-      const auto pivot = std::stable_partition(idx.begin() + b, idx.begin() + e,
-                                               [&](int64_t r) { return in.qi(r, j) <= cut; });
-      const auto m_ = static_cast<int64_t>(pivot - idx.begin());
-      ++out.n_splits;
-      stack.emplace_back(m_, e);
-      stack.emplace_back(b, m_);
-      split = true;
-      break;
-    }
-    if (!split) {
-      for (int64_t i = b; i < e; ++i) out.labels[static_cast<size_t>(idx[static_cast<size_t>(i)])] = out.n_classes;
-      ++out.n_classes;
-    }
+      width_[static_cast<size_t>(j)] = in_.coords.at(hi_[static_cast<size_t>(j)], j) - in_.coords.at(lo_[static_cast<size_t>(j)], j);
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](int64_t x, int64_t y) { return width_[static_cast<size_t>(x)] > width_[static_cast<size_t>(y)]; });
   }
+
+  /// Hierarchy-based split: the children of the LCA of the present codes (a contiguous leaf range).
+  bool hierarchy_split(int64_t b, int64_t e, int64_t j) {
+    const int64_t m = m_;
+    const HierarchySplit& hs = in_.hierarchy_split[static_cast<size_t>(j)];
+    const int32_t a = lo_[static_cast<size_t>(j)], z = hi_[static_cast<size_t>(j)];
+    int32_t node = a;
+    while (!(hs.leaf_start[static_cast<size_t>(node)] <= a &&
+             hs.leaf_start[static_cast<size_t>(node)] + hs.leaf_count[static_cast<size_t>(node)] > z))
+      node = hs.parent[static_cast<size_t>(node)];
+    const int32_t* ch = hs.child.data() + hs.child_offset[static_cast<size_t>(node)];
+    const auto nch = static_cast<int64_t>(hs.child_offset[static_cast<size_t>(node + 1)] - hs.child_offset[static_cast<size_t>(node)]);
+    const auto child_of = [&](int32_t code) {
+      int64_t l = 0, r = nch - 1;  // last child with leaf_start <= code
+      while (l < r) {
+        const int64_t mid2 = (l + r + 1) / 2;
+        if (hs.leaf_start[static_cast<size_t>(ch[mid2])] <= code) l = mid2; else r = mid2 - 1;
+      }
+      return l;
+    };
+    gsize_.assign(static_cast<size_t>(nch), 0);
+    ghist_.assign(static_cast<size_t>(nch * m), 0);
+    rgroup_.resize(static_cast<size_t>(e - b));
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t r = idx_[static_cast<size_t>(i)];
+      const int64_t g = child_of(in_.qi(r, j));
+      rgroup_[static_cast<size_t>(i - b)] = g;
+      ++gsize_[static_cast<size_t>(g)];
+      ++ghist_[static_cast<size_t>(g * m + in_.sa[r])];
+    }
+    // Compact the non-empty children (the models refuse empty classes).
+    std::vector<int64_t> slot(static_cast<size_t>(nch), -1);
+    int64_t C = 0;
+    for (int64_t g = 0; g < nch; ++g) {
+      if (gsize_[static_cast<size_t>(g)] == 0) continue;
+      slot[static_cast<size_t>(g)] = C;
+      if (C != g) {
+        std::copy(ghist_.begin() + g * m, ghist_.begin() + (g + 1) * m, ghist_.begin() + C * m);
+        gsize_[static_cast<size_t>(C)] = gsize_[static_cast<size_t>(g)];
+      }
+      ++C;
+    }
+    if (C < 2) return false;
+    std::vector<uint8_t> one(static_cast<size_t>(C));
+    bool good = true;
+    for (const ClassModel* model : in_.models) {
+      model->check(Matrix<int64_t>{ghist_.data(), C, m}, Span<int64_t>{gsize_.data(), C}, MutSpan<uint8_t>{one.data(), C});
+      for (int64_t c = 0; c < C; ++c) good = good && one[static_cast<size_t>(c)];
+      if (!good) break;
+    }
+    if (!good) {
+      ++out_.n_refused;
+      return false;
+    }
+    // Counting sort of [b, e) by child (stable), then push the parts so the first child is popped first.
+    std::vector<int64_t> start(static_cast<size_t>(C + 1), 0);
+    for (int64_t c = 0; c < C; ++c) start[static_cast<size_t>(c + 1)] = start[static_cast<size_t>(c)] + gsize_[static_cast<size_t>(c)];
+    tmp_.resize(static_cast<size_t>(e - b));
+    std::vector<int64_t> pos(start.begin(), start.end() - 1);
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t c = slot[static_cast<size_t>(rgroup_[static_cast<size_t>(i - b)])];
+      tmp_[static_cast<size_t>(pos[static_cast<size_t>(c)]++)] = idx_[static_cast<size_t>(i)];
+    }
+    std::copy(tmp_.begin(), tmp_.end(), idx_.begin() + b);
+    out_.n_splits += C - 1;
+    for (int64_t c = C - 1; c >= 0; --c)
+      stack_.emplace_back(b + start[static_cast<size_t>(c)], b + start[static_cast<size_t>(c + 1)]);
+    return true;
+  }
+
+  /// Median split on dimension j (left: codes <= the median, or < it when every code is <= the median).
+  bool median_split(int64_t b, int64_t e, int64_t j) {
+    const int64_t m = m_;
+    vals_.clear();
+    for (int64_t i = b; i < e; ++i) vals_.push_back(in_.qi(idx_[static_cast<size_t>(i)], j));
+    const auto mid = static_cast<std::ptrdiff_t>((vals_.size() - 1) / 2);
+    std::nth_element(vals_.begin(), vals_.begin() + mid, vals_.end());
+    int32_t cut = vals_[static_cast<size_t>(mid)];  // left: codes <= cut
+    if (cut >= hi_[static_cast<size_t>(j)]) {
+      // Everything is <= the median: put the median's ties on the right instead (left: codes < median).
+      int32_t below = INT32_MIN;
+      for (int32_t v : vals_)
+        if (v < cut) below = std::max(below, v);
+      cut = below;
+    }
+    std::fill(hist_.begin(), hist_.end(), 0);
+    sizes_[0] = sizes_[1] = 0;
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t r = idx_[static_cast<size_t>(i)];
+      const int side = in_.qi(r, j) <= cut ? 0 : 1;
+      ++sizes_[static_cast<size_t>(side)];
+      ++hist_[static_cast<size_t>(side * m + in_.sa[r])];
+    }
+    if (sizes_[0] == 0 || sizes_[1] == 0) return false;
+    std::fill(all_ok_.begin(), all_ok_.end(), 1);
+    for (const ClassModel* model : in_.models) {
+      model->check(Matrix<int64_t>{hist_.data(), 2, m}, Span<int64_t>{sizes_.data(), 2}, MutSpan<uint8_t>{ok_.data(), 2});
+      all_ok_[0] = all_ok_[0] && ok_[0];
+      all_ok_[1] = all_ok_[1] && ok_[1];
+      if (!(all_ok_[0] && all_ok_[1])) break;
+    }
+    if (!(all_ok_[0] && all_ok_[1])) {
+      ++out_.n_refused;
+      return false;
+    }
+    const auto pivot = std::stable_partition(idx_.begin() + b, idx_.begin() + e,
+                                             [&](int64_t r) { return in_.qi(r, j) <= cut; });
+    const auto m_split = static_cast<int64_t>(pivot - idx_.begin());
+    ++out_.n_splits;
+    stack_.emplace_back(m_split, e);
+    stack_.emplace_back(b, m_split);
+    return true;
+  }
+
+  const MondrianInput& in_;
+  MondrianOutput& out_;
+  int64_t d_, m_;
+  std::vector<int64_t> idx_;
+  std::vector<std::pair<int64_t, int64_t>> stack_;
+  std::vector<int32_t> lo_, hi_, vals_;
+  std::vector<int64_t> order_;
+  std::vector<double> width_;
+  std::vector<int64_t> hist_, sizes_;
+  std::vector<uint8_t> ok_, all_ok_;
+  std::vector<int64_t> gsize_, ghist_, rgroup_, tmp_;  // hierarchy-based splits
+};
+
+}  // namespace
+
+MondrianOutput mondrian(const MondrianInput& in) {
+  MondrianOutput out;
+  MondrianRun(in, out).run();
   return out;
 }
 

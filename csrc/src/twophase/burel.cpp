@@ -255,12 +255,10 @@ struct MergeState {
   }
 };
 
-}  // namespace
-
-MergeOutput burel_merge(const MergeInput& in) {
-  MergeOutput out;
-  const int64_t C = in.hist.rows, m = in.hist.cols, d = in.box_lo.cols;
-  MergeState st{in, d, m, 0, {}, {}, {}, {}, {}, {}, {}};
+/// MergeState for the input classes: histograms, sizes, boxes, per-dimension losses, group bounds.
+void init_state(MergeState& st) {
+  const MergeInput& in = st.in;
+  const int64_t C = in.hist.rows, m = st.m, d = st.d;
   st.hist.assign(in.hist.data, in.hist.data + C * m);
   st.size.assign(static_cast<size_t>(C), 0);
   for (int64_t c = 0; c < C; ++c)
@@ -281,36 +279,94 @@ MergeOutput burel_merge(const MergeInput& in) {
   for (int64_t c = 0; c < C; ++c)
     for (int64_t j = 0; j < d; ++j)
       st.il[static_cast<size_t>(c * d + j)] = st.dim_loss(j, st.lo[static_cast<size_t>(c * d + j)], st.hi[static_cast<size_t>(c * d + j)]);
-  // KD-tree over the classes' box centres (built once). Every node keeps the union of its classes' boxes
-  // (min lo, max hi codes per dimension, widened as boxes grow through merges) and the smallest per-dimension
-  // loss of its classes at build time (a valid lower bound: losses only grow). A best-first search visits
-  // nodes by the lower bound sum_j max(0, numeric gap between the query box and the node's union box,
-  // min loss_j - query loss_j) and stops when the bound exceeds the best exact increase found. The result is the
-  // linear scan's: smallest increase, ties to the smallest class index.
+}
+
+/// KD-tree over the classes' box centres (built once). Every node keeps the union of its classes' boxes
+/// (min lo, max hi codes per dimension, widened as boxes grow through merges) and the smallest per-dimension
+/// loss of its classes at build time (a valid lower bound: losses only grow). A best-first search visits
+/// nodes by the lower bound sum_j max(0, numeric gap between the query box and the node's union box,
+/// min loss_j - query loss_j) and stops when the bound exceeds the best exact increase found. The result is the
+/// linear scan's: smallest increase, ties to the smallest class index.
+class BoxTree {
+ public:
+  explicit BoxTree(const MergeState& st) : st_(st), in_(st.in), d_(st.d), C_(st.in.hist.rows) {
+    perm_.resize(static_cast<size_t>(C_));
+    leaf_of_.assign(static_cast<size_t>(C_), -1);
+    std::iota(perm_.begin(), perm_.end(), int64_t{0});
+    build();
+    fill_boxes();
+  }
+
+  /// The class that merged with `c` grows the loss least (ties: smallest index); -1 if none is alive.
+  int64_t nearest(int64_t c, const std::vector<uint8_t>& alive, int64_t& n_evaluated) {
+    const int64_t d = d_;
+    const double* il1 = st_.il.data() + c * d;
+    const int32_t* lo1 = st_.lo.data() + c * d;
+    const int32_t* hi1 = st_.hi.data() + c * d;
+    double best = std::numeric_limits<double>::infinity();
+    int64_t arg = -1;
+    heap_.clear();
+    heap_.emplace_back(node_bound(0, il1, lo1, hi1), 0);
+    auto cmp = [](const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); };
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), cmp);
+      const auto [lb_node, x] = heap_.back();
+      heap_.pop_back();
+      if (lb_node > best) break;  // equal bounds may still hold a lower-index tie
+      const KdNode& nd = nodes_[static_cast<size_t>(x)];
+      if (nd.left >= 0) {
+        for (int64_t ch : {nd.left, nd.right}) {
+          const double lb = node_bound(ch, il1, lo1, hi1);
+          if (lb <= best) {
+            heap_.emplace_back(lb, ch);
+            std::push_heap(heap_.begin(), heap_.end(), cmp);
+          }
+        }
+        continue;
+      }
+      for (int64_t i = nd.begin; i < nd.end; ++i) {
+        const int64_t o = perm_[static_cast<size_t>(i)];
+        if (o == c || !alive[static_cast<size_t>(o)]) continue;
+        scan_class(o, il1, lo1, hi1, best, arg, n_evaluated);
+      }
+    }
+    return arg;
+  }
+
+  /// Widen the union boxes on the path from class c's leaf to the root to c's (grown) box.
+  void widen(int64_t c) {
+    const int64_t d = d_;
+    for (int64_t x = leaf_of_[static_cast<size_t>(c)]; x >= 0; x = nodes_[static_cast<size_t>(x)].parent)
+      for (int64_t j = 0; j < d; ++j) {
+        const auto k = static_cast<size_t>(x * d + j), ck = static_cast<size_t>(c * d + j);
+        nlo_[k] = std::min(nlo_[k], st_.lo[ck]);
+        nhi_[k] = std::max(nhi_[k], st_.hi[ck]);
+      }
+  }
+
+ private:
   struct KdNode {
     int64_t begin = 0, end = 0, left = -1, right = -1, parent = -1;
   };
-  std::vector<KdNode> nodes;
-  std::vector<int32_t> nlo, nhi;   // per node x d
-  std::vector<double> nminil;      // per node x d
-  std::vector<int64_t> perm(static_cast<size_t>(C)), leaf_of(static_cast<size_t>(C), -1);
-  std::iota(perm.begin(), perm.end(), int64_t{0});
-  std::vector<double> centre(static_cast<size_t>(C * d));
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t j = 0; j < d; ++j) {
-      const auto k = static_cast<size_t>(c * d + j);
-      centre[k] = 0.5 * (in.coords.at(st.lo[k], j) + in.coords.at(st.hi[k], j));
-    }
-  constexpr int64_t kLeaf = 8;
-  {
-    nodes.push_back({0, C, -1, -1, -1});
+  using Entry = std::pair<double, int64_t>;  // (lower bound, node), smallest first, ties by node id
+  static constexpr int64_t kLeaf = 8;
+
+  void build() {
+    const int64_t d = d_, C = C_;
+    std::vector<double> centre(static_cast<size_t>(C * d));
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t j = 0; j < d; ++j) {
+        const auto k = static_cast<size_t>(c * d + j);
+        centre[k] = 0.5 * (in_.coords.at(st_.lo[k], j) + in_.coords.at(st_.hi[k], j));
+      }
+    nodes_.push_back({0, C, -1, -1, -1});
     std::vector<int64_t> work{0};
     while (!work.empty()) {
       const int64_t id = work.back();
       work.pop_back();
-      const int64_t b = nodes[static_cast<size_t>(id)].begin, e = nodes[static_cast<size_t>(id)].end;
+      const int64_t b = nodes_[static_cast<size_t>(id)].begin, e = nodes_[static_cast<size_t>(id)].end;
       if (e - b <= kLeaf) {
-        for (int64_t i = b; i < e; ++i) leaf_of[static_cast<size_t>(perm[static_cast<size_t>(i)])] = id;
+        for (int64_t i = b; i < e; ++i) leaf_of_[static_cast<size_t>(perm_[static_cast<size_t>(i)])] = id;
         continue;
       }
       int64_t best_j = 0;
@@ -318,7 +374,7 @@ MergeOutput burel_merge(const MergeInput& in) {
       for (int64_t j = 0; j < d; ++j) {
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         for (int64_t i = b; i < e; ++i) {
-          const double x = centre[static_cast<size_t>(perm[static_cast<size_t>(i)] * d + j)];
+          const double x = centre[static_cast<size_t>(perm_[static_cast<size_t>(i)] * d + j)];
           lo = std::min(lo, x);
           hi = std::max(hi, x);
         }
@@ -328,50 +384,127 @@ MergeOutput burel_merge(const MergeInput& in) {
         }
       }
       const int64_t mid = b + (e - b) / 2;
-      std::nth_element(perm.begin() + b, perm.begin() + mid, perm.begin() + e, [&](int64_t x, int64_t y) {
+      std::nth_element(perm_.begin() + b, perm_.begin() + mid, perm_.begin() + e, [&](int64_t x, int64_t y) {
         const double cx = centre[static_cast<size_t>(x * d + best_j)], cy = centre[static_cast<size_t>(y * d + best_j)];
         return cx < cy || (cx == cy && x < y);
       });
-      const auto l = static_cast<int64_t>(nodes.size());
-      nodes.push_back({b, mid, -1, -1, id});
-      nodes.push_back({mid, e, -1, -1, id});
-      nodes[static_cast<size_t>(id)].left = l;
-      nodes[static_cast<size_t>(id)].right = l + 1;
+      const auto l = static_cast<int64_t>(nodes_.size());
+      nodes_.push_back({b, mid, -1, -1, id});
+      nodes_.push_back({mid, e, -1, -1, id});
+      nodes_[static_cast<size_t>(id)].left = l;
+      nodes_[static_cast<size_t>(id)].right = l + 1;
       work.push_back(l + 1);
       work.push_back(l);
     }
-    const auto nn = nodes.size();
-    nlo.assign(nn * static_cast<size_t>(d), INT32_MAX);
-    nhi.assign(nn * static_cast<size_t>(d), INT32_MIN);
-    nminil.assign(nn * static_cast<size_t>(d), std::numeric_limits<double>::infinity());
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t x = leaf_of[static_cast<size_t>(c)]; x >= 0; x = nodes[static_cast<size_t>(x)].parent)
+  }
+
+  void fill_boxes() {
+    const int64_t d = d_;
+    const auto nn = nodes_.size();
+    nlo_.assign(nn * static_cast<size_t>(d), INT32_MAX);
+    nhi_.assign(nn * static_cast<size_t>(d), INT32_MIN);
+    nminil_.assign(nn * static_cast<size_t>(d), std::numeric_limits<double>::infinity());
+    for (int64_t c = 0; c < C_; ++c)
+      for (int64_t x = leaf_of_[static_cast<size_t>(c)]; x >= 0; x = nodes_[static_cast<size_t>(x)].parent)
         for (int64_t j = 0; j < d; ++j) {
           const auto k = static_cast<size_t>(x * d + j), ck = static_cast<size_t>(c * d + j);
-          nlo[k] = std::min(nlo[k], st.lo[ck]);
-          nhi[k] = std::max(nhi[k], st.hi[ck]);
-          nminil[k] = std::min(nminil[k], st.il[ck]);
+          nlo_[k] = std::min(nlo_[k], st_.lo[ck]);
+          nhi_[k] = std::max(nhi_[k], st_.hi[ck]);
+          nminil_[k] = std::min(nminil_[k], st_.il[ck]);
         }
   }
-  std::vector<int64_t> parent(static_cast<size_t>(C));
-  std::iota(parent.begin(), parent.end(), int64_t{0});
-  std::vector<uint8_t> alive(static_cast<size_t>(C), 1);
-  int64_t n_alive = C;
-  using Entry = std::pair<double, int64_t>;  // (lower bound, node), smallest first, ties by node id
-  std::vector<Entry> heap;
-  auto node_bound = [&](int64_t x, const double* il1, const int32_t* lo1, const int32_t* hi1) {
+
+  double node_bound(int64_t x, const double* il1, const int32_t* lo1, const int32_t* hi1) const {
     double lb = 0.0;
-    for (int64_t j = 0; j < d; ++j) {
-      const auto k = static_cast<size_t>(x * d + j);
-      double v = nminil[k] - il1[j];
-      if (!in.categorical[j]) {
-        if (nlo[k] > hi1[j]) v = std::max(v, in.coords.at(nlo[k], j) - in.coords.at(hi1[j], j));
-        else if (nhi[k] < lo1[j]) v = std::max(v, in.coords.at(lo1[j], j) - in.coords.at(nhi[k], j));
+    for (int64_t j = 0; j < d_; ++j) {
+      const auto k = static_cast<size_t>(x * d_ + j);
+      double v = nminil_[k] - il1[j];
+      if (!in_.categorical[j]) {
+        if (nlo_[k] > hi1[j]) v = std::max(v, in_.coords.at(nlo_[k], j) - in_.coords.at(hi1[j], j));
+        else if (nhi_[k] < lo1[j]) v = std::max(v, in_.coords.at(lo1[j], j) - in_.coords.at(nhi_[k], j));
       }
       lb += std::max(v, 0.0);
     }
     return lb;
-  };
+  }
+
+  /// Class o as a candidate: its lower bound, then (unless pruned) its exact loss increase against best/arg.
+  void scan_class(int64_t o, const double* il1, const int32_t* lo1, const int32_t* hi1, double& best, int64_t& arg,
+                  int64_t& n_evaluated) const {
+    const int64_t d = d_;
+    const double* il2 = st_.il.data() + o * d;
+    const int32_t* lo2 = st_.lo.data() + o * d;
+    const int32_t* hi2 = st_.hi.data() + o * d;
+    double lb = 0.0;
+    for (int64_t j = 0; j < d; ++j) {
+      double v = il2[j] - il1[j];
+      if (!in_.categorical[j]) {
+        if (lo2[j] > hi1[j]) v = std::max(v, in_.coords.at(lo2[j], j) - in_.coords.at(hi1[j], j));
+        else if (hi2[j] < lo1[j]) v = std::max(v, in_.coords.at(lo1[j], j) - in_.coords.at(hi2[j], j));
+      }
+      lb += std::max(v, 0.0);
+    }
+    if (lb > best || (lb == best && o > arg)) return;
+    ++n_evaluated;
+    double inc = 0.0;
+    for (int64_t j = 0; j < d && inc <= best; ++j)
+      inc += st_.dim_loss(j, std::min(lo1[j], lo2[j]), std::max(hi1[j], hi2[j])) - il1[j];
+    if (inc < best || (inc == best && o < arg)) {
+      best = inc;
+      arg = o;
+    }
+  }
+
+  const MergeState& st_;
+  const MergeInput& in_;
+  int64_t d_, C_;
+  std::vector<KdNode> nodes_;
+  std::vector<int32_t> nlo_, nhi_;   // per node x d
+  std::vector<double> nminil_;       // per node x d
+  std::vector<int64_t> perm_, leaf_of_;
+  std::vector<Entry> heap_;
+};
+
+/// Merge class arg into c (c stays alive; classes are renumbered densely by first member at the end).
+void merge_into(MergeState& st, int64_t c, int64_t arg) {
+  const int64_t m = st.m, d = st.d;
+  int64_t* h1 = st.hist.data() + c * m;
+  const int64_t* h2 = st.hist.data() + arg * m;
+  for (int64_t v = 0; v < m; ++v) h1[v] += h2[v];
+  st.size[static_cast<size_t>(c)] += st.size[static_cast<size_t>(arg)];
+  for (int64_t j = 0; j < d; ++j) {
+    const auto cj = static_cast<size_t>(c * d + j), aj = static_cast<size_t>(arg * d + j);
+    st.lo[cj] = std::min(st.lo[cj], st.lo[aj]);
+    st.hi[cj] = std::max(st.hi[cj], st.hi[aj]);
+    st.il[cj] = st.dim_loss(j, st.lo[cj], st.hi[cj]);
+  }
+}
+
+/// Resolve merge chains and number the survivors densely in index order.
+void number_classes(const std::vector<int64_t>& parent, MergeOutput& out) {
+  const auto C = static_cast<int64_t>(parent.size());
+  std::vector<int64_t> dense(static_cast<size_t>(C), -1);
+  out.class_map.assign(static_cast<size_t>(C), -1);
+  for (int64_t c = 0; c < C; ++c) {
+    int64_t r = c;
+    while (parent[static_cast<size_t>(r)] != r) r = parent[static_cast<size_t>(r)];
+    if (dense[static_cast<size_t>(r)] < 0) dense[static_cast<size_t>(r)] = out.n_classes++;
+    out.class_map[static_cast<size_t>(c)] = dense[static_cast<size_t>(r)];
+  }
+}
+
+}  // namespace
+
+MergeOutput burel_merge(const MergeInput& in) {
+  MergeOutput out;
+  const int64_t C = in.hist.rows, m = in.hist.cols, d = in.box_lo.cols;
+  MergeState st{in, d, m, 0, {}, {}, {}, {}, {}, {}, {}};
+  init_state(st);
+  BoxTree tree(st);
+  std::vector<int64_t> parent(static_cast<size_t>(C));
+  std::iota(parent.begin(), parent.end(), int64_t{0});
+  std::vector<uint8_t> alive(static_cast<size_t>(C), 1);
+  int64_t n_alive = C;
   for (int64_t c = 0; c < C; ++c) {
     if (!alive[static_cast<size_t>(c)]) continue;
     if (st.complies(c)) continue;
@@ -382,89 +515,17 @@ MergeOutput burel_merge(const MergeInput& in) {
         return out;
       }
       if (n_alive <= 1) throw InternalError("burel_merge: the whole table violates its own distribution");
-      const double* il1 = st.il.data() + c * d;
-      const int32_t* lo1 = st.lo.data() + c * d;
-      const int32_t* hi1 = st.hi.data() + c * d;
-      double best = std::numeric_limits<double>::infinity();
-      int64_t arg = -1;
-      heap.clear();
-      heap.emplace_back(node_bound(0, il1, lo1, hi1), 0);
-      auto cmp = [](const Entry& a, const Entry& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); };
-      while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), cmp);
-        const auto [lb_node, x] = heap.back();
-        heap.pop_back();
-        if (lb_node > best) break;  // equal bounds may still hold a lower-index tie
-        const KdNode& nd = nodes[static_cast<size_t>(x)];
-        if (nd.left >= 0) {
-          for (int64_t ch : {nd.left, nd.right}) {
-            const double lb = node_bound(ch, il1, lo1, hi1);
-            if (lb <= best) {
-              heap.emplace_back(lb, ch);
-              std::push_heap(heap.begin(), heap.end(), cmp);
-            }
-          }
-          continue;
-        }
-        for (int64_t i = nd.begin; i < nd.end; ++i) {
-          const int64_t o = perm[static_cast<size_t>(i)];
-          if (o == c || !alive[static_cast<size_t>(o)]) continue;
-          const double* il2 = st.il.data() + o * d;
-          const int32_t* lo2 = st.lo.data() + o * d;
-          const int32_t* hi2 = st.hi.data() + o * d;
-          double lb = 0.0;
-          for (int64_t j = 0; j < d; ++j) {
-            double v = il2[j] - il1[j];
-            if (!in.categorical[j]) {
-              if (lo2[j] > hi1[j]) v = std::max(v, in.coords.at(lo2[j], j) - in.coords.at(hi1[j], j));
-              else if (hi2[j] < lo1[j]) v = std::max(v, in.coords.at(lo1[j], j) - in.coords.at(hi2[j], j));
-            }
-            lb += std::max(v, 0.0);
-          }
-          if (lb > best || (lb == best && o > arg)) continue;
-          ++out.n_evaluated;
-          double inc = 0.0;
-          for (int64_t j = 0; j < d && inc <= best; ++j)
-            inc += st.dim_loss(j, std::min(lo1[j], lo2[j]), std::max(hi1[j], hi2[j])) - il1[j];
-          if (inc < best || (inc == best && o < arg)) {
-            best = inc;
-            arg = o;
-          }
-        }
-      }
+      const int64_t arg = tree.nearest(c, alive, out.n_evaluated);
       if (arg < 0) throw InternalError("burel_merge: no merge candidate");
-      // Merge arg into c (c stays alive; classes are renumbered densely by first member at the end).
-      int64_t* h1 = st.hist.data() + c * m;
-      const int64_t* h2 = st.hist.data() + arg * m;
-      for (int64_t v = 0; v < m; ++v) h1[v] += h2[v];
-      st.size[static_cast<size_t>(c)] += st.size[static_cast<size_t>(arg)];
-      for (int64_t j = 0; j < d; ++j) {
-        const auto cj = static_cast<size_t>(c * d + j), aj = static_cast<size_t>(arg * d + j);
-        st.lo[cj] = std::min(st.lo[cj], st.lo[aj]);
-        st.hi[cj] = std::max(st.hi[cj], st.hi[aj]);
-        st.il[cj] = st.dim_loss(j, st.lo[cj], st.hi[cj]);
-      }
-      for (int64_t x = leaf_of[static_cast<size_t>(c)]; x >= 0; x = nodes[static_cast<size_t>(x)].parent)
-        for (int64_t j = 0; j < d; ++j) {
-          const auto k = static_cast<size_t>(x * d + j), ck = static_cast<size_t>(c * d + j);
-          nlo[k] = std::min(nlo[k], st.lo[ck]);
-          nhi[k] = std::max(nhi[k], st.hi[ck]);
-        }
+      merge_into(st, c, arg);
+      tree.widen(c);
       alive[static_cast<size_t>(arg)] = 0;
       parent[static_cast<size_t>(arg)] = c;
       --n_alive;
       ++out.n_merges;
     }
   }
-  // Resolve merge chains and number the survivors densely in index order.
-  std::vector<int64_t> dense(static_cast<size_t>(C), -1);
-  out.class_map.assign(static_cast<size_t>(C), -1);
-  for (int64_t c = 0; c < C; ++c) {
-    int64_t r = c;
-    while (parent[static_cast<size_t>(r)] != r) r = parent[static_cast<size_t>(r)];
-    if (dense[static_cast<size_t>(r)] < 0) dense[static_cast<size_t>(r)] = out.n_classes++;
-    out.class_map[static_cast<size_t>(c)] = dense[static_cast<size_t>(r)];
-  }
+  number_classes(parent, out);
   return out;
 }
 

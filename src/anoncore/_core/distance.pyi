@@ -106,6 +106,24 @@ def emd_ordered_classes(
     Per-class EMD with ordered ground distance over the values present in the reference.
     """
 
+def emd_rows_hierarchical(
+    q: NDArray[np.float64],
+    p: NDArray[np.float64],
+    parent: NDArray[np.int32],
+    height: NDArray[np.int32],
+    leaf_start: NDArray[np.int32],
+    leaf_count: NDArray[np.int32],
+    n_threads: int = 0,
+) -> NDArray[np.float64]:
+    """
+    Hierarchical EMD height(LCA)/height(root) of each row of q against p (numpy's arithmetic).
+    """
+
+def emd_rows_ordered(q: NDArray[np.float64], p: NDArray[np.float64], n_threads: int = 0) -> NDArray[np.float64]:
+    """
+    Ordered EMD |i - j| / (m - 1) over the whole domain of each row of q against p (numpy's arithmetic).
+    """
+
 def hellinger(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
     """
     Hellinger distance (normalised by 1/sqrt(2)).

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore._tablecache import TableCache
-from anoncore._validation import check_instance, check_option
+from anoncore._validation import check_float, check_instance, check_int, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 
@@ -178,6 +178,16 @@ def t_and_k(table: Table, models: Any, t: Any, k: Any, sensitive: Any, caller: s
     if t is None:
         raise TypeError(f"{caller}() missing its models, e.g. [KAnonymity(k), OrderedDistanceTCloseness(t)].")
     return t, 1 if k is None else k, sensitive
+
+
+def closeness_params(table: Any, models: Any, t: Any, k: Any, sensitive: Any,
+                     caller: str) -> tuple[Table, float, int, Any]:
+    """The checked (table, t, k, sensitive) of a t-closeness algorithm (SABRE, tMondrian), in either call form."""
+    warn_keyword_form(caller, models, t, k, sensitive)
+    tab = check_table(table, caller)
+    t, k, sensitive = t_and_k(tab, models, t, k, sensitive, caller)
+    return (tab, check_float(t, "t", caller, 0, 1, closed="right"), check_int(k, "k", caller, 1, tab.n_rows),
+            sensitive)
 
 
 def sensitive_info(table: Table, sensitive: str | None, caller: str) -> SensitiveInfo:

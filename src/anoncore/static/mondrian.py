@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_float, check_int, check_option
+from anoncore._validation import check_float, check_option
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
@@ -82,11 +82,7 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     True
     """
     t0 = time.perf_counter()
-    _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
-    table = _space.check_table(table, _CALLER)
-    t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
-    tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
-    kk = check_int(k, "k", _CALLER, 1, table.n_rows)
+    table, tt, kk, sensitive = _space.closeness_params(table, models, t, k, sensitive, _CALLER)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
     check_option(dimension_rule, "dimension_rule", _CALLER, ("normalized", "raw"))

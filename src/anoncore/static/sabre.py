@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_seed
+from anoncore._validation import check_bool, check_n_threads, check_option, check_seed
 from anoncore.data.table import Table
 from anoncore.metrics import ail
 from anoncore.models import KAnonymity
@@ -117,11 +117,7 @@ def sabre(
     (True, True)
     """
     t0 = time.perf_counter()
-    _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
-    table = _space.check_table(table, _CALLER)
-    t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
-    tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
-    kk = check_int(k, "k", _CALLER, 1, table.n_rows)
+    table, tt, kk, sensitive = _space.closeness_params(table, models, t, k, sensitive, _CALLER)
     method = check_option(method, "method", _CALLER, ("ak", "knn"), phrase="one of")
     seed_policy = check_option(seed_policy, "seed_policy", _CALLER, ("random", "min_key", "slices"))
     if seed_policy == "slices" and method != "ak":

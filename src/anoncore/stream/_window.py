@@ -28,6 +28,7 @@ from anoncore import _core
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table
+from anoncore.distance import emd_to_reference
 from anoncore.stream import _checkpoint as _ckpt
 from anoncore.stream._common import (
     batch_positions,
@@ -55,24 +56,9 @@ class GroundMetric:
     hierarchy: Hierarchy | None = None
 
     def emd(self, q: NDArray[Any], p: NDArray[Any]) -> NDArray[np.float64]:
-        """EMD between count histograms ``q`` (rows, m) or (m,) and reference counts ``p`` (m,)."""
-        q = np.asarray(q, dtype=np.float64)
-        one = q.ndim == 1
-        q2 = np.atleast_2d(q)
-        qs = q2.sum(axis=1, keepdims=True)
-        qs[qs == 0] = 1.0
-        qn = q2 / qs
-        p = np.asarray(p, dtype=np.float64)
-        pn = p / max(p.sum(), 1.0)
-        diff = qn - pn  # extra mass of the class per value
-        if self.hierarchy is None:
-            if self.m <= 1:
-                out = np.zeros(q2.shape[0])
-            else:
-                out = np.abs(np.cumsum(diff, axis=1)[:, :-1]).sum(axis=1) / (self.m - 1)
-        else:
-            out = _emd_hier(diff, self.hierarchy)
-        return out[0] if one else out
+        """EMD between count histograms ``q`` (rows, m) or (m,) and reference counts ``p`` (m,), over the whole
+        domain (:func:`anoncore.distance.emd_to_reference`)."""
+        return emd_to_reference(q, p, self.hierarchy)
 
     def arrays(self) -> tuple[NDArray[np.int32], ...] | None:
         h = self.hierarchy
@@ -80,26 +66,6 @@ class GroundMetric:
             return None
         return tuple(np.ascontiguousarray(a, dtype=np.int32) for a in (h.parent, h.node_height, h.leaf_start,
                                                                           h.leaf_count))
-
-
-def _emd_hier(diff: NDArray[np.float64], h: Hierarchy) -> NDArray[np.float64]:
-    """Hierarchical EMD (thesis Ch. 3): sum over internal nodes of h(n)/h(H) * min(pos extra, neg extra)."""
-    H = int(h.node_height[-1])
-    if H <= 0:
-        return np.zeros(diff.shape[0])
-    cs = np.concatenate([np.zeros((diff.shape[0], 1)), np.cumsum(diff, axis=1)], axis=1)
-    ls = np.asarray(h.leaf_start, dtype=np.int64)
-    lc = np.asarray(h.leaf_count, dtype=np.int64)
-    extra = cs[:, ls + lc] - cs[:, ls]  # (rows, n_nodes): extra mass under every node
-    par = np.asarray(h.parent, dtype=np.int64)
-    child = np.flatnonzero(par >= 0)
-    pos = np.zeros_like(extra)
-    neg = np.zeros_like(extra)
-    e = extra[:, child]
-    np.add.at(pos.T, par[child], np.maximum(e, 0.0).T)
-    np.add.at(neg.T, par[child], np.maximum(-e, 0.0).T)
-    hw = np.asarray(h.node_height, dtype=np.float64) / H
-    return (hw * np.minimum(pos, neg)).sum(axis=1)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------------------------------- encoding

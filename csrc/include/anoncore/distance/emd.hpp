@@ -60,6 +60,28 @@ void js_classes(Matrix<int64_t> hist, Span<int64_t> sizes, Span<int64_t> referen
                 MutSpan<double> out, int n_threads);
 
 // ---------------------------------------------------------------------------------------------------------
+// Row-batched EMD over a fixed global domain (SABRE_W, spec streams-castle-sabrew.md A31): every row of q
+// (rows, m) against one reference p (m,), both non-negative counts as doubles, each normalised by its total
+// (a row with no mass stays all zero; p by max(total, 1)). Unlike the *_classes kernels, every code of the
+// domain counts (ordered: |i - j| / (m - 1) with m the domain size, not the values present). The arithmetic is
+// numpy's, operation for operation (sequential cumulative sums, numpy's pairwise summation for totals), so
+// the values equal the numpy formulation bit for bit. Results do not depend on n_threads.
+// ---------------------------------------------------------------------------------------------------------
+
+/// numpy's pairwise summation of a[0..n) (what `np.sum` does along a contiguous float64 axis).
+double pairwise_sum(const double* a, int64_t n);
+
+/// Ordered EMD sum_{v < m-1} |cumsum(q/|q| - p/|p|)_v| / (m - 1) of every row; 0 when m <= 1.
+void emd_rows_ordered(Matrix<double> q, Span<double> p, MutSpan<double> out, int n_threads);
+
+/// Hierarchical EMD sum_n height(n)/height(root) * min(pos_n, neg_n) of every row, pos_n / neg_n the positive /
+/// negative extra mass of n's children; 0 when height(root) <= 0. Needs every HierarchyView field; m == n_leaves.
+/// The sum over nodes is numpy's: pairwise for a single row, in node order for several rows (numpy's (rows,
+/// nodes) intermediate is column-major then), so one row's value may differ in the last bit between the two.
+void emd_rows_hierarchical(Matrix<double> q, Span<double> p, const HierarchyView& h, MutSpan<double> out,
+                           int n_threads);
+
+// ---------------------------------------------------------------------------------------------------------
 // Pair functions over float distributions (each summing to 1, same length m).
 // ---------------------------------------------------------------------------------------------------------
 
