@@ -180,6 +180,8 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
             xs.append(round10(max(0.0, (A - mn) / (N - mn))) if N - mn > 0 else 0.0)
         w = [1.0] * len(xs) if weights is None else [x / max(weights) for x in weights]
         D = len(xs)
+        if aggregate == "rank":
+            raise ValueError("RANK is a vector: use rank_vector")
         if aggregate == "arithmetic_mean":
             return sum((x / D) * wj for x, wj in zip(xs, w))
         if aggregate == "sum":
@@ -191,6 +193,26 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
             res *= (wj * x + 1.0) ** (1.0 / D)
         return res - 1.0
     raise ValueError(metric)
+
+
+def rank_vector(table: Any, st: dict[str, Any], gs: float = 0.5, weights: list[float] | None = None
+                ) -> tuple[float, ...]:
+    """ARX's RANK aggregate of Loss (AggregateFunction RANK): the per-QI losses times the weights (each
+    divided by the largest), sorted descending; nodes compare lexicographically on it. The per-QI loss x_j is
+    the Loss of QI j alone (metric_value with one quasi-identifier's weight 1, the others 0, aggregate sum)."""
+    r = len(table.quasi_identifiers)
+    w = [1.0] * r if weights is None else [x / max(weights) for x in weights]
+    xs = [metric_value(table, st, "loss", gs, "sum", [1.0 if i == j else 0.0 for i in range(r)]) for j in range(r)]
+    return tuple(sorted((wj * x for wj, x in zip(w, xs)), reverse=True))
+
+
+def rank_not_worse(u: tuple[float, ...], v: tuple[float, ...], tol: float = 1e-9) -> bool:
+    """True when vector u is not lexicographically smaller than v by more than ``tol`` in its first differing
+    component (so v is a minimum, up to floating-point ties, if this holds for every u)."""
+    for a, b in zip(u, v):
+        if abs(a - b) > tol:
+            return a > b
+    return True
 
 
 def all_nodes(heights: tuple[int, ...]) -> list[tuple[int, ...]]:
