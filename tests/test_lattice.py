@@ -943,3 +943,35 @@ def test_loss_weights_bad_input() -> None:
         a = lattice_search(table, k2, suppression_limit=0.1, metric="loss", aggregate=agg, weights={"q0": 2.0, "q1": 4.0})
         b = lattice_search(table, k2, suppression_limit=0.1, metric="loss", aggregate=agg, weights={"q0": 0.5, "q1": 1.0})
         assert (a.partition.levels, a.metrics["loss"]) == (b.partition.levels, b.metrics["loss"])
+
+
+def test_rank_vector_equals_arx_per_transformation(data_dir, adult_occupation) -> None:  # type: ignore[no-untyped-def]
+    # arx-expected.json's Loss cases with AggregateFunction.RANK (TestUtilityMetrics, models without a research
+    # subset): at each of ARX's transformations, with every violating class suppressed, rank_vector is ARX's
+    # vector within ARX's 1e-8
+    import json
+
+    from oracles import metrics as OM
+
+    from anoncore.models import KAnonymity
+    from anoncore.static.lattice import LatticeProblem, rank_vector
+
+    cases = [c for c in json.loads((data_dir / "adult" / "arx-expected.json").read_text())
+             if c["kind"] == "per_transformation_loss" and c["metric"].get("aggregate") == "RANK"
+             and all(m["type"] in ("k-anonymity", "recursive-(c,l)-diversity", "t-closeness")
+                     for m in c["privacy_models"])]
+    assert len(cases) >= 5
+    table = adult_occupation
+    problem = LatticeProblem.build(table, [KAnonymity(2)], 0.0, "loss", 0.5, "rank")
+    sa = np.asarray(table.column("occupation"))
+    n = 0
+    for c in cases:
+        for pair in c["expected"]["per_transformation"]:
+            p = Partition.from_levels(table, pair["levels"])
+            bad = OM.arx_violating_classes(p, sa, table.hierarchy("occupation"), c["privacy_models"])
+            sup = bad[np.asarray(p.labels)]
+            want = [float(x) for x in pair["score"].strip("[]").split(",")]
+            got = rank_vector(problem, pair["levels"], sup)
+            assert len(got) == len(want) and all(abs(a - b) <= 1e-8 for a, b in zip(got, want)), (c["id"], got, want)
+            n += 1
+    assert n >= 15
