@@ -25,6 +25,16 @@ def _kind(m: Any) -> str:
     return type(m).__name__
 
 
+def grassberger_entropy(counts: list[int]) -> float:
+    """Grassberger's entropy estimate in nats (arXiv:physics/0307138, eq. 35): ln n − (1/n) Σ f G(f) with
+    G(f) = ψ(f) + ½ (−1)^f (ψ((f + 1)/2) − ψ(f/2)), ψ by scipy."""
+    from scipy.special import digamma
+
+    n = sum(counts)
+    g = [float(digamma(f)) + 0.5 * (-1) ** f * (float(digamma((f + 1) / 2)) - float(digamma(f / 2))) for f in counts]
+    return math.log(n) - sum(f * gf for f, gf in zip(counts, g)) / n
+
+
 def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier: Any) -> bool:
     """True when a class with sensitive counts ``sa_counts`` violates ``model`` (definitions)."""
     n = sum(sa_counts.values())
@@ -37,7 +47,10 @@ def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier
     if kind == "EntropyLDiversity":
         if n < math.ceil(model.l) or len(present) < math.ceil(model.l):
             return True
-        ent = -sum((c / n) * math.log(c / n) for c in sa_counts.values() if c > 0)
+        if getattr(model, "estimator", "shannon") == "grassberger":
+            ent = grassberger_entropy([c for c in sa_counts.values() if c > 0])
+        else:
+            ent = -sum((c / n) * math.log(c / n) for c in sa_counts.values() if c > 0)
         return not ent >= math.log(model.l) - 1e-12
     if kind == "RecursiveCLDiversity":
         if n < model.l or len(present) < model.l:

@@ -201,7 +201,10 @@ class LatticeProblem:
                 if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
                     raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
                                      f"{s!r}; it has none.")
-            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
+            b = float(getattr(m, bn)) if bn else 0.0
+            if type(m).__name__ == "EntropyLDiversity" and m.estimator == "grassberger":
+                b = 1.0  # the kernel's estimator flag (models.hpp Criterion)
+            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), b))
         n = table.n_rows
         qc = table.qi_codes()
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
