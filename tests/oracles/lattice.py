@@ -150,6 +150,12 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
     cls = st["classes"]
     if metric == "height":
         return float(sum(lv))
+    if metric == "aecs":
+        # ARX's AECS (ARX-ORACLES.md §7.5): N over the published classes plus one class for the suppressed
+        # rows, ARX weighing them by sF and gF respectively (its swap of the two factors)
+        kept = sum(1 for _, _, v in cls if not v)
+        den = sF * kept + (gF if S > 0 else 0.0)
+        return N / den if den > 0 else math.inf
     if metric == "dm_star":
         return float(sum(n * n for _, n, _ in cls))
     if metric == "dm":

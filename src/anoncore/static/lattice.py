@@ -72,6 +72,7 @@ METRICS: dict[str, int] = {
     "precision": 5,
     "precision_nm": 6,
     "height": 7,
+    "aecs": 8,
 }
 #: The engine's aggregate of each option; "rank" searches with "max" (the first component of RANK's sorted
 #: vector) and the ties are then ordered by their whole vector (_rank_refine).
@@ -567,7 +568,7 @@ def lattice_search(
         ``EnhancedBetaLikeness``, ``DeltaDisclosure`` (all on the same sensitive attribute).
     suppression_limit : float in [0, 1], default=0.0
         Largest fraction of rows that may be suppressed (ARX semantics: ``floor(limit * n_rows)`` rows).
-    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height'}
+    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height', 'aecs'}
         Objective, as ARX defines it (ARX-ORACLES.md §7): ARX's Loss, discernibility (non-monotone DM and
         monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
