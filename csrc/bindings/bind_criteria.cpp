@@ -65,6 +65,21 @@ void bind_criteria(py::module_ m) {
       py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("n_threads") = 0,
       "Plug-in Shannon entropy (nats) per class.");
   m.def(
+      "entropy_grassberger",
+      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        auto sv = span_of(sizes, "sizes", hv.rows);
+        CArray<double> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          criteria::entropy_grassberger(hv, sv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("n_threads") = 0,
+      "Grassberger's entropy estimate (nats) per class.");
+  m.def(
       "recursive_cl_ratio",
       [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int64_t l, int n_threads) {
         auto hv = matrix_of(hist, "hist");

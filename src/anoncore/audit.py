@@ -327,6 +327,12 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
         distinct[empty] = np.nan
         return distinct
     if isinstance(m, EntropyLDiversity):
+        if m.estimator == "grassberger":
+            # a class needs ceil(l) distinct values too, which Grassberger's estimate alone does not imply:
+            # min(estimate, ln distinct) >= ln l is both at once, and exp of its minimum is the achieved l
+            with np.errstate(divide="ignore"):
+                ln_d = np.log(c.distinct_values(hist, nt).astype(np.float64))
+            return np.minimum(c.entropy_grassberger(hist, sizes, nt), ln_d)
         return c.entropy(hist, sizes, nt)
     if isinstance(m, RecursiveCLDiversity):
         return c.recursive_cl_ratio(hist, sizes, int(m.l), nt)

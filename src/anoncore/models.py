@@ -15,6 +15,7 @@ model                                   per-class value                         
 KAnonymity(k)                           class size                                   >= k         min
 DistinctLDiversity(l)                   number of distinct sensitive values          >= l         min
 EntropyLDiversity(l)                    Shannon entropy in nats (plug-in, full sum)  >= ln l      exp(min)
+EntropyLDiversity(l, 'grassberger')     min(Grassberger estimate, ln distinct)       >= ln l      exp(min)
 RecursiveCLDiversity(c, l)              r_1 / (r_l + ... + r_m'), +inf if m' < l     < c          max
 EqualDistanceTCloseness(t)              EMD, equal ground distance                   <= t         max
 OrderedDistanceTCloseness(t)            EMD, ordered ground distance                 <= t         max
@@ -241,18 +242,26 @@ class DistinctLDiversity(PrivacyModel):
 
 @dataclass(frozen=True, slots=True)
 class EntropyLDiversity(PrivacyModel):
-    """Entropy l-diversity: every class has Shannon entropy at least ln l.
+    """Entropy l-diversity: every class has entropy at least ln l.
 
     Parameters
     ----------
     l : float
         At least 1.
     sensitive : str, default=None
+    estimator : {'shannon', 'grassberger'}, default='shannon'
+        How a class's entropy is estimated from its counts (ARX's ``EntropyEstimator``): ``'shannon'``, the
+        plug-in estimate ln n − (1/n) Σ f ln f; ``'grassberger'``, Grassberger's bias-corrected estimate
+        ln n − (1/n) Σ f G(f) with G(f) = ψ(f) + ½ (−1)^f (ψ((f + 1)/2) − ψ(f/2)) (ψ the digamma function;
+        P. Grassberger, Entropy estimates from insufficient samplings, arXiv:physics/0307138, 2003, eq. 35).
+        Either way a class needs at least ceil(l) distinct values.
 
     Notes
     -----
-    Per-class values are entropies in nats, the plug-in estimator with the full sum (ARX's Shannon
-    estimator, ARX-ORACLES.md §6.2); the achieved l is exp of the smallest entropy.
+    Per-class values are entropies in nats, with the full sum (ARX-ORACLES.md §6.2); the achieved l is exp of
+    the smallest entropy. Grassberger's estimate can fall when classes merge (two classes with counts {1, 1}
+    have 2 ln 2 + γ ≈ 1.96 each, their union {2, 2} ≈ 0.66 < ln 2), so that model is not monotone under
+    generalization: the lattice search then infers no feasibility upwards.
 
     Examples
     --------
@@ -263,11 +272,13 @@ class EntropyLDiversity(PrivacyModel):
 
     l: float
     sensitive: str | None = None
+    estimator: str = "shannon"
     parameter: ClassVar[str] = "l"
     larger_is_better: ClassVar[bool] = True
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
-        "l": Interval("float", 1, None, "left"), "sensitive": _SENSITIVE}
+        "l": Interval("float", 1, None, "left"), "sensitive": _SENSITIVE,
+        "estimator": Options(("shannon", "grassberger"))}
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values >= math.log(float(self.l)) - ENTROPY_SLACK

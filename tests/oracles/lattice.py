@@ -25,6 +25,16 @@ def _kind(m: Any) -> str:
     return type(m).__name__
 
 
+def grassberger_entropy(counts: list[int]) -> float:
+    """Grassberger's entropy estimate in nats (arXiv:physics/0307138, eq. 35): ln n − (1/n) Σ f G(f) with
+    G(f) = ψ(f) + ½ (−1)^f (ψ((f + 1)/2) − ψ(f/2)), ψ by scipy."""
+    from scipy.special import digamma
+
+    n = sum(counts)
+    g = [float(digamma(f)) + 0.5 * (-1) ** f * (float(digamma((f + 1) / 2)) - float(digamma(f / 2))) for f in counts]
+    return math.log(n) - sum(f * gf for f, gf in zip(counts, g)) / n
+
+
 def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier: Any) -> bool:
     """True when a class with sensitive counts ``sa_counts`` violates ``model`` (definitions)."""
     n = sum(sa_counts.values())
@@ -37,7 +47,10 @@ def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier
     if kind == "EntropyLDiversity":
         if n < math.ceil(model.l) or len(present) < math.ceil(model.l):
             return True
-        ent = -sum((c / n) * math.log(c / n) for c in sa_counts.values() if c > 0)
+        if getattr(model, "estimator", "shannon") == "grassberger":
+            ent = grassberger_entropy([c for c in sa_counts.values() if c > 0])
+        else:
+            ent = -sum((c / n) * math.log(c / n) for c in sa_counts.values() if c > 0)
         return not ent >= math.log(model.l) - 1e-12
     if kind == "RecursiveCLDiversity":
         if n < model.l or len(present) < model.l:
@@ -137,6 +150,12 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
     cls = st["classes"]
     if metric == "height":
         return float(sum(lv))
+    if metric == "aecs":
+        # ARX's AECS (ARX-ORACLES.md §7.5): N over the published classes plus one class for the suppressed
+        # rows, ARX weighing them by sF and gF respectively (its swap of the two factors)
+        kept = sum(1 for _, _, v in cls if not v)
+        den = sF * kept + (gF if S > 0 else 0.0)
+        return N / den if den > 0 else math.inf
     if metric == "dm_star":
         return float(sum(n * n for _, n, _ in cls))
     if metric == "dm":
@@ -180,6 +199,8 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
             xs.append(round10(max(0.0, (A - mn) / (N - mn))) if N - mn > 0 else 0.0)
         w = [1.0] * len(xs) if weights is None else [x / max(weights) for x in weights]
         D = len(xs)
+        if aggregate == "rank":
+            raise ValueError("RANK is a vector: use rank_vector")
         if aggregate == "arithmetic_mean":
             return sum((x / D) * wj for x, wj in zip(xs, w))
         if aggregate == "sum":
@@ -191,6 +212,26 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
             res *= (wj * x + 1.0) ** (1.0 / D)
         return res - 1.0
     raise ValueError(metric)
+
+
+def rank_vector(table: Any, st: dict[str, Any], gs: float = 0.5, weights: list[float] | None = None
+                ) -> tuple[float, ...]:
+    """ARX's RANK aggregate of Loss (AggregateFunction RANK): the per-QI losses times the weights (each
+    divided by the largest), sorted descending; nodes compare lexicographically on it. The per-QI loss x_j is
+    the Loss of QI j alone (metric_value with one quasi-identifier's weight 1, the others 0, aggregate sum)."""
+    r = len(table.quasi_identifiers)
+    w = [1.0] * r if weights is None else [x / max(weights) for x in weights]
+    xs = [metric_value(table, st, "loss", gs, "sum", [1.0 if i == j else 0.0 for i in range(r)]) for j in range(r)]
+    return tuple(sorted((wj * x for wj, x in zip(w, xs)), reverse=True))
+
+
+def rank_not_worse(u: tuple[float, ...], v: tuple[float, ...], tol: float = 1e-9) -> bool:
+    """True when vector u is not lexicographically smaller than v by more than ``tol`` in its first differing
+    component (so v is a minimum, up to floating-point ties, if this holds for every u)."""
+    for a, b in zip(u, v):
+        if abs(a - b) > tol:
+            return a > b
+    return True
 
 
 def all_nodes(heights: tuple[int, ...]) -> list[tuple[int, ...]]:

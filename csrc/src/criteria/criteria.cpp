@@ -33,6 +33,11 @@ void entropy(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int
   per_class_hist(hist, sizes, 0, out, n_threads, [](const ClassHist& h, Workspace&) { return entropy_nats(h); });
 }
 
+void entropy_grassberger(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads) {
+  per_class_hist(hist, sizes, 0, out, n_threads,
+                 [](const ClassHist& h, Workspace&) { return entropy_grassberger_nats(h); });
+}
+
 void recursive_cl_ratio(Matrix<int64_t> hist, Span<int64_t> sizes, int64_t l, MutSpan<double> out, int n_threads) {
   per_class_hist(hist, sizes, 0, out, n_threads, [&](const ClassHist& h, Workspace& ws) {
     int64_t first = 0, tail = 0;

@@ -84,7 +84,11 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
   bool all_supp_monotone = true;
   for (const Criterion& c : crit)
     all_supp_monotone = all_supp_monotone && (c.kind == CriterionKind::kKAnonymity || c.kind == CriterionKind::kDistinctL);
-  p_monotone = all_supp_monotone || limit == 0;
+  // Grassberger's entropy estimate can fall when classes merge (two classes {1, 1} pass entropy 2-diversity,
+  // their union {2, 2} does not): feasibility is then not upward closed even without suppression.
+  bool gen_monotone = true;
+  for (const Criterion& c : crit) gen_monotone = gen_monotone && !(c.kind == CriterionKind::kEntropyL && c.b == 1.0);
+  p_monotone = (all_supp_monotone || limit == 0) && gen_monotone;
   support_mono = !all_supp_monotone;  // some criterion beyond k-anonymity / distinct-l: a support part
   m_monotone = limit == 0 || metric.kind == MetricKind::kDMStar || metric.kind == MetricKind::kEntropy ||
                  metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace anoncore::lattice {
@@ -145,6 +146,8 @@ double Engine::Impl::cheap_lb(const int32_t* lv) const {
     case MetricKind::kDM:
     case MetricKind::kDMStar:
       return static_cast<double>(n);  // Σ n_E² >= N
+    case MetricKind::kAECS:
+      return 0.0;  // (N / C needs the classes: lower_bound_of)
   }
   return 0.0;
 }
@@ -200,6 +203,8 @@ double Engine::Impl::lower_bound_of(const FreqSet& f) const {
       for (int64_t c = 0; c < f.n_classes; ++c) all += f.count[static_cast<size_t>(c)] * f.count[static_cast<size_t>(c)];
       return static_cast<double>(all);
     }
+    case MetricKind::kAECS:
+      return aecs_lb(f.n_classes);
     default:
       return cheap_lb(f.levels.data());
   }
@@ -260,7 +265,24 @@ void Engine::Impl::score(const FreqSet& f, Scratch& s, int64_t S, NodeResult& re
     case MetricKind::kHeight:
       res.lower_bound = res.metric = cheap_lb(lv);
       break;
+    case MetricKind::kAECS: {
+      int64_t kept = 0;
+      for (int64_t c = 0; c < C; ++c) kept += s.viol[static_cast<size_t>(c)] ? 0 : 1;
+      // ARX weighs the published classes by sF and the suppressed rows' one class by gF (the factors swapped,
+      // as ARX does; both 1 at the default gs-factor)
+      const double den = sF * static_cast<double>(kept) + (S > 0 ? gF : 0.0);
+      res.metric = den > 0.0 ? static_cast<double>(n) / den : std::numeric_limits<double>::infinity();
+      res.lower_bound = aecs_lb(C);
+      break;
+    }
   }
+}
+
+/// A lower bound of AECS at a node with C classes and at every node above it: N / C. The denominator
+/// sF·C_kept + gF·[S > 0] is at most C because max(sF, gF) = 1 and S > 0 means a suppressed class; C never
+/// grows upwards.
+double Engine::Impl::aecs_lb(int64_t C) const {
+  return C > 0 ? static_cast<double>(n) / static_cast<double>(C) : 0.0;
 }
 
 }  // namespace anoncore::lattice

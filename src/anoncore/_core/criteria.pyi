@@ -33,6 +33,11 @@ def entropy(hist: NDArray[np.int64], sizes: NDArray[np.int64], n_threads: int = 
     Plug-in Shannon entropy (nats) per class.
     """
 
+def entropy_grassberger(hist: NDArray[np.int64], sizes: NDArray[np.int64], n_threads: int = 0) -> NDArray[np.float64]:
+    """
+    Grassberger's entropy estimate (nats) per class.
+    """
+
 def recursive_cl_ratio(
     hist: NDArray[np.int64], sizes: NDArray[np.int64], l: int, n_threads: int = 0
 ) -> NDArray[np.float64]:

@@ -19,6 +19,7 @@ Search strategies
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +57,7 @@ __all__ = [
     "lattice_search",
     "lattice_size",
     "level_sizes",
+    "rank_vector",
     "samarati",
     "t_incognito",
 ]
@@ -70,8 +72,11 @@ METRICS: dict[str, int] = {
     "precision": 5,
     "precision_nm": 6,
     "height": 7,
+    "aecs": 8,
 }
-_AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
+#: The engine's aggregate of each option; "rank" searches with "max" (the first component of RANK's sorted
+#: vector) and the ties are then ordered by their whole vector (_rank_refine).
+_AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3, "rank": 3}
 _STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
 #: Per-table caches of the lattice (bottom frequency set, per-QI arrays, distinct counts), dropped with the table.
 _CACHE = TableCache("anoncore.static.lattice")
@@ -168,6 +173,9 @@ class LatticeProblem:
     heights: tuple[int, ...]
     engine: _core.lattice.Engine
     sensitive: str | None
+    aggregate: str = "geometric_mean"
+    gs_factor: float = 0.5
+    weights: tuple[float, ...] = ()
 
     @classmethod
     def build(cls, table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
@@ -194,7 +202,10 @@ class LatticeProblem:
                 if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
                     raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
                                      f"{s!r}; it has none.")
-            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
+            b = float(getattr(m, bn)) if bn else 0.0
+            if type(m).__name__ == "EntropyLDiversity" and m.estimator == "grassberger":
+                b = 1.0  # the kernel's estimator flag (models.hpp Criterion)
+            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), b))
         n = table.n_rows
         qc = table.qi_codes()
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
@@ -225,7 +236,7 @@ class LatticeProblem:
         engine = _core.lattice.Engine(cfg)
         if bottom is None:
             _CACHE.of(table)[bkey] = engine.bottom_state()
-        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name)
+        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name, agg, gs, tuple(wts))
 
     @property
     def distinct(self) -> tuple[tuple[int, ...], ...]:
@@ -493,6 +504,71 @@ def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:
         f"(suppression_limit={problem.suppression_limit} of {problem.table.n_rows} rows).")
 
 
+# ---------------------------------------------------------------------------------------------- RANK
+def rank_vector(problem: LatticeProblem, levels: Sequence[int], suppressed: NDArray[Any]) -> tuple[float, ...]:
+    """ARX's RANK aggregate of Loss: the weighted per-QI losses w_j x_j (ARX-ORACLES.md §7.1, weights divided
+    by the largest) of a node whose rows ``suppressed`` (bool per row) are suppressed, sorted descending.
+    Computed with the engine's operations in its order (objective.cpp ``loss_value``), so that its first
+    component is the bit-identical engine value under the ``max`` aggregate."""
+    table = problem.table
+    qc = table.qi_codes()
+    N = float(table.n_rows)
+    g = problem.gs_factor
+    sF = 2.0 * g if g < 0.5 else 1.0
+    gF = 1.0 if g <= 0.5 else 1.0 - 2.0 * (g - 0.5)
+    sup = np.asarray(suppressed, dtype=bool)
+    S = int(np.count_nonzero(sup))
+    w = list(problem.weights) or [1.0] * len(problem.heights)
+    wmax = max(w)
+    out = []
+    for j, q in enumerate(table.quasi_identifiers):
+        h = table.hierarchy(q)
+        assert h is not None
+        gen, lcc, sizes = _hierarchy_levels(h)
+        lv = int(levels[j])
+        off = int(sum(sizes[:lv]))
+        per_row = lcc[off + gen[qc[:, j], lv]].astype(np.int64)
+        rows = float(h.n_leaves)
+        if S == 0:
+            A = gF * (float(per_row.sum()) / rows)
+        else:
+            kept = float(per_row[~sup].sum())
+            so = float(per_row[sup].sum()) / rows
+            A = gF * (kept / rows) + (float(S) if sF == 1.0 else so + sF * (float(S) - so))
+        mn = gF * N / rows
+        x = math.floor(max(0.0, (A - mn) / (N - mn)) * 1e10) / 1e10 if N - mn > 0.0 else 0.0
+        out.append((w[j] / wmax) * x)
+    return tuple(sorted(out, reverse=True))
+
+
+def _rank_refine(problem: LatticeProblem, levels: Sequence[int], best: float) -> tuple[tuple[int, ...], int]:
+    """The RANK optimum given an optimum ``levels`` of the ``max`` aggregate (value ``best``): RANK compares
+    the sorted vectors lexicographically, so its optimum is among the feasible nodes whose largest weighted
+    loss equals ``best``. Those lie in the box of levels whose own lower-bound term is <= ``best`` (the per-QI
+    Loss without suppression never exceeds the Loss with it); every node of the box is evaluated, the ties
+    classified and compared by their vectors, then by their levels (the engine's tie rule). Returns the node
+    and the number of nodes evaluated."""
+    r = len(problem.heights)
+    axes = []
+    for j, H in enumerate(problem.heights):
+        ok = []
+        for lv in range(H + 1):
+            node = np.zeros(r, dtype=np.int32)
+            node[j] = lv
+            if problem.engine.cheap_lower_bound(node) <= best:
+                ok.append(lv)
+        axes.append(ok)
+    box = list(itertools.product(*axes))
+    ties = [nd for nd, res in zip(box, problem.evaluate_many(box)) if res["feasible"] and res["metric"] == best]
+    if len(ties) <= 1:
+        return tuple(int(x) for x in levels), len(box)
+    keyed: list[tuple[tuple[float, ...], tuple[int, ...]]] = []
+    for nd in ties:
+        _, _, sup, _ = problem.engine.classify(np.asarray(nd, dtype=np.int32), False)
+        keyed.append((rank_vector(problem, nd, sup), nd))
+    return min(keyed)[1], len(box)
+
+
 # ---------------------------------------------------------------------------------------------- searches
 def lattice_search(
     table: Table,
@@ -521,7 +597,7 @@ def lattice_search(
         ``EnhancedBetaLikeness``, ``DeltaDisclosure`` (all on the same sensitive attribute).
     suppression_limit : float in [0, 1], default=0.0
         Largest fraction of rows that may be suppressed (ARX semantics: ``floor(limit * n_rows)`` rows).
-    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height'}
+    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height', 'aecs'}
         Objective, as ARX defines it (ARX-ORACLES.md §7): ARX's Loss, discernibility (non-monotone DM and
         monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
@@ -530,8 +606,10 @@ def lattice_search(
         cores). The result does not depend on it.
     gs_factor : float in [0, 1], default=0.5
         ARX's generalization/suppression factor of Loss, entropy and precision.
-    aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max'}, default='geometric_mean'
-        Aggregation of Loss over the quasi-identifiers.
+    aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max', 'rank'}, default='geometric_mean'
+        Aggregation of Loss over the quasi-identifiers. ``'rank'`` is ARX's RANK: the weighted per-QI losses
+        sorted descending and compared lexicographically (:func:`rank_vector`); the reported Loss is the first
+        component (the ``'max'`` value). The heuristic strategies compare that first component only.
     with_trace : bool, default=False
         Record every node visited by the optimal search (evaluated or decided by tagging).
     weights : dict {quasi-identifier: float >= 0} or None, default=None
@@ -617,6 +695,11 @@ def lattice_search(
              "nodes_popped": out.popped, "search": "sweep" if out.swept else "queue",
              "lattice_size": lattice_size(problem.heights),
              "bottom_classes": problem.engine.bottom_classes}
+    if problem.aggregate == "rank" and problem.metric == "loss":
+        levels, stats["rank_nodes_evaluated"] = _rank_refine(problem, out.levels, out.result.metric)
+        stats["seconds"] = time.perf_counter() - t0
+        if tuple(levels) != tuple(out.levels):
+            return _finish(problem, "lattice_optimal", levels, {"strategy": "optimal"}, trace, stats)
     return _finish(problem, "lattice_optimal", out.levels, {"strategy": "optimal"}, trace, stats, out.result)
 
 
@@ -631,6 +714,8 @@ def _exhaustive(problem: LatticeProblem) -> Result:
                 best = (res["metric"], lv)
     if best is None:
         raise _infeasible(problem, "lattice_search")
+    if problem.aggregate == "rank" and problem.metric == "loss":
+        best = (best[0], _rank_refine(problem, best[1], best[0])[0])
     stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": lattice_size(problem.heights)}
     return _finish(problem, "lattice_exhaustive", best[1], {"strategy": "exhaustive"}, (), stats)
 

@@ -18,6 +18,8 @@ void distinct_values(Matrix<int64_t> hist, MutSpan<int64_t> out, int n_threads);
 
 /// Plug-in Shannon entropy per class in nats, ln n - (1/n) sum_v f_v ln f_v (full sum). O(C m).
 void entropy(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads);
+/// Grassberger's entropy estimate per class in nats, ln n - (1/n) sum_v f_v G(f_v) (class_criteria.hpp). O(C m).
+void entropy_grassberger(Matrix<int64_t> hist, Span<int64_t> sizes, MutSpan<double> out, int n_threads);
 
 /// Recursive (c, l)-diversity ratio per class for a given l >= 1: r_1 / (r_l + ... + r_m') with the counts
 /// sorted descending; +inf when the class has fewer than l distinct values. The class satisfies (c, l) iff the

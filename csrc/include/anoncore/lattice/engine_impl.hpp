@@ -198,6 +198,7 @@ struct Engine::Impl {
   double precision_value(const int32_t* lv, int64_t S) const;
 
   double entropy_mono(const int32_t* lv) const;
+  double aecs_lb(int64_t n_classes) const;
 
   // DM / DM* probe paths (a heuristic only: any path is exact). ln of Σ_v n_v² over the values of QI j at
   // level l (the one-QI partition's DM*). Under independent QIs, a node's Σ n_E² / N² (the chance that two

@@ -36,6 +36,7 @@ enum class MetricKind : int {
   kPrecision = 5,      // monotone precision (1/D) Σ λ_j / h_j
   kPrecisionNM = 6,    // non-monotone precision
   kHeight = 7,         // Σ λ_j
+  kAECS = 8,           // ARX's average equivalence class size N / (sF·C_kept + gF·[S > 0]) (§7.5)
 };
 
 enum class Aggregate : int { kGeometricMean = 0, kArithmeticMean = 1, kSum = 2, kMax = 3 };
