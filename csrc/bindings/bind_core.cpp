@@ -1,11 +1,90 @@
 // Bindings for anoncore::core: group-by primitives used by the data model (Partition, Table).
+#include "anoncore/core/encode.hpp"
 #include "anoncore/core/groupby.hpp"
 #include "common.hpp"
 
 namespace anoncore::bindings {
 
+namespace {
+
+template <class I>
+void def_gather(py::module_& m) {
+  m.def(
+      "gather_codes",
+      [](const CArray<I>& index, const CArray<int32_t>& map, const CArray<uint8_t>& validity, int64_t validity_offset,
+         int n_threads) {
+        auto iv = span_of(index, "index");
+        auto mv = span_of(map, "map");
+        auto vv = span_of(validity, "validity");
+        CArray<int32_t> out(iv.size);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          core::gather_codes<I>(iv, mv, vv, validity_offset, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("index").noconvert(), py::arg("map").noconvert(), py::arg("validity").noconvert(),
+      py::arg("validity_offset"), py::arg("n_threads"),
+      "out[i] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all "
+      "valid) says null.");
+}
+
+void bind_encode(py::module_& m) {
+  m.def(
+      "encode_strings",
+      [](const CArray<int64_t>& offsets, const CArray<uint8_t>& data, const CArray<uint8_t>& validity,
+         int64_t validity_offset, const CArray<int64_t>& key_offsets, const CArray<uint8_t>& key_data,
+         const CArray<int32_t>& key_codes, int n_threads) {
+        auto ofs = span_of(offsets, "offsets");
+        if (ofs.size < 1) throw std::invalid_argument("offsets must have n_rows + 1 entries");
+        core::LabelHash keys(span_of(key_offsets, "key_offsets"), span_of(key_data, "key_data"),
+                             span_of(key_codes, "key_codes"));
+        CArray<int32_t> out(ofs.size - 1);
+        auto ov = mut_span_of(out, "out");
+        auto dv = span_of(data, "data");
+        auto vv = span_of(validity, "validity");
+        {
+          py::gil_scoped_release nogil;
+          core::encode_strings(ofs, dv, vv, validity_offset, keys, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("offsets").noconvert(), py::arg("data").noconvert(), py::arg("validity").noconvert(),
+      py::arg("validity_offset"), py::arg("key_offsets").noconvert(), py::arg("key_data").noconvert(),
+      py::arg("key_codes").noconvert(), py::arg("n_threads"),
+      "Codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for "
+      "null, -1 for a string that is no key.");
+  def_gather<int8_t>(m);
+  def_gather<int16_t>(m);
+  def_gather<int32_t>(m);
+  def_gather<int64_t>(m);
+  m.def(
+      "publish_codes",
+      [](const CArray<int64_t>& labels, const CArray<bool>& suppressed, const CArray<int32_t>& class_map,
+         int32_t token, int n_threads) {
+        auto lv = span_of(labels, "labels");
+        Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(suppressed.data()),
+                         static_cast<int64_t>(suppressed.size())};
+        auto cm = span_of(class_map, "class_map");
+        CArray<int32_t> out(lv.size);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          core::publish_codes(lv, sk, cm, token, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("labels").noconvert(), py::arg("suppressed").noconvert(), py::arg("class_map").noconvert(),
+      py::arg("token"), py::arg("n_threads"),
+      "Published dictionary index per row: token where suppressed (empty = none), else class_map[labels[i]].");
+}
+
+}  // namespace
+
 void bind_core(py::module_ m) {
   m.doc() = "core group-by primitives";
+  bind_encode(m);
   m.def(
       "dense_labels",
       [](const CArray<int32_t>& codes, const CArray<int64_t>& cardinality) {

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from anoncore.data import _encode as _enc
 from anoncore.data.builders import flat_hierarchy
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
@@ -62,8 +63,12 @@ class Table:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_pandas(cls, df: pd.DataFrame, schema: Schema) -> Table:
+    def from_pandas(cls, df: pd.DataFrame, schema: Schema, *, n_threads: int | None = None) -> Table:
         """Encode a DataFrame.
+
+        Text, categorical and Arrow-backed columns are encoded in C++ (a hash of the hierarchy's labels,
+        ``n_threads`` threads over rows, None = every core; the codes do not depend on it); a value that does
+        not resolve exactly takes the pandas path, which gives the same codes or the same error.
 
         Examples
         --------
@@ -80,6 +85,54 @@ class Table:
             raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
         if len(df) == 0:
             raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        threads = _threads(n_threads, "Table.from_pandas")
+        fast = _fast_encode(cls, {c: df[c] for c in df.columns if not isinstance(df[c], pd.DataFrame)}, schema,
+                            len(df), threads, _enc.source_of_series)
+        if fast is not None:
+            return fast
+        return cls._from_pandas_legacy(df, schema)
+
+    @classmethod
+    def from_arrow(cls, data: Any, schema: Schema, *, n_threads: int | None = None) -> Table:
+        """Encode a ``pyarrow.Table`` or ``RecordBatch``.
+
+        String and dictionary-of-string columns go to the C++ encoder without a copy of their data (the
+        dictionary is mapped once, its indices gathered in place); other columns are converted as
+        :meth:`from_pandas` would. The result equals ``Table.from_pandas(data.to_pandas(), schema)``.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> from anoncore import Schema
+        >>> t = Table.from_arrow(pa.table({"zip": ["130", "148"], "d": ["a", "b"]}), Schema.build(["zip"], sensitive="d"))
+        >>> t.codes.tolist()
+        [[0, 0], [1, 1]]
+        """
+        import pyarrow as pa
+
+        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+            raise TypeError(f"Table.from_arrow expects a pyarrow Table or RecordBatch. Got {type(data).__name__} "
+                            f"instead.")
+        if not isinstance(schema, Schema):
+            raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
+        if data.num_rows == 0:
+            raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        threads = _threads(n_threads, "Table.from_arrow")
+        names = [str(c) for c in data.column_names]
+        cols = dict(zip(names, data.columns))
+
+        def source(col: Any) -> Any:
+            src = _enc.source_of_arrow(col)
+            return src if src is not None else col.to_pandas()
+
+        fast = _fast_encode(cls, cols, schema, data.num_rows, threads, source)
+        if fast is not None:
+            return fast
+        return cls._from_pandas_legacy(data.to_pandas(), schema)
+
+    @classmethod
+    def _from_pandas_legacy(cls, df: pd.DataFrame, schema: Schema) -> Table:
+        """The pandas path: every column through pandas (factorize) and Python dictionaries."""
         for a in schema.attributes:
             if a.name not in df.columns:
                 raise ValueError(f"Unknown column {a.name!r}: it is declared in the schema but not in the data "
@@ -93,10 +146,7 @@ class Table:
         missing_by_col: dict[str, NDArray[np.bool_]] = {}
         any_missing = np.zeros(n, dtype=bool)
         for a in kept:
-            s = df[a.name]
-            m = s.isna().to_numpy()
-            if tokens and (s.dtype == object or isinstance(s.dtype, pd.StringDtype)):
-                m = m | s.astype(str).str.strip().isin(tokens).to_numpy()
+            m = _missing_mask(df[a.name], tokens)
             missing_by_col[a.name] = m
             any_missing |= m
         keep = np.ones(n, dtype=bool)
@@ -355,6 +405,127 @@ class Table:
     def __repr__(self) -> str:
         return (f"Table(n_rows={self.n_rows}, quasi_identifiers={list(self.quasi_identifiers)}, "
                 f"sensitive={list(self.sensitive)}, dropped_rows={self.dropped_rows.size})")
+
+
+def _threads(n_threads: int | None, caller: str) -> int:
+    from anoncore._validation import check_n_threads
+
+    return check_n_threads(n_threads, caller)
+
+
+def _missing_mask(s: pd.Series, tokens: set[str]) -> NDArray[np.bool_]:
+    """Missing cells of a column for the pandas path: NaN / None, and in text columns the missing tokens."""
+    m: NDArray[np.bool_] = s.isna().to_numpy()
+    if tokens and (s.dtype == object or isinstance(s.dtype, pd.StringDtype)):
+        m = m | s.astype(str).str.strip().isin(tokens).to_numpy()
+    return m
+
+
+def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n: int, threads: int,
+                 source_of: Any) -> Table | None:
+    """The C++ path of :meth:`Table.from_pandas` / :meth:`Table.from_arrow`; None hands the table to the pandas
+    path (a value that is not an exact key, a missing value under ``missing='error'``, an unsupported column),
+    which then gives the same codes or the error message."""
+    for a in schema.attributes:
+        if a.name not in columns:
+            return None
+    kept = [a for a in schema.attributes if a.role != "identifier"]
+    if not kept:
+        return None
+    tokens = set(schema.missing_tokens)
+    token = schema.missing_tokens[0] if schema.missing_tokens else "?"
+    srcs: dict[str, Any] = {}
+    raw: dict[str, NDArray[np.int32]] = {}
+    missing_by_col: dict[str, NDArray[np.bool_]] = {}
+    any_missing = np.zeros(n, dtype=bool)
+    for a in kept:
+        col = columns[a.name]
+        src = source_of(col) if a.kind != "numeric" else None
+        if src is None or isinstance(src, pd.Series):
+            series = col if isinstance(col, pd.Series) else col.to_pandas()
+            srcs[a.name] = series
+            m = _missing_mask(series, tokens)
+        else:
+            srcs[a.name] = src
+            h = a.hierarchy
+            if h is not None:
+                mapping = h.leaf_lookup()
+            elif a.kind == "ordinal" and a.order is not None:
+                mapping = {str(v): i for i, v in enumerate(a.order)}
+            else:
+                mapping = {}
+            if isinstance(src, _enc.StringSource):
+                mapping.update(_enc.missing_keys(mapping, tokens))
+            codes = _enc.encode_source(src, mapping, threads)
+            flat = h is None and a.kind != "ordinal"
+            if not flat and (codes == _enc.UNKNOWN).any():
+                return None
+            raw[a.name] = codes
+            m = codes == _enc.MISSING
+        missing_by_col[a.name] = m
+        any_missing |= m
+    keep: NDArray[np.bool_] | None = None
+    if any_missing.any():
+        if schema.missing == "error":
+            return None
+        if schema.missing == "drop":
+            keep = ~any_missing
+            if not keep.any():
+                return None
+    row_ids = np.arange(n, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
+    dropped = np.zeros(0, dtype=np.int64) if keep is None else np.flatnonzero(~keep).astype(np.int64)
+    out = np.empty((row_ids.size, len(kept)), dtype=np.int32)
+    resolved: list[Attribute] = []
+    dicts: dict[str, Any] = {}
+    for j, a in enumerate(kept):
+        src = srcs[a.name]
+        if isinstance(src, pd.Series):
+            sub = src.iloc[row_ids] if keep is not None else src
+            m = missing_by_col[a.name] if keep is None else missing_by_col[a.name][keep]
+            col, ra, d = _encode_column(a, sub.reset_index(drop=True), m, schema)
+            out[:, j] = col
+            resolved.append(ra)
+            dicts[a.name] = d
+            continue
+        codes = raw[a.name] if keep is None else raw[a.name][keep]
+        has_missing = bool(missing_by_col[a.name].any()) and keep is None
+        h = a.hierarchy
+        if h is None:
+            if a.kind == "ordinal":
+                if a.order is None:
+                    return None
+                values = [str(v) for v in a.order]
+            else:
+                labels = set(_enc.distinct_labels(src, keep))
+                if has_missing:
+                    labels.add(token)
+                values = sorted(labels)
+            h = flat_hierarchy(values, root="*" if "*" not in values else "<any>", name=a.name)
+            a = replace(a, hierarchy=h)
+            if a.kind != "ordinal":
+                mapping = h.leaf_lookup()
+                if isinstance(src, _enc.StringSource):
+                    mapping.update(_enc.missing_keys(mapping, tokens))
+                codes = _enc.encode_source(src, mapping, threads)
+                codes = codes if keep is None else codes[keep]
+        if has_missing:
+            tcode = h.leaf_lookup().get(token)
+            if tcode is None:
+                return None
+            codes = np.where(codes == _enc.MISSING, np.int32(tcode), codes)
+        if (codes < 0).any():
+            return None
+        out[:, j] = codes
+        resolved.append(a)
+        dicts[a.name] = h.leaves
+    return cls(
+        schema=replace(schema, attributes=tuple(resolved)),
+        codes=_readonly(out),
+        columns=tuple(a.name for a in kept),
+        row_ids=_readonly(row_ids),
+        dropped_rows=_readonly(dropped),
+        _dicts=dicts,
+    )
 
 
 def _open_text(path: str | os.PathLike[str]) -> Any:
