@@ -31,14 +31,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from anoncore.models import EnhancedBetaLikeness, KAnonymity
+from anoncore.static.burel import likeness_model
+from anoncore.static.sabre import closeness_model
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sabre_experiments import census_income, numeric_boxes, synthetic  # noqa: E402
 
-import anoncore  # noqa: E402
 from anoncore import Table  # noqa: E402
 from anoncore.audit import audit  # noqa: E402
-from anoncore.models import BasicBetaLikeness, EnhancedBetaLikeness, OrderedDistanceTCloseness  # noqa: E402
+from anoncore.models import BasicBetaLikeness, OrderedDistanceTCloseness  # noqa: E402
 from anoncore.static import burel, dmondrian, lmondrian, sabre, tmondrian  # noqa: E402
 from anoncore.workload import count_query_error  # noqa: E402
 
@@ -85,9 +88,9 @@ def run(name: str, fn: Callable[[], Any], tab: Table, repeat: int = 1) -> tuple[
 
 
 def beta_methods(beta: float, seed: int = 0, **kw: Any) -> dict[str, Callable[[Table], Any]]:
-    return {"BUREL": lambda t: burel(t, beta=beta, rng=seed, **kw),
-            "LMondrian": lambda t: lmondrian(t, beta=beta, **kw),
-            "DMondrian": lambda t: dmondrian(t, beta=beta)}
+    return {"BUREL": lambda t: burel(t, likeness_model(beta=beta, **kw), rng=seed),
+            "LMondrian": lambda t: lmondrian(t, likeness_model(beta=beta, **kw)),
+            "DMondrian": lambda t: dmondrian(t, EnhancedBetaLikeness(beta))}
 
 
 def bisect(lo: float, hi: float, ok: Callable[[float], bool], iters: int, geometric: bool = True) -> float:
@@ -162,10 +165,10 @@ def main(argv: list[str] | None = None) -> int:
                         "n_qi": DEFAULT_QI})
             emit(row)
         for eps in (0.0, 2.0, 4.0, 6.0, 8.0, 10.0):
-            for name, fn in {"BUREL-range": lambda t, e=eps: burel(t, beta=DEFAULT_BETA, variant="range", epsilon=e,
-                                                                   rng=0),
-                             "LMondrian-range": lambda t, e=eps: lmondrian(t, beta=DEFAULT_BETA, variant="range",
-                                                                           epsilon=e)}.items():
+            for name, fn in {"BUREL-range": lambda t, e=eps: burel(
+                                 t, likeness_model(beta=DEFAULT_BETA, variant="range", epsilon=e), rng=0),
+                             "LMondrian-range": lambda t, e=eps: lmondrian(
+                                 t, likeness_model(beta=DEFAULT_BETA, variant="range", epsilon=e))}.items():
                 res, row = run(name, lambda fn=fn: fn(base), base, 1)
                 row.update({"experiment": "range", "param": "epsilon", "value": eps, "n": base.n_rows,
                             "n_qi": DEFAULT_QI})
@@ -192,13 +195,13 @@ def face(tab: Table, emit: Callable[[dict[str, Any]], None]) -> None:
     search) whose real closeness is <= theirs; (c) matched AIL: BUREL at beta sets the level l = its AIL; SABRE
     and tMondrian at the largest t (binary search) whose AIL is still >= l."""
     def sab(t: float) -> Any:
-        return sabre(tab, t=t, k=1, rng=0)
+        return sabre(tab, [KAnonymity(1), closeness_model(tab, t)], rng=0)
 
     def tmo(t: float) -> Any:
-        return tmondrian(tab, t=t, k=1)
+        return tmondrian(tab, [KAnonymity(1), closeness_model(tab, t)])
 
     def bur(b: float) -> Any:
-        return burel(tab, beta=b, rng=0)
+        return burel(tab, likeness_model(beta=b), rng=0)
 
     def row(fig: str, param: str, value: float, name: str, res: Any, **kw: Any) -> None:
         r = {"experiment": "face", "figure": fig, "param": param, "value": value, "method": name, "n": tab.n_rows,

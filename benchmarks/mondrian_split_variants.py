@@ -13,6 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+from anoncore.models import EnhancedBetaLikeness, KAnonymity
+from anoncore.static.burel import likeness_model
+from anoncore.static.sabre import closeness_model
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from burel_experiments import QI_ORDER, with_qis  # noqa: E402
@@ -40,22 +44,22 @@ def main() -> int:
         runs = []
         for split in ("rank", "hierarchy"):
             runs.append(("t=0.35,k=6,7 QI", f"tMondrian[{split}]", tab7,
-                         lambda t, s=split: tmondrian(t, t=0.35, k=6, categorical_split=s)))
+                         lambda t, s=split: tmondrian(t, [KAnonymity(6), closeness_model(t, 0.35)], categorical_split=s)))
             runs.append(("t=1,k=6,7 QI (k only)", f"tMondrian[{split}]", tab7,
-                         lambda t, s=split: tmondrian(t, t=1.0, k=6, categorical_split=s)))
+                         lambda t, s=split: tmondrian(t, [KAnonymity(6), closeness_model(t, 1.0)], categorical_split=s)))
             # numeric QIs keep their hierarchies (the tIncognito tables): classes published through them, not MBBs
             runs.append(("t=0.35,k=6,7 QI, numeric via hierarchy", f"tMondrian[{split}]", full,
-                         lambda t, s=split: tmondrian(t, t=0.35, k=6, categorical_split=s)))
-        runs.append(("t=0.35,k=6,7 QI", "SABRE-KNN", tab7, lambda t: sabre(t, t=0.35, k=6, method="knn", rng=0)))
-        runs.append(("t=0.35,k=6,7 QI", "SABRE-AK", tab7, lambda t: sabre(t, t=0.35, k=6, method="ak", rng=0)))
+                         lambda t, s=split: tmondrian(t, [KAnonymity(6), closeness_model(t, 0.35)], categorical_split=s)))
+        runs.append(("t=0.35,k=6,7 QI", "SABRE-KNN", tab7, lambda t: sabre(t, [KAnonymity(6), closeness_model(t, 0.35)], method="knn", rng=0)))
+        runs.append(("t=0.35,k=6,7 QI", "SABRE-AK", tab7, lambda t: sabre(t, [KAnonymity(6), closeness_model(t, 0.35)], method="ak", rng=0)))
         for q in (3, 5):
             tq = with_qis(full, QI_ORDER[data][:q])
             for split in ("rank", "hierarchy"):
                 runs.append((f"beta=4,{q} QI", f"LMondrian[{split}]", tq,
-                             lambda t, s=split: lmondrian(t, beta=4.0, categorical_split=s)))
+                             lambda t, s=split: lmondrian(t, likeness_model(beta=4.0), categorical_split=s)))
                 runs.append((f"beta=4,{q} QI", f"DMondrian[{split}]", tq,
-                             lambda t, s=split: dmondrian(t, beta=4.0, categorical_split=s)))
-            runs.append((f"beta=4,{q} QI", "BUREL", tq, lambda t: burel(t, beta=4.0, rng=0)))
+                             lambda t, s=split: dmondrian(t, EnhancedBetaLikeness(4.0), categorical_split=s)))
+            runs.append((f"beta=4,{q} QI", "BUREL", tq, lambda t: burel(t, likeness_model(beta=4.0), rng=0)))
         for setting, name, tab, fn in runs:
             t0 = time.perf_counter()
             res = fn(tab)

@@ -17,6 +17,9 @@ import numpy as np
 
 import anoncore as ac
 from anoncore import datasets
+from anoncore.models import EnhancedBetaLikeness, KAnonymity
+from anoncore.static.burel import likeness_model
+from anoncore.static.sabre import closeness_model
 
 
 def digest(res: Any) -> str:
@@ -41,16 +44,16 @@ def cases() -> list[tuple[str, Callable[[], Any]]]:
             for policy in ("random", "min_key"):
                 out.append((f"{name} sabre {method} {policy}",
                             lambda tab=tab, method=method, policy=policy: ac.sabre(
-                                tab, t=0.35, k=6, method=method, seed_policy=policy, rng=3)))
-        out.append((f"{name} sabre slices", lambda tab=tab: ac.sabre(tab, t=0.3, k=4, seed_policy="slices", rng=0)))
+                                tab, [KAnonymity(6), closeness_model(tab, 0.35)], method=method, seed_policy=policy, rng=3)))
+        out.append((f"{name} sabre slices", lambda tab=tab: ac.sabre(tab, [KAnonymity(4), closeness_model(tab, 0.3)], seed_policy="slices", rng=0)))
         for variant in ("basic", "enhanced"):
             for split in ("halve", "balanced"):
                 out.append((f"{name} burel {variant} {split}", lambda tab=tab, v=variant, s=split: ac.burel(
-                    tab, beta=3.0, variant=v, split=s, rng=5)))
-        out.append((f"{name} burel slices", lambda tab=tab: ac.burel(tab, beta=2.0, seed_policy="slices", rng=0)))
-        out.append((f"{name} tmondrian", lambda tab=tab: ac.tmondrian(tab, t=0.3, k=5)))
-        out.append((f"{name} lmondrian", lambda tab=tab: ac.lmondrian(tab, beta=3.0)))
-        out.append((f"{name} dmondrian", lambda tab=tab: ac.dmondrian(tab, beta=3.0)))
+                    tab, likeness_model(beta=3.0, variant=v), split=s, rng=5)))
+        out.append((f"{name} burel slices", lambda tab=tab: ac.burel(tab, likeness_model(beta=2.0), seed_policy="slices", rng=0)))
+        out.append((f"{name} tmondrian", lambda tab=tab: ac.tmondrian(tab, [KAnonymity(5), closeness_model(tab, 0.3)])))
+        out.append((f"{name} lmondrian", lambda tab=tab: ac.lmondrian(tab, likeness_model(beta=3.0))))
+        out.append((f"{name} dmondrian", lambda tab=tab: ac.dmondrian(tab, EnhancedBetaLikeness(3.0))))
     return out
 
 

@@ -8,7 +8,7 @@ Writes CSV and PNG files shaped like Figures 1-8 into ``bench_out/release/`` (ig
 * fig6_setA_linkability, fig7_setB_linkability: (X,Y)-linkability, Top1..Top4 Y, k in {10%..90%};
 * fig8_scalability_linkability: Top1, k = 90%, Set A enlarged (Y values inherited).
 
-Usage: ``PYTHONPATH=src python benchmarks/release_experiments.py [--quick] [--no-scale] [--out DIR]``.
+Usage: ``PYTHONPATH=src python benchmarks/release_experiments.py [--quick] [--no-scale] [--out DIR] [--plot-only]``.
 """
 
 from __future__ import annotations
@@ -187,10 +187,14 @@ def plot(out: Path, anon: pd.DataFrame, link: pd.DataFrame, scale: pd.DataFrame 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    def bars(ax, table: pd.DataFrame, title: str, ylabel: str) -> None:
+    def bars(ax, table: pd.DataFrame, title: str, ylabel: str, ylim: tuple[float, float] | None = None) -> None:
+        table = table.set_axis([f"Top{int(i)}" for i in table.index])
         table.plot.bar(ax=ax, rot=0)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
+        if ylim is not None:  # the paper's axis range, so the bars compare with its figure
+            ax.set_ylim(min(ylim[0], float(table.min().min()) - 0.5), max(ylim[1], float(table.max().max()) + 0.5))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
     for s, fig_d, fig_e in (("A", 1, 2), ("B", 3, 4)):
         a = anon[anon["set"] == s]
@@ -204,7 +208,8 @@ def plot(out: Path, anon: pd.DataFrame, link: pd.DataFrame, scale: pd.DataFrame 
         d = pd.DataFrame(cols)
         d.to_csv(out / f"fig{fig_d}_set{s}_distortion.csv")
         fig, ax = plt.subplots(figsize=(6, 4))
-        bars(ax, d, f"Figure {fig_d}: distortion, Set {s} (avg over k)", "distortion per record")
+        bars(ax, d, f"Figure {fig_d}: distortion, Set {s} (avg over k)", "distortion per record",
+             (0, 10) if s == "A" else (0, 14))
         fig.savefig(out / f"fig{fig_d}_set{s}_distortion.png", dpi=120, bbox_inches="tight")
         plt.close(fig)
         e = pd.DataFrame({"XYE": xy["error"].mean(),
@@ -213,7 +218,8 @@ def plot(out: Path, anon: pd.DataFrame, link: pd.DataFrame, scale: pd.DataFrame 
             e[m] = a[a["method"] == m]["error"].mean()
         (e * 100).to_csv(out / f"fig{fig_e}_set{s}_error.csv")
         fig, ax = plt.subplots(figsize=(6, 4))
-        bars(ax, e * 100, f"Figure {fig_e}: classification error, Set {s} (avg over k)", "error (%)")
+        bars(ax, e * 100, f"Figure {fig_e}: classification error, Set {s} (avg over k)", "error (%)",
+             (13, 23) if s == "A" else (13, 19))
         fig.savefig(out / f"fig{fig_e}_set{s}_error.png", dpi=120, bbox_inches="tight")
         plt.close(fig)
     for s, fig_n in (("A", 6), ("B", 7)):
@@ -228,7 +234,7 @@ def plot(out: Path, anon: pd.DataFrame, link: pd.DataFrame, scale: pd.DataFrame 
         e.to_csv(out / f"fig{fig_n}_set{s}_linkability.csv")
         fig, ax = plt.subplots(figsize=(6, 4))
         bars(ax, e.drop(columns="infeasible_k"), f"Figure {fig_n}: linkability, Set {s} (avg over feasible k)",
-             "error (%)")
+             "error (%)", (12, 26) if s == "A" else (12, 18))
         fig.savefig(out / f"fig{fig_n}_set{s}_linkability.png", dpi=120, bbox_inches="tight")
         plt.close(fig)
     if scale is not None:
@@ -252,9 +258,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="k in {40, 200} and {0.1, 0.9} only")
     ap.add_argument("--no-scale", action="store_true")
     ap.add_argument("--sizes", default="200000,400000,600000,800000,1000000")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figures from the CSVs of a previous run")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.plot_only:
+        scale_csv = out / "scalability_runs.csv"
+        plot(out, pd.read_csv(out / "anonymity_runs.csv"), pd.read_csv(out / "linkability_runs.csv"),
+             pd.read_csv(scale_csv) if scale_csv.exists() else None)
+        print(f"wrote {out}")
+        return
     df = load_adult_release()
     tax = adult_taxonomies()
     ks = (40, 200) if args.quick else KS

@@ -11,6 +11,7 @@ import sys
 import time
 
 import anoncore as ac
+from anoncore._tablecache import clear_table_caches
 from anoncore.datasets import load_census_income_arx
 from anoncore.risk import population_uniques, quasi_identifier_analysis, risk_profile
 
@@ -32,11 +33,11 @@ def main() -> None:
     part = ac.Partition.from_levels(t, [2, 1, 1, 1, 1, 1, 1, 1])
 
     def first() -> None:
-        t._cache.pop(("risk_labels",), None)
+        clear_table_caches(t)
         risk_profile(t, population_size=POPULATION)
 
     def sample_only() -> None:
-        t._cache.pop(("risk_labels",), None)
+        clear_table_caches(t)
         risk_profile(t)
 
     prof = risk_profile(t, population_size=POPULATION)

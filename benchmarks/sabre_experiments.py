@@ -28,7 +28,9 @@ import numpy as np
 
 import anoncore
 from anoncore import Attribute, Hierarchy, Schema, Table
+from anoncore.models import KAnonymity
 from anoncore.static import sabre, tmondrian
+from anoncore.static.sabre import closeness_model
 from anoncore.workload import count_query_error, olap_kl
 
 DEFAULTS = {"t": 0.35, "k": 6, "n_qi": 7}
@@ -78,9 +80,11 @@ def numeric_boxes(table: Table) -> Table:
 def methods() -> dict[str, Any]:
     """Each method gets (tables, t, k) where tables = (with hierarchies, numeric boxes)."""
     out: dict[str, Any] = {
-        "SABRE-AK": lambda tabs, t, k: sabre(tabs[1], t=t, k=k, method="ak", rng=0),
-        "SABRE-KNN": lambda tabs, t, k: sabre(tabs[1], t=t, k=k, method="knn", rng=0),
-        "tMondrian": lambda tabs, t, k: tmondrian(tabs[1], t=t, k=k),
+        "SABRE-AK": lambda tabs, t, k: sabre(tabs[1], [KAnonymity(k), closeness_model(tabs[1], t)], method="ak",
+                                             rng=0),
+        "SABRE-KNN": lambda tabs, t, k: sabre(tabs[1], [KAnonymity(k), closeness_model(tabs[1], t)], method="knn",
+                                              rng=0),
+        "tMondrian": lambda tabs, t, k: tmondrian(tabs[1], [KAnonymity(k), closeness_model(tabs[1], t)]),
     }
     from anoncore.static.lattice import lattice_search
 
@@ -95,7 +99,7 @@ def methods() -> dict[str, Any]:
         kind = tab.attribute(tab.sensitive[0]).kind
         tmodel = anoncore.HierarchicalDistanceTCloseness(t) if kind == "categorical" else \
             anoncore.OrderedDistanceTCloseness(t)
-        return lattice_search(tab, [anoncore.KAnonymity(k), tmodel], 0.0, "loss", "optimal",
+        return lattice_search(tab, [anoncore.KAnonymity(k), tmodel], suppression_limit=0.0, metric="loss", strategy="optimal",
                               aggregate="arithmetic_mean")
 
     out["tIncognito"] = tinc

@@ -80,12 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         best = float("inf")
         for _ in range(args.repeat):
             t0 = time.perf_counter()
-            res = lattice_search(table, [KAnonymity(args.k)], args.suppression, "loss", strategy=strategy,
+            res = lattice_search(table, [KAnonymity(args.k)], suppression_limit=args.suppression, metric="loss", strategy=strategy,
                                  n_threads=1)
             best = min(best, time.perf_counter() - t0)
         ours[strategy] = {"seconds": best, "levels": list(res.partition.levels),
                           "suppressed": int(res.achieved["n_suppressed"]), "k": int(res.achieved["k"]),
-                          "loss": float(res.metrics["loss"]), "audit_passed": bool(res.achieved["audit_passed"])}
+                          "loss": float(res.metrics["loss"]), "audit_passed": bool(res.achieved["passed"])}
     same = ours["datafly"]["levels"] == anj["levels"] and ours["datafly"]["suppressed"] == anj["suppressed"]
     doc = {"k": args.k, "suppression": args.suppression, "anjana": anj, "anoncore": ours,
            "datafly_same_result": same,

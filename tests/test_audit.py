@@ -30,6 +30,8 @@ from anoncore.models import (
     PrivacyModel,
     RecursiveCLDiversity,
 )
+from anoncore.static.burel import likeness_model
+from anoncore.static.sabre import closeness_model
 
 ALL_SA_MODELS = [
     DistinctLDiversity(2), EntropyLDiversity(2.0), RecursiveCLDiversity(2.0, 2), EqualDistanceTCloseness(0.3),
@@ -464,15 +466,67 @@ def test_table_reference_cached_per_table(table_2_6: tuple[Table, Partition]) ->
     t, p = table_2_6
     models = [EqualDistanceTCloseness(0.5, sensitive="Disease"), EnhancedBetaLikeness(2.0, sensitive="Disease")]
     audit(t, p, models)
-    keys = [k for k in t._cache if isinstance(k, tuple) and k and k[0] == "audit_reference" and k[1] == "Disease"]
+    import importlib
+
+    cache = importlib.import_module("anoncore.audit")._CACHE.of(t)
+    keys = [k for k in cache if isinstance(k, tuple) and k and k[0] == "audit_reference" and k[1] == "Disease"]
     assert len(keys) == 1
-    ref = t._cache[keys[0]]
+    ref = cache[keys[0]]
     col = t.column("Disease").tolist()
     assert ref.tolist() == [col.count(c) for c in range(t.cardinality("Disease"))]
     assert not ref.flags.writeable
     other = Partition.from_labels(t, [0, 1, 0, 1, 0, 1, 0, 1, 0])
     cached = audit(t, other, models)
-    del t._cache[keys[0]]
+    del cache[keys[0]]
     counted = audit(t, other, models)
     for a, b in zip(cached.models, counted.models):
         assert a.values.tolist() == b.values.tolist() and a.achieved == b.achieved and a.passed == b.passed
+
+
+def test_every_static_algorithm_audits_once_into_result_audit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One finisher: each static algorithm calls anoncore.audit exactly once, keeps the report as
+    Result.audit, and reads the same achieved keys from it."""
+    import importlib
+
+    from anoncore.datasets import synthetic_census
+    from anoncore.models import KAnonymity
+    from anoncore.static import burel, dmondrian, lattice_search, lmondrian, sabre, tmondrian
+
+    finish_mod = importlib.import_module("anoncore.static._finish")
+    calls: list[int] = []
+    real = finish_mod.audit
+
+    def counting(*a: object, **kw: object) -> AuditReport:
+        calls.append(1)
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(finish_mod, "audit", counting)
+    tab = synthetic_census(3000, rng=0, n_qi=3)
+    runs = [lambda: sabre(tab, [KAnonymity(4), closeness_model(tab, 0.4)], rng=0), lambda: tmondrian(tab, [KAnonymity(4), closeness_model(tab, 0.4)]),
+            lambda: burel(tab, likeness_model(beta=4), rng=0), lambda: lmondrian(tab, likeness_model(beta=4)), lambda: dmondrian(tab, EnhancedBetaLikeness(4)),
+            lambda: lattice_search(tab, [KAnonymity(5)], suppression_limit=0.02)]
+    for run in runs:
+        calls.clear()
+        res = run()
+        assert len(calls) == 1, res.algorithm
+        assert isinstance(res.audit, AuditReport)
+        assert {"passed", "k", "n_classes", "n_suppressed"} <= set(res.achieved)
+        assert res.achieved["passed"] is res.audit.passed is True
+        sizes = res.partition.class_sizes
+        assert res.achieved["k"] == int(sizes[sizes > 0].min())
+        for ma in res.audit.models:
+            assert res.achieved[f"{type(ma.model).__name__}.{ma.model.parameter}"] == float(ma.achieved)
+
+
+def test_old_achieved_keys_warn_and_give_the_same_value() -> None:
+    from anoncore.datasets import synthetic_census, toy_table
+    from anoncore.models import KAnonymity
+    from anoncore.static import burel, lattice_search
+
+    res = lattice_search(toy_table(), [KAnonymity(2)])
+    with pytest.warns(DeprecationWarning, match="achieved\\['passed'\\]"):
+        assert res.achieved["audit_passed"] == res.achieved["passed"]
+    res = burel(synthetic_census(2000, rng=0, n_qi=3), likeness_model(beta=4), rng=0)
+    with pytest.warns(DeprecationWarning, match="BasicBetaLikeness.beta"):
+        assert res.achieved["beta_basic"] == res.achieved["BasicBetaLikeness.beta"]
+    assert "beta_basic" not in dict(res.achieved)  # not stored: JSON documents carry the uniform keys only

@@ -32,6 +32,7 @@ from anoncore.models import (
     SemanticBetaLikeness,
 )
 from anoncore.static import burel, dmondrian, lmondrian
+from anoncore.static.burel import likeness_model
 
 bu = _core.burel
 
@@ -183,7 +184,7 @@ def _check_common(tab: Table, res: Any) -> None:
 def test_burel_output_satisfies_beta(case: tuple[Any, ...], variant: str, policy: str, split: str) -> None:
     seed, n, n_qi, m, beta = case
     tab = random_table(seed, n, n_qi, m, "numeric", skew=3.0)
-    res = burel(tab, beta=beta, variant=variant, seed_policy=policy, split=split, rng=seed)
+    res = burel(tab, likeness_model(beta=beta, variant=variant), seed_policy=policy, split=split, rng=seed)
     _check_common(tab, res)
     sa = sa_of(tab)
     assert classes_satisfy_groups(sa, res.partition.labels, [[v] for v in range(m)], beta, variant == "enhanced")
@@ -207,7 +208,7 @@ def test_burel_output_satisfies_beta(case: tuple[Any, ...], variant: str, policy
 def test_burel_semantic_output_satisfies_every_node(case: tuple[Any, ...], level: int) -> None:
     seed, n, n_qi, m, beta = case
     tab = random_table(seed, n, n_qi, m, "categorical", skew=0.5)
-    res = burel(tab, beta=beta, variant="semantic", level=level, rng=seed)
+    res = burel(tab, likeness_model(beta=beta, variant="semantic", level=level), rng=seed)
     _check_common(tab, res)
     h = tab.hierarchy("s")
     groups = semantic_groups(h.parent, h.node_depth, h.n_leaves, level)
@@ -221,7 +222,7 @@ def test_burel_semantic_output_satisfies_every_node(case: tuple[Any, ...], level
 def test_burel_range_output_satisfies_every_range(case: tuple[Any, ...], eps: float) -> None:
     seed, n, n_qi, m, beta = case
     tab = random_table(seed, n, n_qi, m, "numeric", skew=0.5)
-    res = burel(tab, beta=beta, variant="range", epsilon=eps, rng=seed)
+    res = burel(tab, likeness_model(beta=beta, variant="range", epsilon=eps), rng=seed)
     _check_common(tab, res)
     vals = tab.numeric_values("s")
     present = {c: float(vals[c]) for c in np.unique(tab.column("s")).tolist()}
@@ -237,8 +238,8 @@ def test_extended_variants_merge_what_enhanced_burel_leaves_violating(variant: s
     for seed in range(6):
         tab = random_table(seed, 400, 2, 6, kind, skew=0.0)
         kw: dict[str, Any] = {"epsilon": 4.0} if variant == "range" else {}
-        res = burel(tab, beta=2.0, variant=variant, rng=seed, **kw)
-        base = burel(tab, beta=2.0, rng=seed)
+        res = burel(tab, likeness_model(beta=2.0, variant=variant, **kw), rng=seed)
+        base = burel(tab, likeness_model(beta=2.0), rng=seed)
         model = RangeBetaLikeness(2.0, 4.0) if variant == "range" else SemanticBetaLikeness(2.0)
         tr = res.trace[2]
         # (a violating class absorbed by an earlier merge is not counted again by the merge loop)
@@ -283,18 +284,18 @@ def test_lmondrian_and_dmondrian_outputs(case: tuple[Any, ...]) -> None:
     seed, n, n_qi, m, beta = case
     tab = random_table(seed, n, n_qi, m, "numeric", skew=3.0)
     sa = sa_of(tab)
-    lm = lmondrian(tab, beta=beta)
+    lm = lmondrian(tab, likeness_model(beta=beta))
     _check_common(tab, lm)
     assert classes_satisfy_groups(sa, lm.partition.labels, [[v] for v in range(m)], beta)
     if np.unique(sa).size == 1:  # delta = ln(1 + min(beta, -ln 1)) = 0: delta-disclosure holds for no class
-        with pytest.raises(InfeasibleError, match="single value"):
+        with pytest.warns(DeprecationWarning), pytest.raises(InfeasibleError, match="single value"):
             dmondrian(tab, beta=beta)
         return
-    dm = dmondrian(tab, beta=beta)
+    dm = dmondrian(tab, EnhancedBetaLikeness(beta))
     _check_common(tab, dm)
     assert classes_satisfy_groups(sa, dm.partition.labels, [[v] for v in range(m)], beta)
     assert delta_ok(sa, dm.partition.labels, dm.parameters["delta"])
-    lr = lmondrian(tab, beta=beta, variant="range", epsilon=2.0)
+    lr = lmondrian(tab, likeness_model(beta=beta, variant="range", epsilon=2.0))
     vals = tab.numeric_values("s")
     present = {c: float(vals[c]) for c in np.unique(tab.column("s")).tolist()}
     assert classes_satisfy_groups(sa, lr.partition.labels, range_groups(present, 2.0, False), beta)
@@ -303,9 +304,9 @@ def test_lmondrian_and_dmondrian_outputs(case: tuple[Any, ...]) -> None:
 # --------------------------------------------------------------------------- determinism
 def test_deterministic_for_a_seed_and_thread_count() -> None:
     tab = random_table(3, 3000, 3, 12, "numeric", skew=2.0)
-    a = burel(tab, beta=1.0, rng=5, n_threads=1)
-    b = burel(tab, beta=1.0, rng=5, n_threads=2)
-    c = burel(tab, beta=1.0, rng=np.random.default_rng(5))
+    a = burel(tab, likeness_model(beta=1.0), rng=5, n_threads=1)
+    b = burel(tab, likeness_model(beta=1.0), rng=5, n_threads=2)
+    c = burel(tab, likeness_model(beta=1.0), rng=np.random.default_rng(5))
     assert a == b == c
     assert a.partition.n_classes > 1
 
@@ -330,26 +331,26 @@ def test_deterministic_for_a_seed_and_thread_count() -> None:
     ({"beta": 1.0, "n_threads": 0}, ValueError, "'n_threads'"),
 ])
 def test_burel_bad_input(kwargs: dict[str, Any], exc: type[Exception], match: str) -> None:
-    with pytest.raises(exc, match=match):
+    with pytest.warns(DeprecationWarning), pytest.raises(exc, match=match):  # the keyword form
         burel(random_table(0, 30, 2, 4, "numeric"), **kwargs)
 
 
 def test_bad_input_of_categorical_and_relative_and_baselines() -> None:
     cat = random_table(0, 30, 2, 4, "categorical")
-    with pytest.raises(ValueError, match="needs a numeric or ordinal sensitive attribute"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="needs a numeric or ordinal sensitive attribute"):
         burel(cat, beta=1.0, variant="range", epsilon=1)
-    with pytest.raises(ValueError, match="'level' parameter"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="'level' parameter"):
         burel(cat, beta=1.0, variant="semantic", level=-1)
     df = pd.DataFrame({"q": [1, 2, 3], "s": [0, 1, 2]})
     tab = Table.from_pandas(df, Schema((Attribute("q", "quasi_identifier", "numeric"),
                                         Attribute("s", "sensitive", "numeric"))))
-    with pytest.raises(ValueError, match="needs positive sensitive values"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="needs positive sensitive values"):
         burel(tab, beta=1.0, variant="range", epsilon=1, relative=True)
-    with pytest.raises(TypeError, match="'table' parameter of burel"):
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="'table' parameter of burel"):
         burel(df, beta=1.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="'beta' parameter of lmondrian"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="'beta' parameter of lmondrian"):
         lmondrian(tab, beta=0)
-    with pytest.raises(ValueError, match="'beta' parameter of dmondrian"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="'beta' parameter of dmondrian"):
         dmondrian(tab, beta=-2)
     with pytest.raises(ValueError, match="SemanticBetaLikeness needs a categorical sensitive attribute"):
         audit(tab, Partition.from_labels(tab, [0, 0, 0]), SemanticBetaLikeness(1.0))
@@ -371,7 +372,7 @@ def test_slices_follow_shared_hilbert_keys(n: int, n_qi: int) -> None:
     from anoncore.static import _space
 
     tab = random_table(n, n, n_qi, 5, "numeric", skew=1.0)
-    res = burel(tab, beta=2.0, seed_policy="slices", rng=0)
+    res = burel(tab, likeness_model(beta=2.0), seed_policy="slices", rng=0)
     sp = _space.qi_space(tab)
     tw = _core.sabre
     keys = tw.hilbert_keys(sp.codes, sp.values, sp.offsets, tw.hilbert_bits(len(tab.quasi_identifiers), sp.max_card), 1)
@@ -422,7 +423,7 @@ def test_mondrian_baselines_hierarchy_split_pass_the_audit(fn: str) -> None:
     from anoncore.datasets import synthetic_census
 
     tab = synthetic_census(3000, rng=1, n_qi=5)
-    res = getattr(st_, fn)(tab, beta=4, categorical_split="hierarchy")
+    res = getattr(st_, fn)(tab, [EnhancedBetaLikeness(4)], categorical_split="hierarchy")
     assert res.achieved["passed"] and res.parameters["categorical_split"] == "hierarchy"
-    default = getattr(st_, fn)(tab, beta=4)
+    default = getattr(st_, fn)(tab, [EnhancedBetaLikeness(4)])
     assert default.parameters["categorical_split"] == "rank"

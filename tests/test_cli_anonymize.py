@@ -16,6 +16,7 @@ from anoncore.audit import audit
 from anoncore.cli import main, parse_model_spec
 from anoncore.datasets import synthetic_census
 from anoncore.models import KAnonymity, OrderedDistanceTCloseness
+from anoncore.static.sabre import closeness_model
 
 
 def run_json(argv: list[str]) -> tuple[int, dict]:
@@ -66,7 +67,7 @@ def test_sabre_from_files_equals_api_and_is_audited(census_files, tmp_path: Path
     from anoncore import Schema, Table
 
     t2 = Table.from_csv(data, Schema.from_toml(schema))
-    api = sabre(t2, t=0.35, k=6, method=method, rng=3)
+    api = sabre(t2, [KAnonymity(6), closeness_model(t2, 0.35)], method=method, rng=3)
     assert res["counts"]["n_classes"] == api.partition.n_classes
     pub = _published(out)
     # nothing lost: every input row is in the published file (SABRE suppresses nothing)
@@ -205,3 +206,28 @@ def test_beta_bad_arguments(census_files, extra: list[str], match: str, capsys: 
     code = main(["anonymize", str(data), "--schema", str(schema), *extra], stdout=io.StringIO())
     assert code == 2
     assert re.search(match, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [["--algorithm", "flash", "--model", "k=5", "--suppression-limit", "0.02"],
+                                  ["--algorithm", "burel", "--beta", "4"],
+                                  ["--algorithm", "sabre", "-t", "0.35", "-k", "4"],
+                                  ["--algorithm", "dmondrian", "--beta", "4"]])
+def test_anonymize_audits_once(census_files, monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    """The algorithm's finisher audits the partition; the command reuses that report instead of auditing again."""
+    import importlib
+
+    data, schema, _ = census_files
+    calls: list[int] = []
+    audit_mod = importlib.import_module("anoncore.audit")
+    finish_mod = importlib.import_module("anoncore.static._finish")
+    real = audit_mod.audit
+
+    def counting(*a: object, **kw: object) -> object:
+        calls.append(1)
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit_mod, "audit", counting)
+    monkeypatch.setattr(finish_mod, "audit", counting)
+    code, doc = run_json(["anonymize", str(data), "--schema", str(schema), *argv, "--json"])
+    assert code == 0 and doc["result"]["guarantees"]["passed"] is True
+    assert len(calls) == 1

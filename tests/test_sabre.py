@@ -28,7 +28,9 @@ from oracles.tables import random_qi_columns
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table, _core
 from anoncore.datasets import toy_table
+from anoncore.models import KAnonymity
 from anoncore.static import sabre, tmondrian
+from anoncore.static.sabre import closeness_model
 
 tw = _core.sabre
 _ = InfeasibleError
@@ -244,7 +246,7 @@ def test_sabre_output_is_k_anonymous_and_t_close(case: tuple[Any, ...], variant:
     seed, n, n_qi, m, cat, t, k = case
     tab = random_table(seed, n, n_qi, m, cat)
     k = min(k, n)
-    res = sabre(tab, t=t, k=k, method=variant[0], seed_policy=variant[1], rng=seed)
+    res = sabre(tab, [KAnonymity(k), closeness_model(tab, t)], method=variant[0], seed_policy=variant[1], rng=seed)
     _check_output(tab, res, t, k)
     b = res.trace[0]
     assert b["u"] < t
@@ -275,14 +277,14 @@ def test_tmondrian_output_is_k_anonymous_and_t_close(case: tuple[Any, ...]) -> N
     seed, n, n_qi, m, cat, t, k = case
     tab = random_table(seed, n, n_qi, m, cat)
     k = min(k, n)
-    _check_output(tab, tmondrian(tab, t=t, k=k), t, k)
+    _check_output(tab, tmondrian(tab, [KAnonymity(k), closeness_model(tab, t)]), t, k)
 
 
 def test_knn_first_class_is_exact_neighbourhood() -> None:
     # One bucket (t = 1): with the deterministic min-key seed, the first class is the seed plus its a - 1
     # nearest rows (Euclidean over the normalised QI space).
     tab = random_table(5, 200, 3, 3, False)
-    res = sabre(tab, t=1.0, k=7, method="knn", seed_policy="min_key")
+    res = sabre(tab, [KAnonymity(7), closeness_model(tab, 1.0)], method="knn", seed_policy="min_key")
     from anoncore.static._space import qi_space
 
     sp = qi_space(tab)
@@ -312,7 +314,7 @@ def test_knn_every_class_is_an_exact_neighbourhood(seed: int, n: int, n_qi: int,
     # remaining rows of the bucket outside the class (brute force over the normalised QI space).
 
     tab = random_table(seed, n, n_qi, 6, False)
-    res = sabre(tab, t=t, k=min(k, n), method="knn", seed_policy=policy, rng=seed)
+    res = sabre(tab, [KAnonymity(min(k, n)), closeness_model(tab, t)], method="knn", seed_policy=policy, rng=seed)
     ctx = _knn_context(tab, res)
     for e in range(res.partition.n_classes):
         assert _knn_class_is_exact(ctx, e), f"class {e} is not the seed's exact nearest remaining neighbours"
@@ -364,7 +366,7 @@ def test_knn_exact_with_wide_code_types(card: int) -> None:
              Attribute("s", "sensitive", "numeric"))
     tab = Table.from_pandas(pd.DataFrame(data), Schema(attrs))
     assert tab.cardinality("q0") == card
-    res = sabre(tab, t=0.3, k=4, method="knn", rng=3)
+    res = sabre(tab, [KAnonymity(4), closeness_model(tab, 0.3)], method="knn", rng=3)
     assert res.achieved["passed"] and res.achieved["t"] <= 0.3 and res.partition.class_sizes.min() >= 4
     ctx = _knn_context(tab, res)
     n_classes = res.partition.n_classes
@@ -378,7 +380,7 @@ def test_knn_not_worse_than_ak_on_average() -> None:
     tab = random_table(11, 3000, 3, 8, False)
     w = {}
     for method in ("ak", "knn"):
-        part = sabre(tab, t=0.3, k=4, method=method, rng=1).partition
+        part = sabre(tab, [KAnonymity(4), closeness_model(tab, 0.3)], method=method, rng=1).partition
         w[method] = float(((part.gen_hi - part.gen_lo)[part.labels]).mean())
     assert w["knn"] <= w["ak"] * 1.05
 
@@ -387,11 +389,11 @@ def test_knn_not_worse_than_ak_on_average() -> None:
 @pytest.mark.parametrize("method", ["ak", "knn"])
 def test_deterministic_for_a_seed_and_thread_count(method: str) -> None:
     tab = random_table(3, 2000, 3, 10, True, 3)
-    a = sabre(tab, t=0.3, k=3, method=method, rng=42, n_threads=1)
-    b = sabre(tab, t=0.3, k=3, method=method, rng=42, n_threads=2 if _core.has_openmp else 1)
-    c = sabre(tab, t=0.3, k=3, method=method, rng=np.random.default_rng(42))
+    a = sabre(tab, [KAnonymity(3), closeness_model(tab, 0.3)], method=method, rng=42, n_threads=1)
+    b = sabre(tab, [KAnonymity(3), closeness_model(tab, 0.3)], method=method, rng=42, n_threads=2 if _core.has_openmp else 1)
+    c = sabre(tab, [KAnonymity(3), closeness_model(tab, 0.3)], method=method, rng=np.random.default_rng(42))
     assert a == b == c
-    d = sabre(tab, t=0.3, k=3, method=method, rng=43)
+    d = sabre(tab, [KAnonymity(3), closeness_model(tab, 0.3)], method=method, rng=43)
     assert not np.array_equal(a.partition.labels, d.partition.labels)
     # a different seed changes only the materialization
     assert a.trace == d.trace
@@ -399,7 +401,7 @@ def test_deterministic_for_a_seed_and_thread_count(method: str) -> None:
 
 def test_tmondrian_deterministic() -> None:
     tab = random_table(4, 500, 3, 6, False)
-    assert tmondrian(tab, t=0.3, k=3) == tmondrian(tab, t=0.3, k=3)
+    assert tmondrian(tab, [KAnonymity(3), closeness_model(tab, 0.3)]) == tmondrian(tab, [KAnonymity(3), closeness_model(tab, 0.3)])
 
 
 # --------------------------------------------------------------------------- bad input
@@ -421,7 +423,7 @@ def test_tmondrian_deterministic() -> None:
     ({"t": 0.3, "sensitive": "zip"}, ValueError, r"names sensitive attribute 'zip'"),
 ])
 def test_sabre_bad_input(kwargs: dict[str, Any], exc: type[Exception], match: str) -> None:
-    with pytest.raises(exc, match=match):
+    with pytest.warns(DeprecationWarning), pytest.raises(exc, match=match):  # the keyword form
         sabre(toy_table(), **kwargs)
 
 
@@ -430,12 +432,12 @@ def test_sabre_bad_input(kwargs: dict[str, Any], exc: type[Exception], match: st
     ({"t": 0.3, "k": 100}, ValueError, r"The 'k' parameter of tmondrian must be an int in the range \[1, 6\]"),
 ])
 def test_tmondrian_bad_input(kwargs: dict[str, Any], exc: type[Exception], match: str) -> None:
-    with pytest.raises(exc, match=match):
+    with pytest.warns(DeprecationWarning), pytest.raises(exc, match=match):  # the keyword form
         tmondrian(toy_table(), **kwargs)
 
 
 def test_bad_table_type() -> None:
-    with pytest.raises(TypeError, match=r"The 'table' parameter of sabre must be an anoncore.Table"):
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match=r"The 'table' parameter of sabre must be an anoncore.Table"):
         sabre(pd.DataFrame({"a": [1]}), t=0.5)  # type: ignore[arg-type]
 
 
@@ -443,15 +445,15 @@ def test_categorical_sensitive_without_hierarchy_is_refused() -> None:
     tab = toy_table()
     attrs = tuple(dataclasses.replace(a, hierarchy=None) if a.name == "disease" else a for a in tab.attributes)
     bare = dataclasses.replace(tab, schema=dataclasses.replace(tab.schema, attributes=attrs), _cache={})
-    with pytest.raises(ValueError, match=r"needs a hierarchy for the categorical sensitive attribute 'disease'"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"needs a hierarchy for the categorical sensitive attribute 'disease'"):
         sabre(bare, t=0.5)
-    with pytest.raises(ValueError, match=r"tmondrian needs a hierarchy"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"tmondrian needs a hierarchy"):
         tmondrian(bare, t=0.5)
 
 
 def test_no_sensitive_attribute() -> None:
     tab = Table.from_pandas(pd.DataFrame({"a": [1, 2]}), Schema((Attribute("a", "quasi_identifier", "numeric"),)))
-    with pytest.raises(ValueError, match=r"sabre needs a sensitive attribute"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"sabre needs a sensitive attribute"):
         sabre(tab, t=0.5)
 
 
@@ -462,7 +464,7 @@ def test_count_queries_equal_reference() -> None:
     from anoncore.workload import count_query_error
 
     tab = random_table(8, 80, 3, 5, False)
-    part = sabre(tab, t=0.4, k=3, rng=0).partition
+    part = sabre(tab, [KAnonymity(3), closeness_model(tab, 0.4)], rng=0).partition
     rng = np.random.default_rng(1)
     Q, lam = 40, 2
     dims = np.ascontiguousarray(np.array([np.sort(rng.choice(3, lam, replace=False)) for _ in range(Q)]),
@@ -486,7 +488,7 @@ def test_count_queries_equal_reference() -> None:
                                                              hi, sa_lo, sa_hi), rtol=1e-12)
     # public wrapper: same seed, same workload; a finer partition answers better than the whole table
     fine = count_query_error(part, n_queries=300, rng=5)
-    whole = count_query_error(sabre(tab, t=0.4, k=80, rng=0).partition, n_queries=300, rng=5)
+    whole = count_query_error(sabre(tab, [KAnonymity(80), closeness_model(tab, 0.4)], rng=0).partition, n_queries=300, rng=5)
     assert fine == count_query_error(part, n_queries=300, rng=5)
     assert 0 <= fine <= whole
 
@@ -500,7 +502,7 @@ def test_olap_kl_equals_reference(level: int) -> None:
     from anoncore.workload import olap_kl
 
     tab = random_table(9, 60, 3, 4, True)
-    part = sabre(tab, t=0.5, k=4, rng=0).partition
+    part = sabre(tab, [KAnonymity(4), closeness_model(tab, 0.5)], rng=0).partition
     cards = [tab.cardinality(q) for q in tab.quasi_identifiers]
     want = np.mean([olap_kl_reference(tab.qi_codes(), tab.column("s"), part.labels, part.gen_lo, part.gen_hi, sub,
                                       cards, tab.cardinality("s"))
@@ -519,8 +521,8 @@ def test_deterministic_across_threads_with_parallel_sort() -> None:
     tab = Table.from_pandas(df, Schema((Attribute("a", "quasi_identifier", "numeric"),
                                         Attribute("b", "quasi_identifier", "numeric"),
                                         Attribute("s", "sensitive", "numeric"))))
-    one = sabre(tab, t=0.3, k=4, rng=5, n_threads=1)
-    two = sabre(tab, t=0.3, k=4, rng=5, n_threads=2 if _core.has_openmp else 1)
+    one = sabre(tab, [KAnonymity(4), closeness_model(tab, 0.3)], rng=5, n_threads=1)
+    two = sabre(tab, [KAnonymity(4), closeness_model(tab, 0.3)], rng=5, n_threads=2 if _core.has_openmp else 1)
     assert one == two and one.achieved["passed"]
 
 
@@ -530,7 +532,7 @@ def test_mondrian_without_constraints_separates_distinct_points(seed: int, n: in
     # With k = 1 and t = 1 every partition holding two distinct QI vectors can be cut, so the classes are exactly
     # the distinct QI vectors.
     tab = random_table(seed, n, n_qi, 3, False)
-    part = tmondrian(tab, t=1.0, k=1).partition
+    part = tmondrian(tab, [KAnonymity(1), closeness_model(tab, 1.0)]).partition
     _, inv = np.unique(tab.qi_codes(), axis=0, return_inverse=True)
     assert part.n_classes == inv.max() + 1
     for c in range(part.n_classes):
@@ -592,7 +594,7 @@ def _reference_hierarchy_mondrian(tab: Table, k: int) -> np.ndarray:
 def test_hierarchy_split_equals_reference(seed: int, n: int, n_qi: int, k: int) -> None:
     tab = random_table(seed, n, n_qi, 4, False)
     k = min(k, n)
-    res = tmondrian(tab, t=1.0, k=k, categorical_split="hierarchy")
+    res = tmondrian(tab, [KAnonymity(k), closeness_model(tab, 1.0)], categorical_split="hierarchy")
     assert np.array_equal(res.partition.labels, _reference_hierarchy_mondrian(tab, k))
     assert res.achieved["passed"] and res.parameters["categorical_split"] == "hierarchy"
 
@@ -603,11 +605,11 @@ def test_tmondrian_hierarchy_split_is_k_anonymous_and_t_close(case: tuple[Any, .
     seed, n, n_qi, m, cat, t, k = case
     tab = random_table(seed, n, n_qi, m, cat)
     k = min(k, n)
-    _check_output(tab, tmondrian(tab, t=t, k=k, categorical_split="hierarchy"), t, k)
+    _check_output(tab, tmondrian(tab, [KAnonymity(k), closeness_model(tab, t)], categorical_split="hierarchy"), t, k)
 
 
 def test_hierarchy_split_bad_option() -> None:
-    with pytest.raises(ValueError, match="The 'categorical_split' parameter of tmondrian"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="The 'categorical_split' parameter of tmondrian"):
         tmondrian(toy_table(), t=0.5, k=2, categorical_split="lca")
 
 

@@ -10,6 +10,8 @@ import pytest
 import anoncore
 from anoncore import KAnonymity, _core
 from anoncore._threads import check_n_threads
+from anoncore.static.burel import likeness_model
+from anoncore.static.sabre import closeness_model
 
 
 @pytest.mark.parametrize("value, expected", [(None, 0), (1, 1), (3, 3), (np.int64(2), 2)])
@@ -43,9 +45,9 @@ def _table() -> anoncore.Table:
 @pytest.mark.parametrize("call, caller", [
     (lambda t: anoncore.audit(t, anoncore.Partition.from_labels(t, np.zeros(t.n_rows, dtype=np.int64)),
                               KAnonymity(2), n_threads=0), "audit"),
-    (lambda t: anoncore.static.lattice.lattice_search(t, [KAnonymity(2)], 0.0, "loss", n_threads=0), "lattice"),
-    (lambda t: anoncore.sabre(t, t=0.5, k=2, n_threads=0), "sabre"),
-    (lambda t: anoncore.burel(t, beta=4.0, n_threads=0), "burel"),
+    (lambda t: anoncore.static.lattice.lattice_search(t, [KAnonymity(2)], suppression_limit=0.0, metric="loss", n_threads=0), "lattice"),
+    (lambda t: anoncore.sabre(t, [KAnonymity(2), closeness_model(t, 0.5)], n_threads=0), "sabre"),
+    (lambda t: anoncore.burel(t, likeness_model(beta=4.0), n_threads=0), "burel"),
 ])
 def test_public_entry_points_share_the_rule(call: object, caller: str) -> None:
     with pytest.raises(ValueError, match="'n_threads' parameter of .*must be an int in the range"):

@@ -20,6 +20,7 @@ from anoncore._validation import (
     Boolean,
     InstanceOf,
     Interval,
+    Options,
     ParameterTypeError,
     check_bool,
     check_float,
@@ -79,6 +80,9 @@ def test_parameter_type_error_is_both_type_and_value_error() -> None:
 def test_check_int_accepts_numpy_ints_and_returns_python_ints() -> None:
     out = check_int(np.int64(7), "k", "f", 1, 7)
     assert out == 7 and type(out) is int
+    assert check_int(10**400, "k", "f", 1) == 10**400  # beyond float range: compared exactly, never NaN
+    with pytest.raises(ValueError, match=r"\[1, 100\]"):
+        check_int(10**400, "k", "f", 1, 100)
 
 
 @pytest.mark.parametrize("value, ok", [(0.5, True), (1, True), (np.float32(0.25), True), (0, False),
@@ -144,6 +148,8 @@ def test_check_instance_and_params() -> None:
         check_params({"k": 0, "flag": 1, "col": 3}, cons, "g")
     with pytest.raises(TypeError, match=r"'col' parameter of g must be a str or None\. Got 3 instead"):
         check_params(types.SimpleNamespace(k=1, flag=False, col=3), cons, "g")
+    with pytest.raises(ValueError, match=r"^The 'how' parameter of g must be a str among \{'a', 'b'\}\. Got 'c'"):
+        check_params({"how": "c"}, {"how": Options(("a", "b"))}, "g")
 
 
 # ------------------------------------------------------------------------------------------------ models

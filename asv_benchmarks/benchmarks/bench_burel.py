@@ -7,6 +7,9 @@ The 500,000- and 1,000,000-row cases run only with ANONCORE_BENCH_LARGE=1 (below
 
 from __future__ import annotations
 
+from anoncore.models import EnhancedBetaLikeness
+from anoncore.static.burel import likeness_model
+
 from .common import require_large, synthetic
 
 
@@ -49,7 +52,7 @@ class Burel(_Census3Case):
     def run(self):  # type: ignore[no-untyped-def]
         from anoncore.static import burel
 
-        return burel(self.table, beta=4.0, rng=0)
+        return burel(self.table, likeness_model(beta=4.0), rng=0)
 
     def time_burel(self, n_rows: int) -> None:
         self.run()
@@ -73,7 +76,7 @@ class BurelRange(_Census3Case):
     def run(self):  # type: ignore[no-untyped-def]
         from anoncore.static import burel
 
-        return burel(self.table, beta=4.0, variant="range", epsilon=6, rng=0)
+        return burel(self.table, likeness_model(beta=4.0, variant="range", epsilon=6), rng=0)
 
     def time_burel_range(self, n_rows: int) -> None:
         self.run()
@@ -85,7 +88,7 @@ class LMondrian(_Census3Case):
     def run(self):  # type: ignore[no-untyped-def]
         from anoncore.static import lmondrian
 
-        return lmondrian(self.table, beta=4.0)
+        return lmondrian(self.table, likeness_model(beta=4.0))
 
     def time_lmondrian(self, n_rows: int) -> None:
         self.run()
@@ -97,7 +100,7 @@ class DMondrian(_Census3Case):
     def run(self):  # type: ignore[no-untyped-def]
         from anoncore.static import dmondrian
 
-        return dmondrian(self.table, beta=4.0)
+        return dmondrian(self.table, EnhancedBetaLikeness(4.0))
 
     def time_dmondrian(self, n_rows: int) -> None:
         self.run()

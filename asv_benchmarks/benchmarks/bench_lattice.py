@@ -111,7 +111,7 @@ class AdultARX:
     def _run(self, n_threads: int | None) -> Any:
         from anoncore.static.lattice import lattice_search
 
-        return lattice_search(self.table, self.models, self.limit, self.metric, n_threads=n_threads)
+        return lattice_search(self.table, self.models, suppression_limit=self.limit, metric=self.metric, n_threads=n_threads)
 
     def time_lattice_search(self, tables: dict[str, Any], config: str, n_threads: int | None) -> None:
         self._run(n_threads)
@@ -141,10 +141,11 @@ class AdultARXFirstCall:
         self.models = _models(spec)
 
     def time_lattice_search_first_call(self, tables: dict[str, Any], config: str) -> None:
+        from anoncore._tablecache import clear_table_caches
         from anoncore.static.lattice import lattice_search
 
-        self.table._cache.clear()
-        lattice_search(self.table, self.models, self.limit, self.metric, n_threads=1)
+        clear_table_caches(self.table)
+        lattice_search(self.table, self.models, suppression_limit=self.limit, metric=self.metric, n_threads=1)
 
 
 class CensusIncomeARX:
@@ -165,12 +166,12 @@ class CensusIncomeARX:
     def time_lattice_search(self, table: Any, config: str, n_threads: int | None) -> None:
         from anoncore.static.lattice import lattice_search
 
-        lattice_search(self.table, self.models, self.limit, self.metric, n_threads=n_threads)
+        lattice_search(self.table, self.models, suppression_limit=self.limit, metric=self.metric, n_threads=n_threads)
 
     def track_score(self, table: Any, config: str, n_threads: int | None) -> float:
         from anoncore.static.lattice import lattice_search
 
-        return float(lattice_search(self.table, self.models, self.limit, self.metric).metrics[self.metric])
+        return float(lattice_search(self.table, self.models, suppression_limit=self.limit, metric=self.metric).metrics[self.metric])
 
 
 class Heuristics:
@@ -189,12 +190,12 @@ class Heuristics:
     def time_search(self, table: Any, strategy: str) -> None:
         from anoncore.static.lattice import lattice_search
 
-        lattice_search(table, self.models, 0.02, "loss", strategy)
+        lattice_search(table, self.models, suppression_limit=0.02, metric="loss", strategy=strategy)
 
     def track_loss(self, table: Any, strategy: str) -> float:
         from anoncore.static.lattice import lattice_search
 
-        return float(lattice_search(table, self.models, 0.02, "loss", strategy).metrics["loss"])
+        return float(lattice_search(table, self.models, suppression_limit=0.02, metric="loss", strategy=strategy).metrics["loss"])
 
 
 class CensusManyDistinct:
@@ -218,12 +219,12 @@ class CensusManyDistinct:
     def time_lattice_search(self, table: Any, n_threads: int | None) -> None:
         from anoncore.static.lattice import lattice_search
 
-        lattice_search(table, self.models, 0.04, "dm_star", n_threads=n_threads)
+        lattice_search(table, self.models, suppression_limit=0.04, metric="dm_star", n_threads=n_threads)
 
     def track_score(self, table: Any, n_threads: int | None) -> float:
         from anoncore.static.lattice import lattice_search
 
-        return float(lattice_search(table, self.models, 0.04, "dm_star", n_threads=n_threads).metrics["dm_star"])
+        return float(lattice_search(table, self.models, suppression_limit=0.04, metric="dm_star", n_threads=n_threads).metrics["dm_star"])
 
 
 class AdultReplicated:
@@ -248,4 +249,4 @@ class AdultReplicated:
     def time_lattice_search(self, table: Any, config: str, n_threads: int | None) -> None:
         from anoncore.static.lattice import lattice_search
 
-        lattice_search(table, self.models, self.limit, self.metric, n_threads=n_threads)
+        lattice_search(table, self.models, suppression_limit=self.limit, metric=self.metric, n_threads=n_threads)

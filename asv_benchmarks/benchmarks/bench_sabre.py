@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import time
 
+from anoncore.models import KAnonymity
+from anoncore.static.sabre import closeness_model
+
 from .common import require_large, synthetic
 
 
@@ -43,18 +46,18 @@ class SabreAK:
     def time_sabre_ak(self, n_rows: int) -> None:
         from anoncore.static import sabre
 
-        sabre(self.table, t=0.35, k=6, method="ak", rng=0)
+        sabre(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)], method="ak", rng=0)
 
     def peakmem_sabre_ak(self, n_rows: int) -> None:
         from anoncore.static import sabre
 
-        sabre(self.table, t=0.35, k=6, method="ak", rng=0)
+        sabre(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)], method="ak", rng=0)
 
     def track_ail(self, n_rows: int) -> float:
         from anoncore.metrics import ail
         from anoncore.static import sabre
 
-        return float(ail(self.table, sabre(self.table, t=0.35, k=6, method="ak", rng=0).partition))
+        return float(ail(self.table, sabre(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)], method="ak", rng=0).partition))
 
     track_ail.unit = "AIL"  # type: ignore[attr-defined]
 
@@ -81,13 +84,13 @@ class SabreKNN:
     def time_sabre_knn(self, n_rows: int) -> None:
         from anoncore.static import sabre
 
-        sabre(self.table, t=0.35, k=6, method="knn", rng=0)
+        sabre(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)], method="knn", rng=0)
 
     def track_ail(self, n_rows: int) -> float:
         from anoncore.metrics import ail
         from anoncore.static import sabre
 
-        return float(ail(self.table, sabre(self.table, t=0.35, k=6, method="knn", rng=0).partition))
+        return float(ail(self.table, sabre(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)], method="knn", rng=0).partition))
 
     track_ail.unit = "AIL"  # type: ignore[attr-defined]
 
@@ -98,7 +101,7 @@ class SabreKNN:
         best = {}
         for method in ("ak", "knn") * 3:
             c0 = time.process_time()
-            sabre(self.table, t=0.35, k=6, method=method, rng=0, n_threads=1)
+            sabre(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)], method=method, rng=0, n_threads=1)
             best[method] = min(best.get(method, float("inf")), time.process_time() - c0)
         return best["knn"] / best["ak"]
 
@@ -118,12 +121,12 @@ class TMondrian:
     def time_tmondrian(self, n_rows: int) -> None:
         from anoncore.static import tmondrian
 
-        tmondrian(self.table, t=0.35, k=6)
+        tmondrian(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)])
 
     def track_ail(self, n_rows: int) -> float:
         from anoncore.metrics import ail
         from anoncore.static import tmondrian
 
-        return float(ail(self.table, tmondrian(self.table, t=0.35, k=6).partition))
+        return float(ail(self.table, tmondrian(self.table, [KAnonymity(6), closeness_model(self.table, 0.35)]).partition))
 
     track_ail.unit = "AIL"  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@
 
 #include "anoncore/twophase/burel.hpp"
 #include "common.hpp"
+#include "twophase_args.hpp"
 
 namespace anoncore::bindings {
 namespace {
@@ -18,12 +19,6 @@ py::dict burel_buckets_dict(const twophase::BurelBuckets& b) {
   d["min_count"] = to_numpy(std::vector<int64_t>(b.min_count));
   d["bound"] = to_numpy(std::vector<double>(b.bound));
   return d;
-}
-
-py::array_t<int64_t> leaves_of(twophase::EcLeaves&& l) {
-  const int64_t rows = l.n_leaves(), cols = l.n_buckets;
-  auto flat = to_numpy(std::move(l.counts));
-  return flat.reshape({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
 }
 
 }  // namespace
@@ -58,7 +53,7 @@ void bind_burel(py::module_ m) {
           py::gil_scoped_release nogil;
           leaves = balanced ? twophase::burel_ec_sizes_balanced(b) : twophase::burel_ec_sizes(b);
         }
-        return leaves_of(std::move(leaves));
+        return leaves_array(std::move(leaves));
       },
       py::arg("sizes").noconvert(), py::arg("bound").noconvert(), py::arg("balanced") = false,
       "biSplit (or the balanced split): EC-tree leaves in depth-first order.");
@@ -86,15 +81,8 @@ void bind_burel(py::module_ m) {
           o = twophase::burel(s, m_codes, q, ct, max_card, cfg);
         }
         raise_for_status(o.status);
-        py::dict d;
-        d["labels"] = to_numpy(std::move(o.labels));
-        d["buckets"] = burel_buckets_dict(o.buckets);
-        d["n_tree_nodes"] = o.leaves.n_nodes;
-        d["n_rejected"] = o.leaves.n_rejected;
-        d["leaves"] = leaves_of(std::move(o.leaves));
-        d["hilbert_bits"] = o.hilbert_bits;
-        d["seconds"] = py::make_tuple(o.seconds_bucketize, o.seconds_ec_tree, o.seconds_keys, o.seconds_retrieve);
-        return d;
+        py::dict buckets = burel_buckets_dict(o.buckets);
+        return two_phase_result(std::move(o), std::move(buckets));
       },
       py::arg("sa").noconvert(), py::arg("m"), py::arg("qi").noconvert(), py::arg("coord_values").noconvert(),
       py::arg("coord_offsets").noconvert(), py::arg("max_card"), py::arg("beta"), py::arg("enhanced"),

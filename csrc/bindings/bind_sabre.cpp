@@ -29,12 +29,6 @@ py::dict buckets_dict(const twophase::Buckets& b) {
   return d;
 }
 
-py::array_t<int64_t> leaves_array(twophase::EcLeaves&& l) {
-  const int64_t rows = l.n_leaves(), cols = l.n_buckets;
-  auto flat = to_numpy(std::move(l.counts));
-  return flat.reshape({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
-}
-
 twophase::CoordTables coord_tables(const CArray<double>& values, const CArray<int64_t>& offsets, int64_t d) {
   return {span_of(values, "coord_values"), span_of(offsets, "coord_offsets", d + 1)};
 }
@@ -43,6 +37,7 @@ twophase::CoordTables coord_tables(const CArray<double>& values, const CArray<in
 
 void bind_sabre(py::module_ m) {
   m.doc() = "twophase kernels: SABRE bucketization, EC-size tree, Hilbert keys, retrieval";
+  bind_two_phase_result(m);
   m.def(
       "bucketize",
       [](const CArray<int64_t>& reference, double t, const py::object& hierarchy, bool tight) {
@@ -204,15 +199,8 @@ void bind_sabre(py::module_ m) {
           o = twophase::sabre(s, m_codes, h ? &h->view : nullptr, q, ct, max_card, cfg);
         }
         raise_for_status(o.status);
-        py::dict d;
-        d["labels"] = to_numpy(std::move(o.labels));
-        d["buckets"] = buckets_dict(o.buckets);
-        d["n_tree_nodes"] = o.leaves.n_nodes;
-        d["n_rejected"] = o.leaves.n_rejected;
-        d["leaves"] = leaves_array(std::move(o.leaves));
-        d["hilbert_bits"] = o.hilbert_bits;
-        d["seconds"] = py::make_tuple(o.seconds_bucketize, o.seconds_ec_tree, o.seconds_keys, o.seconds_retrieve);
-        return d;
+        py::dict buckets = buckets_dict(o.buckets);
+        return two_phase_result(std::move(o), std::move(buckets));
       },
       py::arg("sa").noconvert(), py::arg("m"), py::arg("qi").noconvert(), py::arg("coord_values").noconvert(),
       py::arg("coord_offsets").noconvert(), py::arg("max_card"), py::arg("t"), py::arg("k"), py::arg("tight"),

@@ -3,12 +3,14 @@
 Every public function checks its scalar parameters here, once, before any work and before ``_core`` is called::
 
     k = check_int(k, "k", "lattice_search", 1, table.n_rows)
-    # TypeError  for k=5.0 or k=True, ValueError for k=0, both with
+    # TypeError for k=5.0 or k=True, ValueError for k=0, both with
     # "The 'k' parameter of lattice_search must be an int in the range [1, 30162]. Got 0 instead."
 
-A wrong type raises :class:`ParameterTypeError` (a ``TypeError``), a value of the right type outside its range or
-set ``ValueError``; both carry the same sentence, naming the parameter, the caller, what is allowed and the value received. Ranges are
-:class:`Interval` objects; a bound of None is unbounded (drawn ``-inf`` / ``inf`` with an open bracket).
+A wrong type raises :class:`ParameterTypeError` (a ``TypeError``), a value of the right type outside its range
+or set ``ValueError``; both carry the same sentence, naming the parameter, the caller, what is allowed and the
+value received. Ranges are :class:`Interval` objects; a bound of None is unbounded (drawn ``-inf`` / ``inf``
+with an open bracket). Classes declare their parameters' constraints as a table checked by
+:func:`check_params` (see the models in :mod:`anoncore.models`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "Constraint",
     "InstanceOf",
     "Interval",
+    "Options",
     "ParameterTypeError",
     "check_bool",
     "check_float",
@@ -56,7 +59,8 @@ class ParameterTypeError(TypeError, ValueError):
 
 
 def invalid(name: str, caller: str, allowed: str, value: Any) -> str:
-    """The library's one error sentence: ``The 'name' parameter of caller must be allowed. Got value instead.``"""
+    """The library's one error sentence:
+    ``The 'name' parameter of caller must be allowed. Got value instead.``"""
     return f"The {name!r} parameter of {caller} must be {allowed}. Got {value!r} instead."
 
 
@@ -66,6 +70,23 @@ def _is_int(value: Any) -> bool:
 
 def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _inside(x: float, low: float | None, high: float | None, closed: Closed) -> bool:
+    """Whether ``x`` lies in the range of :class:`Interval` ``(low, high, closed)``; NaN lies in none."""
+    if isinstance(x, float) and math.isnan(x):  # ints (even beyond float range) are never NaN
+        return False
+    if low is not None:
+        if x < low or (x == low and closed not in ("left", "both")):
+            return False
+    elif x == -math.inf:
+        return False
+    if high is not None:
+        if x > high or (x == high and closed not in ("right", "both")):
+            return False
+    elif x == math.inf:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +106,7 @@ class Interval:
     allowed: str | None = None
 
     def __contains__(self, x: float) -> bool:
-        if math.isnan(x):
-            return False
-        if self.low is not None:
-            if x < self.low or (x == self.low and self.closed not in ("left", "both")):
-                return False
-        elif x == -math.inf:
-            return False
-        if self.high is not None:
-            if x > self.high or (x == self.high and self.closed not in ("right", "both")):
-                return False
-        elif x == math.inf:
-            return False
-        return True
+        return _inside(x, self.low, self.high, self.closed)
 
     def __str__(self) -> str:
         left = "[" if self.low is not None and self.closed in ("left", "both") else "("
@@ -109,13 +118,16 @@ class Interval:
     def check(self, value: Any, name: str, caller: str) -> Any:
         """``value`` as an int or a float inside the range; ``ParameterTypeError`` / ``ValueError`` otherwise."""
         integral = self.kind == "int"
-        allowed = self.allowed or f"{'an int' if integral else 'a float'} in the range {self}"
         if not (_is_int(value) if integral else _is_real(value)):
-            raise ParameterTypeError(invalid(name, caller, allowed, value))
+            raise ParameterTypeError(self._invalid(name, caller, value))
         x = int(value) if integral else float(value)
         if x not in self:
-            raise ValueError(invalid(name, caller, allowed, value))
+            raise ValueError(self._invalid(name, caller, value))
         return x
+
+    def _invalid(self, name: str, caller: str, value: Any) -> str:
+        allowed = self.allowed or f"{'an int' if self.kind == 'int' else 'a float'} in the range {self}"
+        return invalid(name, caller, allowed, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +153,17 @@ class InstanceOf:
         raise ParameterTypeError(invalid(name, caller, allowed, value))
 
 
-Constraint = Interval | Boolean | InstanceOf
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Constraint: one of the strings ``options`` (as :func:`check_option`)."""
+
+    options: tuple[str, ...]
+
+    def check(self, value: Any, name: str, caller: str) -> str:
+        return check_option(value, name, caller, self.options)
+
+
+Constraint = Interval | Boolean | InstanceOf | Options
 
 
 def check_params(values: Any, constraints: Mapping[str, Constraint], caller: str) -> None:
@@ -159,7 +181,9 @@ def check_int(value: Any, name: str, caller: str, low: int | None = None, high: 
 
     Raises ``ParameterTypeError`` for a non-integral value and ``ValueError`` for one outside the range.
     """
-    out: int = Interval("int", low, high, closed, allowed).check(value, name, caller)
+    if _is_int(value) and _inside(int(value), low, high, closed):  # the common case builds no Interval
+        return int(value)
+    out: int = Interval("int", low, high, closed, allowed).check(value, name, caller)  # raises
     return out
 
 
@@ -170,7 +194,9 @@ def check_float(value: Any, name: str, caller: str, low: float | None = None, hi
 
     Raises ``ParameterTypeError`` for a non-real value and ``ValueError`` for one outside the range.
     """
-    out: float = Interval("float", low, high, closed, allowed).check(value, name, caller)
+    if _is_real(value) and _inside(float(value), low, high, closed):  # the common case builds no Interval
+        return float(value)
+    out: float = Interval("float", low, high, closed, allowed).check(value, name, caller)  # raises
     return out
 
 
@@ -206,7 +232,8 @@ def check_option(value: Any, name: str, caller: str, options: Collection[str], *
 
 
 def check_instance(value: Any, name: str, caller: str, cls: type[_T], what: str) -> _T:
-    """``value`` if it is an instance of ``cls``; else ``ParameterTypeError`` naming ``what`` and the type received."""
+    """``value`` if it is an instance of ``cls``; else ``ParameterTypeError`` naming ``what`` and the type
+    received."""
     if not isinstance(value, cls):
         raise ParameterTypeError(f"The {name!r} parameter of {caller} must be {what}. "
                                  f"Got {type(value).__name__} instead.")
@@ -223,7 +250,7 @@ def check_rng(rng: Any, caller: str, name: str = "rng") -> np.random.Generator:
 
 
 def check_seed(rng: Any, caller: str, name: str = "rng") -> int:
-    """A 64-bit seed for a kernel drawn from :func:`check_rng`'s generator (one draw; the same int, the same seed)."""
+    """A 64-bit seed for a kernel, one draw from :func:`check_rng`'s generator (the same int, the same seed)."""
     return int(check_rng(rng, caller, name).integers(0, 2**64, dtype=np.uint64))
 
 

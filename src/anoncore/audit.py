@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._tablecache import TableCache
 from anoncore._validation import check_instance, check_n_threads, check_option
 from anoncore.data.table import Table
 from anoncore.models import (
@@ -293,16 +294,20 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
                        {"validation_s": t_stats - t0, "kernels_s": t_end - t_stats, "total_s": t_end - t0})
 
 
+#: The audit's per-table cache (the whole-table reference distributions), dropped with the table.
+_CACHE = TableCache("anoncore.audit")
+
+
 def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) -> NDArray[np.int64]:
     """The sensitive distribution of the whole table (counts per code), from the original column alone.
     A Table is frozen (its columns are read-only), so it is counted once per table and attribute and kept
-    read-only in the table's cache."""
+    read-only in the audit's per-table cache."""
     key = ("audit_reference", sa, int(m_values))
-    ref = table._cache.get(key)
+    ref: NDArray[np.int64] | None = _CACHE.of(table).get(key)
     if ref is None:
         ref = np.bincount(col, minlength=m_values).astype(np.int64)
         ref.setflags(write=False)
-        table._cache[key] = ref
+        _CACHE.of(table)[key] = ref
     return ref
 
 

@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from anoncore._validation import Boolean, Constraint, InstanceOf, Interval, check_option, check_params
+from anoncore._validation import Boolean, Constraint, InstanceOf, Interval, Options, check_params
 
 __all__ = [
     "AverageReidentificationRisk",
@@ -516,11 +516,7 @@ class DeltaDisclosure(PrivacyModel):
     parameter: ClassVar[str] = "delta"
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
-        "delta": _POSITIVE, "sensitive": _SENSITIVE, "absent": InstanceOf(str, "a str among {'violate', 'ignore'}")}
-
-    def __post_init__(self) -> None:
-        check_params(self, self.constraints, type(self).__name__)
-        check_option(self.absent, "absent", "DeltaDisclosure", ("violate", "ignore"))
+        "delta": _POSITIVE, "sensitive": _SENSITIVE, "absent": Options(("violate", "ignore"))}
 
     def lattice_unsupported(self) -> str | None:
         """Why the lattice engine cannot evaluate this model as given (None: it can)."""
@@ -763,11 +759,8 @@ class PopulationUniqueness(_TableLevel):
     monotone_generalization: ClassVar[bool] = False
 
     constraints: ClassVar[Mapping[str, Constraint]] = {
-        "uniqueness": Interval("float", 0, 1, "both"), "population_size": Interval("float", 1, None, "left")}
-
-    def __post_init__(self) -> None:
-        check_params(self, self.constraints, type(self).__name__)
-        check_option(self.estimator, "estimator", "PopulationUniqueness", ("dankar", "pitman", "zayatz", "snb"))
+        "uniqueness": Interval("float", 0, 1, "both"), "population_size": Interval("float", 1, None, "left"),
+        "estimator": Options(("dankar", "pitman", "zayatz", "snb"))}
 
     def aggregate(self, sizes: NDArray[np.float64]) -> float:
         from anoncore.risk.estimators import population_uniques

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,10 @@ from numpy.typing import NDArray
 from anoncore import _core
 from anoncore.data.table import Table
 
-__all__ = ["Partition", "Result"]
+if TYPE_CHECKING:
+    from anoncore.audit import AuditReport
+
+__all__ = ["Achieved", "Partition", "Result"]
 
 
 def _readonly(a: NDArray[Any]) -> NDArray[Any]:
@@ -272,6 +276,38 @@ def _check_suppressed(suppressed: Any, n_rows: int) -> NDArray[np.bool_]:
     return np.ascontiguousarray(s)
 
 
+class Achieved(dict[str, Any]):
+    """``Result.achieved``: the same keys for every static algorithm, as measured by the run's audit.
+
+    ``'passed'`` (every model passed the audit), ``'k'`` (smallest published class), ``'n_classes'``
+    (classes with a published row), ``'n_suppressed'``; for every audited model its achieved value under
+    ``'<ModelClass>.<parameter>'`` (e.g. ``'EnhancedBetaLikeness.beta'``) and under the bare parameter name
+    (``'t'``, ``'beta'``, ``'l'``, ``'delta'``, ...; the first model with that parameter wins); plus what an
+    algorithm adds (the lattice searches: ``'levels'``). The old names ``'audit_passed'`` (lattice) and
+    ``'beta_basic'`` (BUREL) still read, with a :class:`DeprecationWarning`, for one release.
+    """
+
+    _ALIASES: ClassVar[dict[str, str]] = {"audit_passed": "passed", "beta_basic": "BasicBetaLikeness.beta"}
+
+    def _alias(self, key: Any) -> Any:
+        if isinstance(key, str) and key in self._ALIASES and not dict.__contains__(self, key):
+            new = self._ALIASES[key]
+            warnings.warn(f"Result.achieved[{key!r}] is deprecated; use achieved[{new!r}].", DeprecationWarning,
+                          stacklevel=3)
+            return new
+        return key
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.__getitem__(self, self._alias(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return dict.get(self, self._alias(key), default)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (isinstance(key, str) and key in self._ALIASES
+                                                and dict.__contains__(self, self._ALIASES[key]))
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """What an anonymization algorithm returns.
@@ -291,6 +327,9 @@ class Result:
         Algorithm-specific steps (search path, split history).
     stats : dict
         Timings and counters; not part of equality.
+    audit : AuditReport or None
+        The run's one audit of its partition against its models (:func:`anoncore.audit.audit`), from which
+        ``achieved`` is read; None only for results built by hand. Not part of equality.
     """
 
     algorithm: str
@@ -300,6 +339,7 @@ class Result:
     metrics: dict[str, Any] = field(default_factory=dict)
     trace: tuple[Any, ...] = field(default=(), repr=False)
     stats: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    audit: AuditReport | None = field(default=None, compare=False, repr=False)
 
     @property
     def suppressed(self) -> NDArray[np.bool_]:

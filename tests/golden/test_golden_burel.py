@@ -23,6 +23,7 @@ from anoncore.models import (
     delta_to_beta,
 )
 from anoncore.static import burel
+from anoncore.static.burel import likeness_model
 
 bu = _core.burel
 
@@ -92,12 +93,12 @@ def test_example_4_1_table_4_2_at_beta_1_5(seed_policy: str) -> None:
     # beta = 1.5: buckets {SARS, pneumonia}, {bronchitis, hepatitis}, {gastric ulcer, intestinal cancer};
     # [2,2,2] -> [1,1,1] x 2: two classes with one tuple per bucket, achieved beta = 1 (q = 1/3 = 2p).
     tab = table_42()
-    res = burel(tab, beta=1.5, rng=7, seed_policy=seed_policy)
+    res = burel(tab, likeness_model(beta=1.5), rng=7, seed_policy=seed_policy)
     assert _bucket_values(res) == (("SARS", "pneumonia"), ("bronchitis", "hepatitis"),
                                    ("gastric ulcer", "intestinal cancer"))
     assert res.stats["recipes"].tolist() == [[1, 1, 1], [1, 1, 1]]
     assert sorted(res.partition.class_sizes.tolist()) == [3, 3]
-    assert res.achieved["beta"] == 1.0 and res.achieved["beta_basic"] == 1.0 and res.achieved["passed"]
+    assert res.achieved["beta"] == 1.0 and res.achieved["BasicBetaLikeness.beta"] == 1.0 and res.achieved["passed"]
     sa = tab.column("disease").astype(np.int64)
     assert max_basic_beta(sa, res.partition.labels) == 1
     # Every class takes one value of each bucket.
@@ -122,7 +123,7 @@ def test_example_4_1_beta_1_equality(strict: bool, n_buckets: int, sizes: list[i
     # beta = 1: a pair's share 2/6 equals f(1/6) = 1/3 exactly (spec §8 item 7). With <= (Lemma 4.4) the three
     # pair buckets stand and two classes reach beta = 1; with the pseudo-code's strict < (the default) every value
     # is its own bucket, no split is possible (all counts < 2) and the table is one class.
-    res = burel(table_42(), beta=1.0, rng=0, strict=strict)
+    res = burel(table_42(), likeness_model(beta=1.0), rng=0, strict=strict)
     assert len(res.trace[0]["buckets"]) == n_buckets
     assert sorted(res.partition.class_sizes.tolist()) == sizes
     assert res.achieved["passed"] and res.achieved["beta"] == (1.0 if not strict else 0.0)

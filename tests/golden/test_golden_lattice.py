@@ -18,6 +18,7 @@ import pytest
 
 from anoncore import Attribute, Hierarchy, InfeasibleError, Schema, Table
 from anoncore.data.builders import masking_hierarchy
+from anoncore.models import HellingerTCloseness, KAnonymity
 from anoncore.static.lattice import (
     _SimpleModel,
     datafly,
@@ -65,7 +66,7 @@ def test_lattice_sizes() -> None:
 
 def test_samarati_reproduces_table_2_2() -> None:
     t = table_2_1()
-    res = samarati(t, K2, 0.0, "precision")
+    res = samarati(t, K2, suppression_limit=0.0, metric="precision")
     assert res.partition.levels == (1, 1, 3)
     assert res.trace == ((4, False), (7, True), (6, True), (5, True))
     df = res.to_pandas()
@@ -74,29 +75,29 @@ def test_samarati_reproduces_table_2_2() -> None:
     assert df["gender"].tolist() == ["*"] * 7
     assert df["zip"].tolist() == ["769***"] * 5 + ["743***"] * 2
     assert sorted(res.partition.class_sizes.tolist()) == [2, 2, 3]
-    dm = lattice_search(t, K2, 0.0, "dm")
+    dm = lattice_search(t, K2, suppression_limit=0.0, metric="dm")
     assert dm.metrics["dm"] == 17.0  # DM(Table 2.2) = 17
     assert res.metrics["precision"] == pytest.approx(1 - 1 / 3)  # Prec = 0.3333
 
 
 def test_improved_greedy_reproduces_table_2_2() -> None:
-    res = improved_greedy(table_2_1(), K2, 0.0, "precision")
+    res = improved_greedy(table_2_1(), K2, suppression_limit=0.0, metric="precision")
     assert [p[0] for p in res.trace] == [(0, 0, 0), (1, 0, 0), (1, 0, 1), (1, 0, 2), (1, 0, 3), (1, 1, 3)]
     assert res.trace[0][1] == 7  # bottom: all 7 tuples are outliers
     assert res.partition.levels == (1, 1, 3)
-    assert improved_greedy(table_2_1(), K2, 0.0, "precision", score="ratio").partition.levels == (1, 1, 3)
+    assert improved_greedy(table_2_1(), K2, suppression_limit=0.0, metric="precision", score="ratio").partition.levels == (1, 1, 3)
 
 
 def test_datafly_over_generalizes() -> None:
     t = table_2_1()
-    res = datafly(t, K2, 0.0, "precision")
+    res = datafly(t, K2, suppression_limit=0.0, metric="precision")
     assert [p[0] for p in res.trace] == [(0, 0, 0), (1, 0, 0), (1, 0, 1), (1, 0, 2), (1, 0, 3), (2, 0, 3),
                                          (2, 1, 3)]
     assert sorted(res.partition.class_sizes.tolist()) == [2, 5]
-    assert lattice_search(t, K2, 0.0, "dm", "datafly").metrics["dm"] == 29.0
+    assert lattice_search(t, K2, suppression_limit=0.0, metric="dm", strategy="datafly").metrics["dm"] == 29.0
     assert res.metrics["precision"] == pytest.approx(1 - 1 / 6)  # Prec 0.1667
     # Sweeney's MaxSup = k = 2 tuples: stops at (2,0,3) and suppresses rows 6 and 7
-    res2 = datafly(t, K2, 2 / 7 + 1e-12, "precision")
+    res2 = datafly(t, K2, suppression_limit=2 / 7 + 1e-12, metric="precision")
     assert res2.partition.levels == (2, 0, 3)
     assert res2.suppressed.nonzero()[0].tolist() == [5, 6]
 
@@ -105,21 +106,21 @@ def test_metric_sensitivity_trap() -> None:
     # §7.1: Samarati, k=2, MaxSup=2: suppression-aware precision prefers (2,0,3), DM prefers (1,1,3).
     t = table_2_1()
     lim = 2 / 7 + 1e-12
-    p = samarati(t, K2, lim, "precision_nm")
+    p = samarati(t, K2, suppression_limit=lim, metric="precision_nm")
     assert p.partition.levels == (2, 0, 3)
     assert 1 - p.metrics["precision_nm"] == pytest.approx(0.3571, abs=1e-4)
-    d = samarati(t, K2, lim, "dm")
+    d = samarati(t, K2, suppression_limit=lim, metric="dm")
     assert d.partition.levels == (1, 1, 3)
     assert d.metrics["dm"] == 17.0
     # the (2,0,3) alternative costs 27 = 9 + 4 + 2*7
-    assert lattice_search(t, K2, lim, "dm", "datafly").metrics["dm"] == 27.0
+    assert lattice_search(t, K2, suppression_limit=lim, metric="dm", strategy="datafly").metrics["dm"] == 27.0
     # MaxSup = 3: minimal height node is (1,0,0)
-    assert samarati(t, K2, 3 / 7 + 1e-12, "precision").partition.levels == (1, 0, 0)
+    assert samarati(t, K2, suppression_limit=3 / 7 + 1e-12, metric="precision").partition.levels == (1, 0, 0)
 
 
 def test_k_minimal_nodes_match_spec() -> None:
     # §7.1: for k=2, MaxSup=0 the minimal height of a 2-anonymous node is 5 and (1,1,3) is the only one there
-    res = lattice_search(table_2_1(), K2, 0.0, "height")
+    res = lattice_search(table_2_1(), K2, suppression_limit=0.0, metric="height")
     assert res.partition.levels == (1, 1, 3) and res.metrics["height"] == 5.0
 
 
@@ -153,21 +154,21 @@ TABLE_2_6 = [["gastric ulcer", "gastritis", "stomach cancer"], ["gastritis", "fl
 def test_hellinger_table_2_6() -> None:
     # §7.3: every disease EC of Table 2.6 has Hellinger distance 0.5130 to the table's distribution.
     t = _ec_table(TABLE_2_6, DISEASE)
-    assert hellinger_t_closeness(t, t=0.5131, k=3).partition.levels == (0,)
-    assert hellinger_t_closeness(t, t=0.5129, k=3).partition.levels == (1,)
+    assert hellinger_t_closeness(t, [KAnonymity(3), HellingerTCloseness(0.5131)]).partition.levels == (0,)
+    assert hellinger_t_closeness(t, [KAnonymity(3), HellingerTCloseness(0.5129)]).partition.levels == (1,)
     # the three ECs sit at the same distance: with 2/3 of the rows suppressible they still all fail together
-    assert hellinger_t_closeness(t, t=0.5129, k=3, suppression_limit=2 / 3).partition.levels == (1,)
+    assert hellinger_t_closeness(t, [KAnonymity(3), HellingerTCloseness(0.5129)], suppression_limit=2 / 3).partition.levels == (1,)
 
 
 def test_hierarchical_emd_table_2_6_separates_ecs() -> None:
     # §7.3: hierarchical EMD 0.4444 / 0.2963 / 0.2963: t between them suppresses exactly EC 1 (rows 1-3).
     t = _ec_table(TABLE_2_6, DISEASE)
     model = [M("HierarchicalDistanceTCloseness", t=0.3)]
-    res = lattice_search(t, model, 1 / 3, "dm")
+    res = lattice_search(t, model, suppression_limit=1 / 3, metric="dm")
     assert res.partition.levels == (0,)
     assert res.suppressed.nonzero()[0].tolist() == [0, 1, 2]
-    assert lattice_search(t, [M("HierarchicalDistanceTCloseness", t=0.4445)], 0.0, "dm").partition.levels == (0,)
-    assert lattice_search(t, [M("HierarchicalDistanceTCloseness", t=0.2962)], 0.0, "dm").partition.levels == (1,)
+    assert lattice_search(t, [M("HierarchicalDistanceTCloseness", t=0.4445)], suppression_limit=0.0, metric="dm").partition.levels == (0,)
+    assert lattice_search(t, [M("HierarchicalDistanceTCloseness", t=0.2962)], suppression_limit=0.0, metric="dm").partition.levels == (1,)
 
 
 def test_hellinger_table_2_4() -> None:
@@ -177,12 +178,12 @@ def test_hellinger_table_2_4() -> None:
            ["Cancer", "Heart Disease", "Viral Infection", "Viral Infection"],
            ["Cancer"] * 4]
     t = _ec_table(ecs, hd)
-    assert hellinger_t_closeness(t, t=0.5955, k=4).partition.levels == (0,)
-    assert hellinger_t_closeness(t, t=0.5953, k=4).partition.levels == (1,)
+    assert hellinger_t_closeness(t, [KAnonymity(4), HellingerTCloseness(0.5955)]).partition.levels == (0,)
+    assert hellinger_t_closeness(t, [KAnonymity(4), HellingerTCloseness(0.5953)]).partition.levels == (1,)
     # with one EC suppressible (4 of 12 rows): t = 0.49 keeps ECs 1-2 and suppresses EC 3
-    r = hellinger_t_closeness(t, t=0.49, k=4, suppression_limit=1 / 3)
+    r = hellinger_t_closeness(t, [KAnonymity(4), HellingerTCloseness(0.49)], suppression_limit=1 / 3)
     assert r.partition.levels == (0,) and r.suppressed.nonzero()[0].tolist() == [8, 9, 10, 11]
-    r = hellinger_t_closeness(t, t=0.48, k=4, suppression_limit=1 / 3)
+    r = hellinger_t_closeness(t, [KAnonymity(4), HellingerTCloseness(0.48)], suppression_limit=1 / 3)
     assert r.partition.levels == (1,)  # two ECs would have to go
 
 
@@ -235,15 +236,15 @@ def test_arx_exact_optimum(case: dict, adult, adult_occupation) -> None:  # type
         kwargs = {"gs_factor": case["metric"]["gs_factor"], "aggregate": case["metric"]["aggregate"].lower()}
     if case["kind"] == "no_solution":
         with pytest.raises(InfeasibleError, match="no lattice node"):
-            lattice_search(table, models, case["suppression_limit"], metric, **kwargs)
+            lattice_search(table, models, suppression_limit=case["suppression_limit"], metric=metric, **kwargs)
         return
-    res = lattice_search(table, models, case["suppression_limit"], metric, **kwargs)
+    res = lattice_search(table, models, suppression_limit=case["suppression_limit"], metric=metric, **kwargs)
     value = res.metrics[metric]
     expected = float(case["expected_score"])
     # exact string as ARX's test compares it (String.valueOf(getHighestScore()) == expected)
     assert java_double(value) == case["expected_score"]
     assert math.isclose(value, expected, rel_tol=1e-12, abs_tol=0.0)
-    assert res.achieved["audit_passed"]
+    assert res.achieved["passed"]
     assert res.achieved["n_suppressed"] <= math.floor(case["suppression_limit"] * table.n_rows)
     # ARX's levels are the unique argmin in these cases (ARX-ORACLES.md §10)
     assert list(res.partition.levels) == case["expected_levels"]

@@ -13,8 +13,9 @@ from oracles.sabre import class_emds, hierarchical_ground
 
 from anoncore import Attribute, Hierarchy, Partition, Schema, Table, _core
 from anoncore.audit import audit
-from anoncore.models import HierarchicalDistanceTCloseness
+from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity
 from anoncore.static import sabre
+from anoncore.static.sabre import closeness_model
 
 tw = _core.sabre
 
@@ -185,7 +186,8 @@ def test_example_3_2_one_third_close() -> None:
 def test_table_31_t_035_small_k(method: str, k: int) -> None:
     # spec §5 item 2: t = 0.35, k <= 2: root CET 5/6, one split, U = 1/3; ECT [3,3] -> [2,2] + [1,1],
     # [2,2] -> [1,1] + [1,1]: three ECs of size 2, each with EMD exactly 1/3.
-    res = sabre(table_31(), t=0.35, k=k, method=method, rng=3)
+    tab = table_31()
+    res = sabre(tab, [KAnonymity(k), closeness_model(tab, 0.35)], method=method, rng=3)
     b = res.trace[0]
     assert F(b["root_cet"]) == Fraction(5, 6) and F(b["u"]) == Fraction(1, 3)
     assert b["buckets"] == (("SARS", "pneumonia", "bronchitis"), ("gastric flu", "gastric ulcer", "intestinal cancer"))
@@ -198,7 +200,8 @@ def test_table_31_t_035_small_k(method: str, k: int) -> None:
 @pytest.mark.parametrize("method", ["ak", "knn"])
 def test_table_31_t_035_k3_one_ec(method: str) -> None:
     # spec §5 item 2: with k = 3 the split [2,2]/[1,1] violates k: one EC, EMD 0.
-    res = sabre(table_31(), t=0.35, k=3, method=method, rng=0)
+    tab = table_31()
+    res = sabre(tab, [KAnonymity(3), closeness_model(tab, 0.35)], method=method, rng=0)
     assert res.partition.n_classes == 1
     assert res.achieved["t"] == 0.0
 
@@ -206,7 +209,8 @@ def test_table_31_t_035_k3_one_ec(method: str) -> None:
 def test_table_31_t_030_one_ec() -> None:
     # spec §5 item 2: t = 0.30: U = 1/3 >= t, the tie dv(R) = dv(D) = 1/6 goes to R: buckets {SARS},
     # {pneumonia}, {bronchitis}, {D}, U = 1/6; [1,1,1,3] -> [1,1,1,2] + [0,0,0,1] is rejected (D = 0.5): 1 EC.
-    res = sabre(table_31(), t=0.30, k=1, rng=0)
+    tab = table_31()
+    res = sabre(tab, [KAnonymity(1), closeness_model(tab, 0.30)], rng=0)
     b = res.trace[0]
     assert F(b["u"]) == Fraction(1, 6)
     assert [F(x) for x in b["u_trace"]] == [Fraction(1, 3), Fraction(1, 6)]

@@ -196,13 +196,8 @@ EcLeaves burel_ec_sizes_balanced(const BurelBuckets& phi) {
 
 BurelOutput burel(Span<int32_t> sa, int64_t m, Matrix<int32_t> qi, const CoordTables& coords, int64_t max_card,
                   const BurelConfig& cfg) {
-  MaterializeConfig mc;
-  mc.keys = KeyMode::PerCell;
-  mc.retrieval = cfg.slices ? Retrieval::Slices : Retrieval::Hilbert;
-  mc.policy = cfg.policy;
-  mc.seed = cfg.seed;
-  mc.n_threads = cfg.n_threads;
-  mc.interrupt = cfg.interrupt;
+  const MaterializeConfig mc =
+      materialize_config(cfg, KeyMode::PerCell, cfg.slices ? Retrieval::Slices : Retrieval::Hilbert);
   return two_phase<BurelBuckets>(
       sa, m, qi, coords, max_card,
       [&](Span<int64_t> counts) { return dp_partition(counts, cfg.beta, cfg.enhanced, cfg.strict); },

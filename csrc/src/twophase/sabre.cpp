@@ -25,14 +25,10 @@ EcLeaves sabre_ec_sizes(const Buckets& phi, const HierarchyView* h, double t, in
 
 SabreOutput sabre(Span<int32_t> sa, int64_t m, const HierarchyView* h, Matrix<int32_t> qi,
                   const CoordTables& coords, int64_t max_card, const SabreConfig& cfg) {
-  MaterializeConfig mc;
   // SABRE-KNN with random seeds never looks at the keys: leave them 0 (buckets then keep row order).
-  mc.keys = !cfg.knn || cfg.policy == SeedPolicy::MinKey ? KeyMode::PerRow : KeyMode::None;
-  mc.retrieval = cfg.knn ? Retrieval::Knn : cfg.slices ? Retrieval::Slices : Retrieval::Hilbert;
-  mc.policy = cfg.policy;
-  mc.seed = cfg.seed;
-  mc.n_threads = cfg.n_threads;
-  mc.interrupt = cfg.interrupt;
+  const MaterializeConfig mc = materialize_config(
+      cfg, !cfg.knn || cfg.policy == SeedPolicy::MinKey ? KeyMode::PerRow : KeyMode::None,
+      cfg.knn ? Retrieval::Knn : cfg.slices ? Retrieval::Slices : Retrieval::Hilbert);
   return two_phase<Buckets>(
       sa, m, qi, coords, max_card,
       [&](Span<int64_t> counts) {

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .sabre import TwoPhaseResult
+
 def burel(
     sa: NDArray[np.int32],
     m: int,
@@ -21,7 +23,7 @@ def burel(
     seed: int,
     n_threads: int,
     balanced: bool = False,
-) -> dict[str, Any]:
+) -> TwoPhaseResult:
     """
     BUREL end to end: row labels, buckets, EC recipes, timings.
     """

@@ -40,6 +40,7 @@ def recursive_cl_ratio(
     Recursive (c,l) ratio r1 / (r_l + ... + r_m') per class.
     """
 
-criteria_info: dict[
-    str, tuple[str, bool, bool]
-]  # {'KAnonymity': ('count', True, True), 'DistinctLDiversity': ('histogram', True, True), 'EntropyLDiversity': ('histogram', True, False), 'RecursiveCLDiversity': ('histogram', True, False), 'EqualDistanceTCloseness': ('histogram', True, False), 'OrderedDistanceTCloseness': ('histogram', True, False), 'HierarchicalDistanceTCloseness': ('histogram', True, False), 'HellingerTCloseness': ('histogram', True, False), 'BasicBetaLikeness': ('histogram', True, False), 'EnhancedBetaLikeness': ('histogram', True, False), 'DeltaDisclosure': ('histogram', True, False), 'SemanticBetaLikeness': ('histogram', True, False), 'RangeBetaLikeness': ('histogram', True, False)}
+# {class name: (requirement, monotone under generalization, monotone under suppression)}
+criteria_info: dict[str, tuple[str, bool, bool]]
+# {class name: (kernel id, parameter a, parameter b or None, needs a sensitive attribute, judged by the lattice)}
+models: dict[str, tuple[int, str, str | None, bool, bool]]

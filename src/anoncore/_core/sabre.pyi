@@ -7,6 +7,25 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+class TwoPhaseResult:
+    """
+    SABRE's or BUREL's labels, buckets, EC recipes and timings.
+    """
+    @property
+    def buckets(self) -> dict[str, Any]: ...
+    @property
+    def hilbert_bits(self) -> int: ...
+    @property
+    def labels(self) -> NDArray[np.int64]: ...
+    @property
+    def leaves(self) -> NDArray[np.int64]: ...
+    @property
+    def n_rejected(self) -> int: ...
+    @property
+    def n_tree_nodes(self) -> int: ...
+    @property
+    def seconds(self) -> tuple[float, float, float, float]: ...
+
 def bucket_distance(
     counts: NDArray[np.int64],
     sizes: NDArray[np.int64],
@@ -89,16 +108,13 @@ def sabre(
     seed: int,
     n_threads: int,
     hierarchy: Any = None,
-) -> dict[str, Any]:
+) -> TwoPhaseResult:
     """
     SABRE end to end: row labels, buckets, EC recipes, timings.
     """
 
 def sort_bucket_key_row(
-    bucket_of_row: NDArray[np.int32],
-    n_buckets: int,
-    keys: NDArray[np.uint64],
-    n_threads: int = 1,
+    bucket_of_row: NDArray[np.int32], n_buckets: int, keys: NDArray[np.uint64], n_threads: int = 1
 ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
     """
     Rows ordered by (bucket, key, row) and their keys (the retrieval's radix sort).

@@ -282,8 +282,12 @@ def _counts(table: Any, partition: Any) -> dict[str, Any]:
 
 
 def _run_audit(table: Any, partition: Any, specs: Sequence[ModelSpec], notes: list[str],
-               timings: dict[str, float]) -> dict[str, Any] | None:
-    """Audit report dict, or None (with a note) when this build has no audit."""
+               timings: dict[str, float], report: Any = None) -> dict[str, Any] | None:
+    """Audit report dict, or None (with a note) when this build has no audit.
+
+    ``report``: the algorithm's own audit of this partition (``Result.audit``, from the static finisher);
+    when it covers every model of ``specs``, its entries are used and the partition is not audited again.
+    """
     if not specs:
         return None
     try:
@@ -296,11 +300,16 @@ def _run_audit(table: Any, partition: Any, specs: Sequence[ModelSpec], notes: li
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     t0 = time.perf_counter()
-    try:
-        report = audit(table, partition, models)
-    except (ValueError, TypeError) as exc:  # e.g. a model names a column that is not sensitive
-        raise UsageError(str(exc)) from None
-    timings["audit"] = time.perf_counter() - t0
+    reused = _reuse_report(report, models)
+    if reused is not None:
+        report = reused
+        timings["audit"] = float(report.stats.get("total_s", 0.0))
+    else:
+        try:
+            report = audit(table, partition, models)
+        except (ValueError, TypeError) as exc:  # e.g. a model names a column that is not sensitive
+            raise UsageError(str(exc)) from None
+        timings["audit"] = time.perf_counter() - t0
     d = report.to_dict()
     for m, s in zip(d.get("models", []), specs):
         m["spec"] = s.text
@@ -309,6 +318,21 @@ def _run_audit(table: Any, partition: Any, specs: Sequence[ModelSpec], notes: li
             m["violating"] = viol[:MAX_LISTED_VIOLATIONS]
             m["violating_truncated"] = True
     return dict(d)
+
+
+def _reuse_report(report: Any, models: Sequence[Any]) -> Any:
+    """``report`` narrowed to ``models`` (in their order) when it audited each of them, else None."""
+    if report is None or not hasattr(report, "models"):
+        return None
+    picked = []
+    for m in models:
+        hit = next((ma for ma in report.models if ma.model == m), None)
+        if hit is None:
+            return None
+        picked.append(hit)
+    import dataclasses
+
+    return dataclasses.replace(report, models=tuple(picked))
 
 
 def _run_metrics(table: Any, partition: Any, notes: list[str], timings: dict[str, float]) -> dict[str, Any] | None:

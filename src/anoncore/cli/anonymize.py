@@ -79,14 +79,14 @@ def _t_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec]:
 def _run_sabre(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.sabre import sabre
 
-    return sabre(table, t=args.t, k=args.k, method=args.method, rng=args.seed, sensitive=args.sensitive,
+    return sabre(table, [s.build() for s in _t_models(table, args)], method=args.method, rng=args.seed,
                  n_threads=args.threads)
 
 
 def _run_tmondrian(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.mondrian import tmondrian
 
-    return tmondrian(table, t=args.t, k=args.k, sensitive=args.sensitive)
+    return tmondrian(table, [s.build() for s in _t_models(table, args)])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -116,14 +116,13 @@ def _beta_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec]:
 def _run_burel(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.burel import burel
 
-    return burel(table, beta=args.beta, variant=args.variant, epsilon=args.epsilon, rng=args.seed,
-                 sensitive=args.sensitive, n_threads=args.threads)
+    return burel(table, [s.build() for s in _beta_models(table, args)], rng=args.seed, n_threads=args.threads)
 
 
 def _run_lmondrian(table: Any, args: argparse.Namespace) -> Any:
     from anoncore.static.burel import lmondrian
 
-    return lmondrian(table, beta=args.beta, variant=args.variant, epsilon=args.epsilon, sensitive=args.sensitive)
+    return lmondrian(table, [s.build() for s in _beta_models(table, args)])
 
 
 def _run_dmondrian(table: Any, args: argparse.Namespace) -> Any:
@@ -131,7 +130,7 @@ def _run_dmondrian(table: Any, args: argparse.Namespace) -> Any:
 
     if args.variant != "enhanced" or args.epsilon is not None:
         raise _cli.UsageError("dmondrian guarantees enhanced beta-likeness only (no --variant, no --epsilon).")
-    return dmondrian(table, beta=args.beta, sensitive=args.sensitive)
+    return dmondrian(table, [s.build() for s in _beta_models(table, args)])
 
 
 ALGORITHMS: dict[str, Algorithm] = {}
@@ -261,7 +260,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         timings["algorithm"] = time.perf_counter() - t0
         partition = result.partition
         bar.advance(step="auditing the output")
-        audit_dict = _cli._run_audit(table, partition, specs, notes, timings)
+        audit_dict = _cli._run_audit(table, partition, specs, notes, timings, report=result.audit)
         bar.advance(step="measuring information loss")
         metrics = _cli._run_metrics(table, partition, notes, timings) if not args.no_metrics else None
         t0 = time.perf_counter()

@@ -1,23 +1,8 @@
-"""The synthetic census generator (moved to :mod:`anoncore.datasets.census`; this path re-exports it)."""
+"""The synthetic census generator (moved to :mod:`anoncore.datasets.census`; this path re-exports it for one release)."""
 
 from __future__ import annotations
 
-from anoncore.datasets.census import (
-    CENSUS_COLUMNS,
-    CENSUS_QUASI_IDENTIFIERS,
-    SALARY_MARGINAL,
-    census_hierarchies,
-    synthetic_census,
-    synthetic_census_frame,
-    synthetic_census_schema,
-)
+from anoncore.datasets import census as _moved
+from anoncore.datasets.census import *
 
-__all__ = [
-    "CENSUS_COLUMNS",
-    "CENSUS_QUASI_IDENTIFIERS",
-    "SALARY_MARGINAL",
-    "census_hierarchies",
-    "synthetic_census",
-    "synthetic_census_frame",
-    "synthetic_census_schema",
-]
+__all__ = list(_moved.__all__)

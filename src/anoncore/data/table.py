@@ -31,7 +31,7 @@ def _readonly(a: NDArray[Any]) -> NDArray[Any]:
     return a
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@dataclass(frozen=True, eq=False)
 class Table:
     """A dictionary-encoded table ready for the kernels.
 
@@ -59,6 +59,8 @@ class Table:
     row_ids: NDArray[np.int64] = field(repr=False)
     dropped_rows: NDArray[np.int64] = field(repr=False)
     _dicts: dict[str, Any] = field(repr=False, default_factory=dict)
+    # The table's own memoised views (column, qi_codes, domain); caches of the algorithms live with them
+    # (anoncore._tablecache), keyed weakly by the table.
     _cache: dict[Any, Any] = field(repr=False, default_factory=dict)
 
     # ------------------------------------------------------------------ construction

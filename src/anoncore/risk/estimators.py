@@ -10,12 +10,13 @@ population that are unique on the quasi-identifiers; the *population uniqueness*
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from anoncore._validation import check_float
 
 try:  # the population estimators need SciPy (the 'risk' extra); the sample risks do not
     from scipy import optimize, special
@@ -51,17 +52,6 @@ def frequencies(class_sizes: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]]
     counts = np.bincount(s)
     i = np.flatnonzero(counts).astype(np.int64)
     return i, counts[i].astype(np.int64)
-
-
-def _check_population(population_size: Any, n: int, caller: str) -> float:
-    msg = (f"The 'population_size' parameter of {caller} must be a number of records at least the sample size "
-           f"({n}). Got {population_size!r} instead.")
-    if isinstance(population_size, bool) or not isinstance(population_size, numbers.Real):
-        raise TypeError(msg)
-    N = float(population_size)
-    if not math.isfinite(N) or N < n or N < 1:
-        raise ValueError(msg)
-    return N
 
 
 def _hypergeom_one(N: float, i: NDArray[np.float64], n: float) -> NDArray[np.float64]:
@@ -363,7 +353,8 @@ def population_uniques(class_sizes: Any, population_size: float, estimator: str 
     n = int((sizes * counts).sum())
     if n == 0:
         raise ValueError("population_uniques needs a sample with at least one record. Got none.")
-    N = _check_population(population_size, n, "population_uniques")
+    N = check_float(population_size, "population_size", "population_uniques", max(n, 1), None, closed="left",
+                    allowed=f"a number of records at least the sample size ({n})")
     pi = n / N
     f1 = int(counts[sizes == 1].sum())
     values: dict[str, float] = {}

@@ -8,7 +8,6 @@ records as possible). Definitions: ``docs/risk.md``.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._tablecache import TableCache
+from anoncore._validation import check_float
 from anoncore.data.table import Table
 from anoncore.results import Partition
 from anoncore.risk.estimators import ESTIMATORS, PopulationEstimate, population_uniques
@@ -144,15 +145,6 @@ class RiskProfile:
         return "\n".join(lines)
 
 
-def _check_threshold(x: Any, caller: str) -> float:
-    msg = f"The 'threshold' parameter of {caller} must be a float in the range [0, 1]. Got {x!r} instead."
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(msg)
-    if math.isnan(float(x)) or not 0.0 <= float(x) <= 1.0:
-        raise ValueError(msg)
-    return float(x)
-
-
 def _subset_mask(subset: Any, n_rows: int, caller: str) -> NDArray[np.bool_] | None:
     if subset is None:
         return None
@@ -172,11 +164,15 @@ def _subset_mask(subset: Any, n_rows: int, caller: str) -> NDArray[np.bool_] | N
     return m
 
 
+#: Per-table cache of the quasi-identifier classes, dropped with the table.
+_CACHE = TableCache("anoncore.risk.profile")
+
+
 def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
     """Class of every row of a table on its quasi-identifiers (risk kernel: grouped in place on the code
-    matrix, no copy of the columns); cached on the frozen table."""
+    matrix, no copy of the columns); computed once per frozen table (``_CACHE``)."""
     key = ("risk_labels",)
-    cached = table._cache.get(key)
+    cached: tuple[NDArray[np.int64], int] | None = _CACHE.of(table).get(key)
     if cached is None:
         cols = np.array([table.column_index(q) for q in table.quasi_identifiers], dtype=np.int64)
         card = np.array([table.cardinality(q) for q in table.quasi_identifiers], dtype=np.int64)
@@ -186,7 +182,7 @@ def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
         lab, _, nc = _core.risk.group_columns(codes, cols, card)
         lab.setflags(write=False)
         cached = (lab, int(nc))
-        table._cache[key] = cached
+        _CACHE.of(table)[key] = cached
     return cached
 
 
@@ -286,7 +282,7 @@ def risk_profile(data: Table | Partition, *, threshold: float = 0.2, population_
     (0.5, 1.0, 0.5)
     """
     t0 = time.perf_counter()
-    thr = _check_threshold(threshold, "risk_profile")
+    thr = check_float(threshold, "threshold", "risk_profile", 0, 1)
     if not isinstance(estimator, str) or estimator not in ESTIMATORS:
         raise ValueError(f"The 'estimator' parameter of risk_profile must be a str among {list(ESTIMATORS)}. "
                          f"Got {estimator!r} instead.")

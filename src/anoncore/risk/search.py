@@ -18,6 +18,7 @@ from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.models import AverageReidentificationRisk, DeltaPresence, KAnonymity, KMap, PrivacyModel
 from anoncore.results import Partition, Result
+from anoncore.static._finish import achieved_from
 
 __all__ = ["risk_lattice_search"]
 
@@ -73,7 +74,7 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
     >>> from anoncore.datasets import toy_table
     >>> from anoncore.models import AverageReidentificationRisk
     >>> res = risk_lattice_search(toy_table(), [AverageReidentificationRisk(0.5)], metric="dm_star")
-    >>> res.partition.levels, res.achieved["audit_passed"]
+    >>> res.partition.levels, res.achieved["passed"]
     ((1, 0), True)
     """
     from anoncore.static.lattice import LatticeProblem, lattice_size
@@ -134,12 +135,9 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
                               f"within the suppression limit, none passes {[type(m).__name__ for m in py_models]}).")
     t_end = time.perf_counter()
     report = audit(table, part, mlist) if idx is not None else audit(work, part, mlist)
-    achieved: dict[str, Any] = {"levels": lv, "n_suppressed": int(part.n_suppressed),
-                                "n_classes": int((part.class_sizes > 0).sum()), "audit_passed": bool(report.passed)}
-    for ma in report.models:
-        achieved[f"{type(ma.model).__name__}.{ma.model.parameter}"] = float(ma.achieved)
+    achieved = achieved_from(part, report, {"levels": lv})  # the uniform keys of every static Result
     stats = {"seconds": t_end - t0, "engine_seconds": t_engine - t0, "nodes_scored": lattice_size(problem.heights),
              "nodes_feasible": len(cands), "nodes_audited": n_audited, "nodes_skipped_by_class_count": n_skipped}
     params = {"models": tuple(mlist), "suppression_limit": suppression_limit, "metric": metric}
-    return Result("risk_lattice_search", part, params, achieved, {metric: value}, (), stats)
+    return Result("risk_lattice_search", part, params, achieved, {metric: value}, (), stats, report)
 

@@ -1,21 +1,8 @@
-"""Synthetic event sequences (moved to :mod:`anoncore.datasets.sequences`; this path re-exports it)."""
+"""Synthetic event sequences (moved to :mod:`anoncore.datasets.sequences`; this path re-exports it for one release)."""
 
 from __future__ import annotations
 
-from anoncore.datasets.sequences import (
-    MSNBC_CATEGORIES,
-    location_like,
-    location_taxonomy,
-    markov_sequences,
-    msnbc_like,
-    msnbc_taxonomy,
-)
+from anoncore.datasets import sequences as _moved
+from anoncore.datasets.sequences import *
 
-__all__ = [
-    "MSNBC_CATEGORIES",
-    "location_like",
-    "location_taxonomy",
-    "markov_sequences",
-    "msnbc_like",
-    "msnbc_taxonomy",
-]
+__all__ = list(_moved.__all__)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from anoncore._tablecache import TableCache
 from anoncore._validation import check_instance, check_option
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
@@ -21,11 +22,13 @@ from anoncore.data.table import Table
 __all__ = [
     "QISpace",
     "SensitiveInfo",
-    "audited",
     "check_table",
+    "closeness_from_models",
     "mondrian_hierarchies",
     "qi_space",
     "sensitive_info",
+    "t_and_k",
+    "warn_keyword_form",
 ]
 
 
@@ -93,10 +96,14 @@ def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> l
     return out
 
 
+#: Per-table cache of the QI coordinate spaces, dropped with the table.
+_CACHE = TableCache("anoncore.static._space")
+
+
 def qi_space(table: Table) -> QISpace:
-    """Codes and normalised coordinate tables of the quasi-identifiers (cached on the table)."""
+    """Codes and normalised coordinate tables of the quasi-identifiers (computed once per table)."""
     key = ("qi_space",)
-    cached = table._cache.get(key)
+    cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     tabs: list[NDArray[np.float64]] = []
@@ -114,17 +121,58 @@ def qi_space(table: Table) -> QISpace:
     offsets[1:] = np.cumsum([t.size for t in tabs])
     space = QISpace(table.qi_codes(), np.ascontiguousarray(np.concatenate(tabs)), offsets,
                     int(max(t.size for t in tabs)))
-    table._cache[key] = space
+    _CACHE.of(table)[key] = space
     return space
 
 
-def audited(table: Table, partition: Any, sa: SensitiveInfo, t: float, k: int) -> dict[str, Any]:
-    """Achieved k and t of a partition as measured by :func:`anoncore.audit` (never by the algorithm)."""
-    from anoncore.audit import audit
-    from anoncore.models import KAnonymity
+def closeness_from_models(table: Table, models: Any, caller: str) -> tuple[float, int, str | None]:
+    """``(t, k, sensitive)`` of the models of a t-closeness algorithm (SABRE, tMondrian): one t-closeness model
+    with the ground distance of the sensitive attribute (``OrderedDistanceTCloseness`` for a numeric or ordinal
+    attribute, ``HierarchicalDistanceTCloseness`` for a categorical one) and at most one ``KAnonymity``."""
+    from anoncore.models import (
+        HierarchicalDistanceTCloseness,
+        KAnonymity,
+        OrderedDistanceTCloseness,
+        PrivacyModel,
+    )
 
-    rep = audit(table, partition, [KAnonymity(k), sa.closeness_model(t)])
-    return {"k": int(rep[0].achieved), "t": float(rep[1].achieved), "passed": bool(rep.passed)}
+    mlist = [models] if isinstance(models, PrivacyModel) else list(models)
+    ts = [m for m in mlist if isinstance(m, (OrderedDistanceTCloseness, HierarchicalDistanceTCloseness))]
+    ks = [m for m in mlist if isinstance(m, KAnonymity)]
+    if len(ts) != 1 or len(ks) > 1 or len(ts) + len(ks) != len(mlist):
+        raise ValueError(f"The 'models' parameter of {caller} must hold one OrderedDistanceTCloseness or "
+                         f"HierarchicalDistanceTCloseness and at most one KAnonymity. Got {mlist!r} instead.")
+    tm = ts[0]
+    sa = sensitive_info(table, tm.sensitive, caller)
+    want = type(sa.closeness_model(float(tm.t)))
+    if type(tm) is not want:
+        kind = table.attribute(sa.name).kind
+        raise ValueError(f"{caller} measures t-closeness on the {kind} attribute {sa.name!r} with the "
+                         f"{'hierarchical' if want is HierarchicalDistanceTCloseness else 'ordered'} ground distance; "
+                         f"pass {want.__name__}(t, sensitive={sa.name!r}), not {type(tm).__name__}.")
+    return float(tm.t), int(ks[0].k) if ks else 1, tm.sensitive
+
+
+def warn_keyword_form(caller: str, models: Any, *keywords: Any) -> None:
+    """DeprecationWarning for the keyword form of the previous release (no models, parameters as keywords)."""
+    if models is None and any(v is not None for v in keywords):
+        from anoncore.static._shape import deprecated_call
+
+        new = ("[KAnonymity(k), closeness_model(table, t)]" if caller in ("sabre", "tmondrian")
+               else "[EnhancedBetaLikeness(beta)]" if caller == "dmondrian"
+               else "[likeness_model(beta, variant, ...)] or the model itself, e.g. [EnhancedBetaLikeness(beta)]")
+        deprecated_call(f"{caller}(table, <keywords>) without models", f"{caller}(table, {new}, ...)", stacklevel=4)
+
+
+def t_and_k(table: Table, models: Any, t: Any, k: Any, sensitive: Any, caller: str) -> tuple[Any, Any, Any]:
+    """The (t, k, sensitive) of a t-closeness algorithm called with ``models`` or with the keyword form."""
+    if models is not None:
+        if t is not None or k is not None or sensitive is not None:
+            raise TypeError(f"{caller}() takes either 'models' or the keywords t/k/sensitive, not both.")
+        return closeness_from_models(table, models, caller)
+    if t is None:
+        raise TypeError(f"{caller}() missing its models, e.g. [KAnonymity(k), OrderedDistanceTCloseness(t)].")
+    return t, 1 if k is None else k, sensitive
 
 
 def sensitive_info(table: Table, sensitive: str | None, caller: str) -> SensitiveInfo:

@@ -25,13 +25,75 @@ from anoncore.models import (
 )
 from anoncore.results import Partition, Result
 from anoncore.static import _space
+from anoncore.static._finish import finish
 
-__all__ = ["burel"]
+__all__ = ["burel", "likeness_model"]
 
 VARIANTS = ("enhanced", "basic", "semantic", "range")
 
 
 # ------------------------------------------------------------------------------------------ validation
+def likeness_model(beta: float, variant: str = "enhanced", epsilon: float | None = None, relative: bool = False,
+                   level: int = 1, sensitive: str | None = None) -> PrivacyModel:
+    """The beta-likeness model of BUREL's keyword parameters (``variant``: 'enhanced', 'basic', 'semantic',
+    'range').
+
+    Examples
+    --------
+    >>> likeness_model(4, "range", epsilon=6.0)
+    RangeBetaLikeness(beta=4, epsilon=6.0, relative=False, sensitive=None)
+    """
+    variant = check_option(variant, "variant", "likeness_model", VARIANTS)
+    if variant == "range" and epsilon is None:
+        raise ValueError("likeness_model(variant='range') needs 'epsilon', the width of the value ranges.")
+    if variant != "range" and epsilon is not None:
+        raise ValueError(f"The 'epsilon' parameter of likeness_model applies to variant='range' only. Got "
+                         f"epsilon={epsilon!r} with variant={variant!r}.")
+    return _model(variant, beta, epsilon, relative, level, sensitive)  # type: ignore[arg-type]
+
+
+def likeness_from_models(models: Any, caller: str, allowed: tuple[type, ...] = (
+        EnhancedBetaLikeness, BasicBetaLikeness, SemanticBetaLikeness, RangeBetaLikeness)) -> dict[str, Any]:
+    """The keyword parameters (beta, variant, epsilon, relative, level, sensitive) of one beta-likeness model."""
+    mlist = [models] if isinstance(models, PrivacyModel) else list(models)
+    if len(mlist) != 1 or not isinstance(mlist[0], allowed):
+        raise ValueError(f"The 'models' parameter of {caller} must hold one model of "
+                         f"{', '.join(c.__name__ for c in allowed)}. Got {mlist!r} instead.")
+    m: Any = mlist[0]
+    out: dict[str, Any] = {"beta": m.beta, "sensitive": m.sensitive, "variant": {
+        EnhancedBetaLikeness: "enhanced", BasicBetaLikeness: "basic", SemanticBetaLikeness: "semantic",
+        RangeBetaLikeness: "range"}[type(m)]}
+    if isinstance(m, SemanticBetaLikeness):
+        out["level"] = m.level
+    if isinstance(m, RangeBetaLikeness):
+        out.update(epsilon=m.epsilon, relative=m.relative)
+    return out
+
+
+def _resolve(models: Any, caller: str, given: dict[str, Any], defaults: dict[str, Any],
+             allowed: tuple[type, ...] | None = None) -> dict[str, Any]:
+    """The keyword parameters of a beta-likeness call made with ``models`` or with the keyword form."""
+    if models is None:
+        if given.get("beta") is None:
+            raise TypeError(f"{caller}() missing its models, e.g. [EnhancedBetaLikeness(beta)].")
+        return {n: defaults[n] if given.get(n) is None else given[n] for n in defaults}
+    if any(v is not None for v in given.values()):
+        raise TypeError(f"{caller}() takes either 'models' or the keywords {'/'.join(given)}, not both.")
+    out = dict(defaults)
+    out.update(likeness_from_models(models, caller, *(() if allowed is None else (allowed,))))
+    return out
+
+
+_BETA_DEFAULTS = {"beta": None, "variant": "enhanced", "epsilon": None, "relative": False, "level": 1,
+                  "sensitive": None}
+
+
+def _beta_keywords(models: Any, caller: str, *given: Any) -> tuple[Any, ...]:
+    """(beta, variant, epsilon, relative, level, sensitive) of BUREL / LMondrian from ``models`` or the keywords."""
+    kw = _resolve(models, caller, dict(zip(_BETA_DEFAULTS, given)), _BETA_DEFAULTS)
+    return tuple(kw[n] for n in _BETA_DEFAULTS)
+
+
 def _check_variant(table: Table, sa: _space.SensitiveInfo | None, name: str, variant: Any, epsilon: Any,
                    relative: Any, level: Any, caller: str) -> tuple[str, float | None]:
     variant = check_option(variant, "variant", caller, VARIANTS)
@@ -109,35 +171,22 @@ def _groups(table: Table, name: str, variant: str, eps: float | None, relative: 
     return np.array(out, dtype=np.int32).reshape(-1, 2)
 
 
-def _audit(table: Table, partition: Partition, models: list[PrivacyModel], extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Achieved values as measured by :func:`anoncore.audit`: the first model's under ``'beta'``, the others
-    under the names in ``extra``; ``'passed'`` (all models) and the smallest class size ``'k'``."""
-    from anoncore.audit import audit
-
-    rep = audit(table, partition, models)
-    out: dict[str, Any] = {"beta": float(rep[0].achieved)}
-    for name, ma in zip(extra, rep.models[1:]):
-        out[name] = float(ma.achieved)
-    out["passed"] = bool(rep.passed)
-    out["k"] = int(partition.class_sizes.min())
-    return out
-
-
 # ------------------------------------------------------------------------------------------ BUREL
 def burel(
     table: Table,
+    models: Any = None,
     *,
-    beta: float,
-    variant: str = "enhanced",
-    epsilon: float | None = None,
-    relative: bool = False,
-    level: int = 1,
     rng: int | np.random.Generator | None = None,
-    sensitive: str | None = None,
+    n_threads: int | None = None,
     seed_policy: str = "random",
     strict: bool = True,
     split: str = "halve",
-    n_threads: int | None = None,
+    beta: float | None = None,
+    variant: str | None = None,
+    epsilon: float | None = None,
+    relative: bool | None = None,
+    level: int | None = None,
+    sensitive: str | None = None,
 ) -> Result:
     """Anonymize a table for beta-likeness with BUREL.
 
@@ -156,6 +205,11 @@ def burel(
     ----------
     table : Table
         The encoded table.
+    models : model or list of one model
+        ``EnhancedBetaLikeness(beta)``, ``BasicBetaLikeness(beta)``, ``SemanticBetaLikeness(beta, level)`` or
+        ``RangeBetaLikeness(beta, epsilon, relative)`` (each with ``sensitive=``): the one shape of the static
+        algorithms. The keyword form below (``burel(table, beta=4, variant=...)``) of the previous release still
+        works for one release, with a DeprecationWarning (``likeness_model`` builds the model from it).
     beta : float
         The beta-likeness threshold, positive.
     variant : {'enhanced', 'basic', 'semantic', 'range'}, default='enhanced'
@@ -198,7 +252,7 @@ def burel(
     Result
         ``algorithm='burel'``; ``achieved['beta']`` is the largest per-class value of the variant's model as
         measured by :func:`anoncore.audit` (+inf would mean a violation), ``achieved['passed']``; for
-        ``'enhanced'`` also the basic beta (largest relative gain) under ``'beta_basic'``. ``metrics['ail']``;
+        ``'enhanced'`` also the basic beta (largest relative gain) under ``'BasicBetaLikeness.beta'``. ``metrics['ail']``;
         ``trace``: buckets (values, sizes, bounds, DP arrays N and S), EC-tree summary, merges; ``stats``:
         timings and the recipes.
 
@@ -231,13 +285,17 @@ def burel(
     --------
     >>> from anoncore.datasets import synthetic_census
     >>> tab = synthetic_census(2000, rng=0, n_qi=3)
-    >>> res = burel(tab, beta=4, rng=0)
+    >>> from anoncore.models import EnhancedBetaLikeness
+    >>> res = burel(tab, [EnhancedBetaLikeness(4)], rng=0)
     >>> res.achieved["passed"], res.achieved["beta"] <= 4
     (True, True)
     """
     caller = "burel"
     t0 = time.perf_counter()
+    _space.warn_keyword_form(caller, models, beta, variant, epsilon, relative, level, sensitive)
     table = _space.check_table(table, caller)
+    beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
+                                                                        relative, level, sensitive)
     b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
@@ -252,7 +310,7 @@ def burel(
                             variant != "basic", strict, {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed,
                             threads, split == "balanced")
     t2 = time.perf_counter()
-    labels: NDArray[np.int64] = out["labels"]
+    labels: NDArray[np.int64] = out.labels
     merge_trace: dict[str, Any] = {"step": "merge", "n_violating": 0, "n_merges": 0, "n_evaluated": 0}
     if variant in ("semantic", "range"):
         groups = _groups(table, name, variant, eps, bool(relative), int(level))
@@ -261,9 +319,7 @@ def burel(
     partition = Partition.from_labels(table, labels)
     model = _model(variant, b, eps, bool(relative), int(level), name)
     models = [model] + ([BasicBetaLikeness(b, sensitive=name)] if variant == "enhanced" else [])
-    achieved = _audit(table, partition, models, ("beta_basic",))
-    t4 = time.perf_counter()
-    bk = out["buckets"]
+    bk = out.buckets
     dic = np.asarray(table.dictionary(name))
     bucket_of = np.asarray(bk["bucket_of"])
     trace = (
@@ -273,20 +329,22 @@ def burel(
                           for j in range(len(bk["size"]))),
          "bucket_sizes": tuple(int(x) for x in bk["size"]), "bucket_bounds": tuple(float(x) for x in bk["bound"]),
          "min_class_size": tuple(math.ceil(1.0 / x - 1e-12) for x in bk["bound"])},
-        {"step": "ec_tree", "n_classes": int(out["leaves"].shape[0]), "n_tree_nodes": int(out["n_tree_nodes"]),
-         "n_rejected": int(out["n_rejected"])},
+        {"step": "ec_tree", "n_classes": int(out.leaves.shape[0]), "n_tree_nodes": int(out.n_tree_nodes),
+         "n_rejected": int(out.n_rejected)},
         merge_trace,
     )
-    sec = out["seconds"]
+    sec = out.seconds
     stats: dict[str, Any] = {
         "seconds_validate": t1 - t0, "seconds_bucketize": sec[0], "seconds_ec_tree": sec[1], "seconds_keys": sec[2],
         "seconds_retrieve": sec[3], "seconds_kernel": t2 - t1, "seconds_merge": t3 - t2,
-        "seconds_check": t4 - t3, "seconds_total": t4 - t0, "hilbert_bits": int(out["hilbert_bits"]),
-        "recipes": out["leaves"],
+        "hilbert_bits": int(out.hilbert_bits), "recipes": out.leaves,
     }
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
               "sensitive": name, "seed_policy": seed_policy, "strict": strict, "split": split}
-    return Result("burel", partition, params, achieved, {"ail": ail(table, partition)}, trace, stats)
+    res = finish("burel", table, partition, models, parameters=params, metrics={"ail": ail(table, partition)},
+                 trace=trace, stats=stats)
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
 def _label(v: Any) -> str:

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._tablecache import TableCache
 from anoncore._validation import (
     check_bool,
     check_float,
@@ -37,12 +38,12 @@ from anoncore._validation import (
     check_n_threads,
     check_option,
 )
-from anoncore.audit import audit
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import PrivacyModel
 from anoncore.results import Partition, Result
+from anoncore.static._finish import finish
+from anoncore.static._shape import UNSET, deprecated_call, positional_options
 
 __all__ = [
     "METRICS",
@@ -72,10 +73,20 @@ METRICS: dict[str, int] = {
 }
 _AGGREGATES = {"geometric_mean": 0, "arithmetic_mean": 1, "sum": 2, "max": 3}
 _STRATEGIES = ("optimal", "datafly", "samarati", "greedy", "exhaustive")
-#: Packed 64-bit class keys when the QIs' level-0 codes fit (tests switch it off to cover the generic layout).
-_PACKED_KEYS = True
-#: The optimal search's sweep where it applies (tests switch it off to compare with the queue).
-_SWEEP = True
+#: Per-table caches of the lattice (bottom frequency set, per-QI arrays, distinct counts), dropped with the table.
+_CACHE = TableCache("anoncore.static.lattice")
+
+
+def _packed_keys() -> bool:
+    """Packed 64-bit class keys when the QIs' level-0 codes fit (a test seam: tests monkeypatch it to False to
+    cover the generic layout)."""
+    return True
+
+
+def _sweep() -> bool:
+    """The optimal search's sweep where it applies (a test seam: tests monkeypatch it to False to compare with
+    the queue)."""
+    return True
 
 # Model class name -> (kernel id, parameter attributes a, b, needs a sensitive attribute): the kernel's metadata
 # table (csrc/include/anoncore/criteria/models.hpp), the models the lattice engine judges.
@@ -202,18 +213,18 @@ class LatticeProblem:
         # The engine's bottom frequency set (the rows grouped on their leaf values, with the histograms of the
         # sensitive column) depends on the frozen table alone: built once per table, layout and sensitive
         # column, then reused by later problems on the same table (it skips the pass over the rows).
-        bkey = ("lattice_bottom", bool(_PACKED_KEYS), sa_name)
-        bottom = table._cache.get(bkey)
+        bkey = ("lattice_bottom", _packed_keys(), sa_name)
+        bottom = _CACHE.of(table).get(bkey)
         cfg = _core.lattice.EngineConfig()
         cfg.codes, cfg.gens, cfg.heights = qc, gens, np.asarray(heights, dtype=np.int32)
         cfg.leaf_counts, cfg.nu_bases = lcs, nus
         cfg.sa_codes, cfg.m, cfg.sa_parent, cfg.sa_height = sa_codes, m_sa, sa_parent, sa_height
         cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
-        cfg.limit, cfg.n_threads, cfg.packed, cfg.bottom = limit, nt, _PACKED_KEYS, bottom
+        cfg.limit, cfg.n_threads, cfg.packed, cfg.bottom = limit, nt, _packed_keys(), bottom
         cfg.weights = wts
         engine = _core.lattice.Engine(cfg)
         if bottom is None:
-            table._cache[bkey] = engine.bottom_state()
+            _CACHE.of(table)[bkey] = engine.bottom_state()
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name)
 
     @property
@@ -268,7 +279,7 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
     ``needs_nu``; zeros otherwise) and the heights. Computed once per table and kept in the table's cache (a
     Table and its hierarchies are frozen and their arrays read-only, like ``qi_codes``)."""
     key = ("lattice_qi_arrays", bool(needs_nu))
-    cached = table._cache.get(key)
+    cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     gens, lcs, nus, heights = [], [], [], []
@@ -297,14 +308,14 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
         nus.append(nu)
         heights.append(H)
     out = (gens, lcs, nus, heights)
-    table._cache[key] = out
+    _CACHE.of(table)[key] = out
     return out
 
 
 def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
     """Distinct values of every quasi-identifier at every level over the table's rows (kept in its cache)."""
     key = ("lattice_distinct",)
-    cached = table._cache.get(key)
+    cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     qc = table.qi_codes()
@@ -317,7 +328,7 @@ def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
         out.append(tuple(int(np.count_nonzero(np.bincount(gen[present, lv], minlength=level_nodes[lv])))
                          for lv in range(int(h.height) + 1)))
     res = tuple(out)
-    table._cache[key] = res
+    _CACHE.of(table)[key] = res
     return res
 
 
@@ -434,26 +445,15 @@ def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], para
             trace: tuple[Any, ...], stats: dict[str, Any], known: Any = None) -> Result:
     t0 = time.perf_counter()
     part, res = problem.publish(levels, known)
-    sizes = part.class_sizes
-    kept = sizes[sizes > 0]
-    achieved = {
-        "levels": tuple(int(x) for x in levels),
-        "k": int(kept.min()) if kept.size else 0,
-        "n_suppressed": int(part.n_suppressed),
-        "n_classes": int(kept.size),
-    }
-    if all(isinstance(m, PrivacyModel) for m in problem.models):
-        # the independent checker: every guarantee recomputed from the partition and the original values
-        report = audit(problem.table, part, list(problem.models))
-        achieved["audit_passed"] = bool(report.passed)
-        for ma in report.models:
-            achieved[f"{type(ma.model).__name__}.{ma.model.parameter}"] = float(ma.achieved)
-    metrics = {problem.metric: float(res["metric"])}
     stats = dict(stats)
     stats["publish_seconds"] = time.perf_counter() - t0
     params = dict(params)
     params.update(models=problem.models, suppression_limit=problem.suppression_limit, metric=problem.metric)
-    return Result(algorithm, part, params, achieved, metrics, trace, stats)
+    # the one audit of the run (static/_finish.py): every guarantee recomputed from the partition and the
+    # original values, never taken from the search
+    return finish(algorithm, problem.table, part, problem.models, parameters=params,
+                  metrics={problem.metric: float(res["metric"])}, trace=trace, stats=stats,
+                  extra={"levels": tuple(int(x) for x in levels)})
 
 
 def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:
@@ -469,11 +469,11 @@ def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:
 def lattice_search(
     table: Table,
     models: Any,
-    suppression_limit: float = 0.0,
-    metric: str = "loss",
-    strategy: str = "optimal",
-    n_threads: int | None = None,
-    *,
+    *args: Any,
+    suppression_limit: float = UNSET,
+    metric: str = UNSET,
+    strategy: str = UNSET,
+    n_threads: int | None = UNSET,
     gs_factor: float = 0.5,
     aggregate: str = "geometric_mean",
     with_trace: bool = False,
@@ -549,7 +549,12 @@ def lattice_search(
     ((1, 0), 2)
     """
     caller = "lattice_search"
-    strategy = check_option(strategy, "strategy", caller, _STRATEGIES)
+    opts = positional_options(caller, args, ("suppression_limit", "metric", "strategy", "n_threads"),
+                              {"suppression_limit": suppression_limit, "metric": metric, "strategy": strategy,
+                               "n_threads": n_threads},
+                              {"suppression_limit": 0.0, "metric": "loss", "strategy": "optimal", "n_threads": None})
+    suppression_limit, metric, n_threads = opts["suppression_limit"], opts["metric"], opts["n_threads"]
+    strategy = check_option(opts["strategy"], "strategy", caller, _STRATEGIES)
     check_bool(with_trace, "with_trace", caller)
     problem = LatticeProblem.build(table, models, suppression_limit, metric, gs_factor, aggregate, n_threads,
                                    caller, weights)
@@ -562,7 +567,7 @@ def lattice_search(
     if strategy == "exhaustive":
         return _exhaustive(problem)
     t0 = time.perf_counter()
-    out = problem.engine.optimal(with_trace, _SWEEP)
+    out = problem.engine.optimal(with_trace, _sweep())
     secs = time.perf_counter() - t0
     if not out.feasible:
         raise _infeasible(problem, caller)
@@ -674,8 +679,15 @@ def _improved_greedy(problem: LatticeProblem, score: str) -> Result:
     return _finish(problem, "improved_greedy", lv, {"strategy": "greedy", "score": score}, tuple(trace), stats)
 
 
-def datafly(table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
-            n_threads: int | None = None, **kwargs: Any) -> Result:
+def _heuristic_options(caller: str, args: Sequence[Any], suppression_limit: Any, metric: Any,
+                       n_threads: Any) -> dict[str, Any]:
+    return positional_options(caller, args, ("suppression_limit", "metric", "n_threads"),
+                              {"suppression_limit": suppression_limit, "metric": metric, "n_threads": n_threads},
+                              {"suppression_limit": 0.0, "metric": "loss", "n_threads": None})
+
+
+def datafly(table: Table, models: Any, *args: Any, suppression_limit: float = UNSET, metric: str = UNSET,
+            n_threads: int | None = UNSET, **options: Any) -> Result:
     """Sweeney's Datafly: repeatedly generalize the quasi-identifier with the most distinct values.
 
     Stops at the first feasible node (ARX suppression semantics, ``suppression_limit``); ties go to the
@@ -690,13 +702,14 @@ def datafly(table: Table, models: Any, suppression_limit: float = 0.0, metric: s
     >>> datafly(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
-    problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
-                                   caller="datafly", **kwargs)
+    o = _heuristic_options("datafly", args, suppression_limit, metric, n_threads)
+    problem = LatticeProblem.build(table, models, o["suppression_limit"], o["metric"], n_threads=o["n_threads"],
+                                   caller="datafly", **options)
     return _datafly(problem)
 
 
-def samarati(table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
-             n_threads: int | None = None, **kwargs: Any) -> Result:
+def samarati(table: Table, models: Any, *args: Any, suppression_limit: float = UNSET, metric: str = UNSET,
+             n_threads: int | None = UNSET, **options: Any) -> Result:
     """Samarati's binary search on lattice height; minimal-metric feasible node at the lowest feasible height.
 
     ``trace`` lists the probes ``(height, satisfiable)`` (spec §3.3, §7.1). Ties: lexicographically smallest
@@ -710,13 +723,14 @@ def samarati(table: Table, models: Any, suppression_limit: float = 0.0, metric: 
     >>> samarati(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
-    problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
-                                   caller="samarati", **kwargs)
+    o = _heuristic_options("samarati", args, suppression_limit, metric, n_threads)
+    problem = LatticeProblem.build(table, models, o["suppression_limit"], o["metric"], n_threads=o["n_threads"],
+                                   caller="samarati", **options)
     return _samarati(problem)
 
 
-def improved_greedy(table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
-                    score: str = "outliers", n_threads: int | None = None, **kwargs: Any) -> Result:
+def improved_greedy(table: Table, models: Any, *args: Any, suppression_limit: float = UNSET, metric: str = UNSET,
+                    score: str = UNSET, n_threads: int | None = UNSET, **options: Any) -> Result:
     """The thesis's improved greedy heuristic (spec §3.4, [RECON] default).
 
     At each step every direct generalization ``N + e_i`` is evaluated (rolled up from ``N``) and the walk moves
@@ -733,14 +747,59 @@ def improved_greedy(table: Table, models: Any, suppression_limit: float = 0.0, m
     >>> improved_greedy(toy_table(), KAnonymity(2)).partition.levels
     (1, 0)
     """
-    score = check_option(score, "score", "improved_greedy", ("outliers", "ratio", "classes"))
-    problem = LatticeProblem.build(table, models, suppression_limit, metric, n_threads=n_threads,
-                                   caller="improved_greedy", **kwargs)
+    o = positional_options("improved_greedy", args, ("suppression_limit", "metric", "score", "n_threads"),
+                           {"suppression_limit": suppression_limit, "metric": metric, "score": score,
+                            "n_threads": n_threads},
+                           {"suppression_limit": 0.0, "metric": "loss", "score": "outliers", "n_threads": None})
+    score = check_option(o["score"], "score", "improved_greedy", ("outliers", "ratio", "classes"))
+    problem = LatticeProblem.build(table, models, o["suppression_limit"], o["metric"], n_threads=o["n_threads"],
+                                   caller="improved_greedy", **options)
     return _improved_greedy(problem, score)
 
 
-def t_incognito(table: Table, k: int, t: float, distance: str = "hierarchical", suppression_limit: float = 0.0,
-                metric: str = "dm", n_threads: int | None = None) -> Result:
+_DISTANCES = {"equal": "EqualDistanceTCloseness", "ordered": "OrderedDistanceTCloseness",
+              "hierarchical": "HierarchicalDistanceTCloseness", "hellinger": "HellingerTCloseness"}
+
+
+def _old_form(caller: str, models: Any, args: Sequence[Any], names: Sequence[str], given: dict[str, Any],
+              defaults: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """Resolve a call in the previous release's form (all arguments after ``table`` by position or keyword)."""
+    pos = ([] if models is UNSET else [models]) + list(args)
+    if len(pos) > len(names):
+        raise TypeError(f"{caller}() takes at most {len(names) + 1} positional arguments.")
+    vals = dict(given)
+    for name, value in zip(names, pos):
+        if vals.get(name, UNSET) is not UNSET:
+            raise TypeError(f"{caller}() got multiple values for argument {name!r}.")
+        vals[name] = value
+    deprecated_call(old, new, stacklevel=4)
+    return {n: defaults[n] if vals.get(n, UNSET) is UNSET else vals[n] for n in defaults}
+
+
+def _k_and_t(caller: str, models: Any, t_kinds: Sequence[str]) -> tuple[list[Any], int, float, str]:
+    """The models of a (k, t) call: one t-closeness model of ``t_kinds`` and at most one KAnonymity."""
+    mlist = _as_models(models, caller)
+    ts = [m for m in mlist if type(m).__name__ in t_kinds]
+    ks = [m for m in mlist if type(m).__name__ == "KAnonymity"]
+    if len(ts) != 1 or len(ks) > 1 or len(ts) + len(ks) != len(mlist):
+        raise ValueError(f"The 'models' parameter of {caller} must hold one t-closeness model ({', '.join(t_kinds)}) "
+                         f"and at most one KAnonymity. Got {mlist!r} instead.")
+    distance = next(d for d, name in _DISTANCES.items() if name == type(ts[0]).__name__)
+    return mlist, int(ks[0].k) if ks else 1, float(ts[0].t), distance
+
+
+def _check_k_t(caller: str, table: Any, k: Any, t: Any) -> None:
+    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
+    check_float(t, "t", caller, 0, 1, closed="right")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def t_incognito(table: Table, models: Any = UNSET, *args: Any, suppression_limit: float = UNSET,
+                metric: str = UNSET, n_threads: int | None = UNSET, k: Any = UNSET, t: Any = UNSET,
+                distance: Any = UNSET) -> Result:
     """tIncognito (Li et al. 2007): the minimal-DM full-domain generalization under k-anonymity and t-closeness.
 
     The baseline of the SABRE and BUREL experiments. Same answer as Incognito's a-priori traversal (the
@@ -748,29 +807,58 @@ def t_incognito(table: Table, k: int, t: float, distance: str = "hierarchical", 
 
     Parameters
     ----------
-    distance : {'equal', 'ordered', 'hierarchical', 'hellinger'}, default='hierarchical'
+    table : Table
+    models : list of models
+        One t-closeness model (``EqualDistanceTCloseness``, ``OrderedDistanceTCloseness``,
+        ``HierarchicalDistanceTCloseness`` or ``HellingerTCloseness``) and optionally ``KAnonymity``.
+    suppression_limit : float in [0, 1], default=0.0
+    metric : str, default='dm'
+        As :func:`lattice_search`.
+    n_threads : int or None, default=None
+
+    The form of the previous release, ``t_incognito(table, k, t, distance='hierarchical', ...)``, still works
+    with a :class:`DeprecationWarning`.
 
     Examples
     --------
     >>> from anoncore.datasets import toy_table
     >>> from anoncore.static.lattice import t_incognito
-    >>> t_incognito(toy_table(), k=2, t=1.0).partition.levels
+    >>> from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity
+    >>> t_incognito(toy_table(), [KAnonymity(2), HierarchicalDistanceTCloseness(1.0)]).partition.levels
     (1, 0)
     """
     caller = "t_incognito"
-    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
-    check_float(t, "t", caller, 0, 1, closed="right")
-    distance = check_option(distance, "distance", caller, ("equal", "ordered", "hierarchical", "hellinger"))
-    tm = {"equal": "EqualDistanceTCloseness", "ordered": "OrderedDistanceTCloseness",
-          "hierarchical": "HierarchicalDistanceTCloseness", "hellinger": "HellingerTCloseness"}[distance]
-    models = [_k(int(k)), _SimpleModel.make(tm, t=float(t))]
-    res = lattice_search(table, models, suppression_limit, metric, "optimal", n_threads)
-    return Result("t_incognito", res.partition, {**res.parameters, "k": k, "t": t, "distance": distance},
-                  res.achieved, res.metrics, res.trace, res.stats)
+    if _is_number(models) or k is not UNSET or t is not UNSET or distance is not UNSET:
+        o = _old_form(caller, models, args, ("k", "t", "distance", "suppression_limit", "metric", "n_threads"),
+                      {"k": k, "t": t, "distance": distance, "suppression_limit": suppression_limit,
+                       "metric": metric, "n_threads": n_threads},
+                      {"k": UNSET, "t": UNSET, "distance": "hierarchical", "suppression_limit": 0.0, "metric": "dm",
+                       "n_threads": None},
+                      "t_incognito(table, k, t, distance)",
+                      "t_incognito(table, [KAnonymity(k), HierarchicalDistanceTCloseness(t)], ...) (or the "
+                      "t-closeness model of the distance)")
+        if o["k"] is UNSET or o["t"] is UNSET:
+            raise TypeError(f"{caller}() needs k and t.")
+        _check_k_t(caller, table, o["k"], o["t"])
+        dist = check_option(o["distance"], "distance", caller, tuple(_DISTANCES))
+        mlist = [_k(int(o["k"])), _SimpleModel.make(_DISTANCES[dist], t=float(o["t"]))]
+        kk, tt = o["k"], o["t"]
+    else:
+        if models is UNSET:
+            raise TypeError(f"{caller}() missing 1 required positional argument: 'models'.")
+        o = positional_options(caller, args, ("suppression_limit", "metric", "n_threads"),
+                               {"suppression_limit": suppression_limit, "metric": metric, "n_threads": n_threads},
+                               {"suppression_limit": 0.0, "metric": "dm", "n_threads": None})
+        mlist, kk, tt, dist = _k_and_t(caller, models, tuple(_DISTANCES.values()))
+    res = lattice_search(table, mlist, suppression_limit=o["suppression_limit"], metric=o["metric"],
+                         strategy="optimal", n_threads=o["n_threads"])
+    return Result("t_incognito", res.partition, {**res.parameters, "k": kk, "t": tt, "distance": dist},
+                  res.achieved, res.metrics, res.trace, res.stats, res.audit)
 
 
-def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit: float = 0.0,
-                          metric: str = "dm", strategy: str = "optimal", n_threads: int | None = None) -> Result:
+def hellinger_t_closeness(table: Table, models: Any = UNSET, *args: Any, suppression_limit: float = UNSET,
+                          metric: str = UNSET, strategy: str = UNSET, n_threads: int | None = UNSET, t: Any = UNSET,
+                          k: Any = UNSET) -> Result:
     """(k, t)-closeness with the Hellinger distance (spec §5, TClosenessFDG): every published class has at least
     ``k`` rows and Hellinger distance at most ``t`` to the table's sensitive distribution.
 
@@ -778,20 +866,44 @@ def hellinger_t_closeness(table: Table, t: float, k: int = 1, suppression_limit:
     comparable with EMD's. Hellinger ignores the semantics of values (no protection against similarity
     attacks), see docs/lattice.md.
 
+    ``models``: ``HellingerTCloseness`` and optionally ``KAnonymity``; ``suppression_limit`` (default 0),
+    ``metric`` (default ``'dm'``), ``strategy`` and ``n_threads`` as :func:`lattice_search`. The form of the
+    previous release, ``hellinger_t_closeness(table, t, k=1, ...)``, still works with a DeprecationWarning.
+
     Examples
     --------
     >>> from anoncore.datasets import toy_table
     >>> from anoncore.static.lattice import hellinger_t_closeness
-    >>> hellinger_t_closeness(toy_table(), t=0.6, k=2).achieved["k"]
+    >>> from anoncore.models import HellingerTCloseness, KAnonymity
+    >>> hellinger_t_closeness(toy_table(), [HellingerTCloseness(0.6), KAnonymity(2)]).achieved["k"]
     2
     """
     caller = "hellinger_t_closeness"
-    check_int(k, "k", caller, 1, table.n_rows if isinstance(table, Table) else None)
-    check_float(t, "t", caller, 0, 1, closed="right")
-    models = [_k(int(k)), _SimpleModel.make("HellingerTCloseness", t=float(t))]
-    res = lattice_search(table, models, suppression_limit, metric, strategy, n_threads)
-    return Result("hellinger_t_closeness", res.partition, {**res.parameters, "k": k, "t": t}, res.achieved,
-                  res.metrics, res.trace, res.stats)
+    if _is_number(models) or k is not UNSET or t is not UNSET:
+        o = _old_form(caller, models, args, ("t", "k", "suppression_limit", "metric", "strategy", "n_threads"),
+                      {"t": t, "k": k, "suppression_limit": suppression_limit, "metric": metric, "strategy": strategy,
+                       "n_threads": n_threads},
+                      {"t": UNSET, "k": 1, "suppression_limit": 0.0, "metric": "dm", "strategy": "optimal",
+                       "n_threads": None},
+                      "hellinger_t_closeness(table, t, k)",
+                      "hellinger_t_closeness(table, [HellingerTCloseness(t), KAnonymity(k)], ...)")
+        if o["t"] is UNSET:
+            raise TypeError(f"{caller}() needs t.")
+        _check_k_t(caller, table, o["k"], o["t"])
+        mlist = [_k(int(o["k"])), _SimpleModel.make("HellingerTCloseness", t=float(o["t"]))]
+        kk, tt = o["k"], o["t"]
+    else:
+        if models is UNSET:
+            raise TypeError(f"{caller}() missing 1 required positional argument: 'models'.")
+        o = positional_options(caller, args, ("suppression_limit", "metric", "strategy", "n_threads"),
+                               {"suppression_limit": suppression_limit, "metric": metric, "strategy": strategy,
+                                "n_threads": n_threads},
+                               {"suppression_limit": 0.0, "metric": "dm", "strategy": "optimal", "n_threads": None})
+        mlist, kk, tt, _ = _k_and_t(caller, models, ("HellingerTCloseness",))
+    res = lattice_search(table, mlist, suppression_limit=o["suppression_limit"], metric=o["metric"],
+                         strategy=o["strategy"], n_threads=o["n_threads"])
+    return Result("hellinger_t_closeness", res.partition, {**res.parameters, "k": kk, "t": tt}, res.achieved,
+                  res.metrics, res.trace, res.stats, res.audit)
 
 
 # ---------------------------------------------------------------------------------------------- best k
@@ -848,7 +960,8 @@ def best_k(table: Table, ks: Sequence[int], suppression_limit: float = 0.0, stra
     ks = tuple(sorted(set(ks)))
     U, P, L = [], [], []
     for k in ks:
-        res = lattice_search(table, [_k(k)], suppression_limit, metric, strategy, n_threads)
+        res = lattice_search(table, [_k(k)], suppression_limit=suppression_limit, metric=metric, strategy=strategy,
+                             n_threads=n_threads)
         prob = LatticeProblem.build(table, [_k(k)], suppression_limit, "precision_nm", caller=caller)
         loss = prob.evaluate(res.achieved["levels"])["metric"]
         U.append(1.0 - float(loss))

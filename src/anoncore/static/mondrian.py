@@ -15,18 +15,19 @@ from anoncore._validation import check_float, check_int
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
-from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, beta_to_delta
+from anoncore.models import DeltaDisclosure, EnhancedBetaLikeness, KAnonymity, beta_to_delta
 from anoncore.results import Partition, Result
 from anoncore.static import _space
-from anoncore.static.burel import _audit, _check_variant, _groups, _model, _sa_codes
+from anoncore.static._finish import finish
+from anoncore.static.burel import _beta_keywords, _check_variant, _groups, _model, _resolve, _sa_codes
 
 __all__ = ["dmondrian", "lmondrian", "tmondrian"]
 
 _CALLER = "tmondrian"
 
 
-def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = None,
-              categorical_split: str = "rank") -> Result:
+def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "rank", t: float | None = None,
+              k: int | None = None, sensitive: str | None = None) -> Result:
     """tMondrian: Mondrian multidimensional splits kept only when both halves are k-anonymous and t-close.
 
     The baseline of the SABRE experiments (Li, Li and Venkatasubramanian, TKDE 2010). Starting from the whole
@@ -39,12 +40,11 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     ----------
     table : Table
         The encoded table (sensitive attribute numeric/ordinal: ordered EMD; categorical: hierarchical EMD).
-    t : float
-        Closeness threshold, in ``(0, 1]``.
-    k : int, default=1
-        Minimum class size.
-    sensitive : str, default=None
-        The sensitive attribute when the table declares several.
+    models : list of models
+        As :func:`anoncore.sabre`: the t-closeness model of the sensitive attribute's ground distance and
+        optionally ``KAnonymity``.
+    t, k, sensitive : float, int, str
+        The keyword form of the previous release (works for one release, with a DeprecationWarning).
     categorical_split : {'rank', 'hierarchy'}, default='rank'
         How a categorical QI is cut. ``'rank'`` (the project's baseline, spec §8 item 21): median cut on the
         pre-order leaf rank, like a numeric axis. ``'hierarchy'``: split into the children of the lowest common
@@ -69,12 +69,15 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> res = tmondrian(toy_table(), t=0.5, k=2)
+    >>> from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity
+    >>> res = tmondrian(toy_table(), [KAnonymity(2), HierarchicalDistanceTCloseness(0.5)])
     >>> int(res.partition.class_sizes.min()) >= 2
     True
     """
     t0 = time.perf_counter()
+    _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
     table = _space.check_table(table, _CALLER)
+    t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
     tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
     kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
@@ -87,14 +90,13 @@ def tmondrian(table: Table, *, t: float, k: int = 1, sensitive: str | None = Non
     if out.n_classes < 1:  # pragma: no cover - the whole table is always a class
         raise InfeasibleError("tMondrian produced no class.")
     partition = Partition.from_labels(table, out.labels)
-    achieved = _space.audited(table, partition, sa, tt, kk)
-    t3 = time.perf_counter()
     trace = ({"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)},)
-    stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1, "seconds_publish": t3 - t2,
-             "seconds_total": t3 - t0}
+    stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1}
     params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split}
-    return Result("tmondrian", partition, params, achieved, {"ail": ail(table, partition)},
-                  trace, stats)
+    res = finish("tmondrian", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
+                 metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
 # ------------------------------------------------------------------------------------------ Mondrian baselines
@@ -115,14 +117,15 @@ def _mondrian(table: Table, caller: str, specs: list[tuple[str, float]], sensiti
 
 def lmondrian(
     table: Table,
+    models: Any = None,
     *,
-    beta: float,
-    variant: str = "enhanced",
-    epsilon: float | None = None,
-    relative: bool = False,
-    level: int = 1,
-    sensitive: str | None = None,
     categorical_split: str = "rank",
+    beta: float | None = None,
+    variant: str | None = None,
+    epsilon: float | None = None,
+    relative: bool | None = None,
+    level: int | None = None,
+    sensitive: str | None = None,
 ) -> Result:
     """LMondrian: Mondrian median splits kept only when both halves satisfy beta-likeness (Cao thesis §4.4).
 
@@ -133,10 +136,10 @@ def lmondrian(
     Parameters
     ----------
     table : Table
-    beta : float
-        Positive.
-    variant, epsilon, relative, level, sensitive
-        As in :func:`burel`.
+    models : model or list of one model
+        As in :func:`burel` (one beta-likeness model).
+    beta, variant, epsilon, relative, level, sensitive
+        The keyword form of the previous release, as in :func:`burel` (DeprecationWarning).
     categorical_split : {'rank', 'hierarchy'}, default='rank'
         As in :func:`anoncore.tmondrian`: median cuts on the pre-order leaf rank (default) or multiway splits
         into the children of the LCA of a categorical QI's values.
@@ -154,13 +157,17 @@ def lmondrian(
     Examples
     --------
     >>> from anoncore.datasets import synthetic_census
-    >>> res = lmondrian(synthetic_census(2000, rng=0, n_qi=3), beta=4)
+    >>> from anoncore.models import EnhancedBetaLikeness
+    >>> res = lmondrian(synthetic_census(2000, rng=0, n_qi=3), [EnhancedBetaLikeness(4)])
     >>> res.achieved["passed"]
     True
     """
     caller = "lmondrian"
     t0 = time.perf_counter()
+    _space.warn_keyword_form(caller, models, beta, variant, epsilon, relative, level, sensitive)
     table = _space.check_table(table, caller)
+    beta, variant, epsilon, relative, level, sensitive = _beta_keywords(models, caller, beta, variant, epsilon,
+                                                                        relative, level, sensitive)
     b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name = table.sensitive_column(sensitive, caller=caller)
     variant, eps = _check_variant(table, None, name, variant, epsilon, relative, level, caller)
@@ -171,15 +178,17 @@ def lmondrian(
     else:
         spec = [("beta_enhanced" if variant == "enhanced" else "beta_basic", b)]
     partition, trace, kernel = _mondrian(table, caller, spec, name, groups, categorical_split)
-    achieved = _audit(table, partition, [_model(variant, b, eps, bool(relative), int(level), name)])
-    t1 = time.perf_counter()
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
               "sensitive": name, "categorical_split": categorical_split}
-    return Result("lmondrian", partition, params, achieved, {"ail": ail(table, partition)}, (trace,),
-                  {"seconds_kernel": kernel, "seconds_total": t1 - t0})
+    res = finish("lmondrian", table, partition, [_model(variant, b, eps, bool(relative), int(level), name)],
+                 parameters=params, metrics={"ail": ail(table, partition)}, trace=(trace,),
+                 stats={"seconds_kernel": kernel})
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
 
 
-def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, categorical_split: str = "rank") -> Result:
+def dmondrian(table: Table, models: Any = None, *, categorical_split: str = "rank", beta: float | None = None,
+              sensitive: str | None = None) -> Result:
     """DMondrian: Mondrian under delta-disclosure with ``delta = ln(1 + min(beta, -ln max p))`` (Cao thesis §4.4).
 
     delta-disclosure with this delta implies enhanced beta-likeness (:func:`anoncore.models.beta_to_delta`) but
@@ -188,6 +197,9 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
     Parameters
     ----------
     table : Table
+    models : EnhancedBetaLikeness or a list of one
+        The enhanced beta-likeness that delta-disclosure implies here. The keyword form (``beta``,
+        ``sensitive``) of the previous release still works for one release, with a DeprecationWarning.
     beta : float
         Positive.
     sensitive : str, default=None
@@ -208,13 +220,18 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
     Examples
     --------
     >>> from anoncore.datasets import synthetic_census
-    >>> res = dmondrian(synthetic_census(2000, rng=0, n_qi=3), beta=4)
+    >>> from anoncore.models import EnhancedBetaLikeness
+    >>> res = dmondrian(synthetic_census(2000, rng=0, n_qi=3), EnhancedBetaLikeness(4))
     >>> res.achieved["passed"]
     True
     """
     caller = "dmondrian"
     t0 = time.perf_counter()
+    _space.warn_keyword_form(caller, models, beta, sensitive)
     table = _space.check_table(table, caller)
+    kw = _resolve(models, caller, {"beta": beta, "sensitive": sensitive}, {"beta": None, "sensitive": None},
+                  (EnhancedBetaLikeness,))
+    beta, sensitive = kw["beta"], kw["sensitive"]
     b = check_float(beta, "beta", caller, 0, None, closed="neither")
     name, sa_codes, m = _sa_codes(table, sensitive, caller)
     counts = np.bincount(sa_codes, minlength=m)
@@ -224,9 +241,9 @@ def dmondrian(table: Table, *, beta: float, sensitive: str | None = None, catego
                               f"ln(1 + min(beta, -ln 1)) = 0 and delta-disclosure (|ln(q/p)| < delta) holds for no "
                               f"class.")
     partition, trace, kernel = _mondrian(table, caller, [("delta_disclosure", delta)], name, None, categorical_split)
-    achieved = _audit(table, partition, [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)],
-                      ("delta",))
-    t1 = time.perf_counter()
     params = {"beta": b, "delta": delta, "sensitive": name, "categorical_split": categorical_split}
-    return Result("dmondrian", partition, params, achieved,
-                  {"ail": ail(table, partition)}, (trace,), {"seconds_kernel": kernel, "seconds_total": t1 - t0})
+    res = finish("dmondrian", table, partition,
+                 [EnhancedBetaLikeness(b, sensitive=name), DeltaDisclosure(delta, sensitive=name)], parameters=params,
+                 metrics={"ail": ail(table, partition)}, trace=(trace,), stats={"seconds_kernel": kernel})
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res

@@ -12,25 +12,28 @@ from anoncore import _core
 from anoncore._validation import check_bool, check_float, check_int, check_n_threads, check_option, check_seed
 from anoncore.data.table import Table
 from anoncore.metrics import ail
+from anoncore.models import KAnonymity
 from anoncore.results import Partition, Result
 from anoncore.static import _space
+from anoncore.static._finish import finish
 
-__all__ = ["sabre"]
+__all__ = ["closeness_model", "sabre"]
 
 _CALLER = "sabre"
 
 
 def sabre(
     table: Table,
+    models: Any = None,
     *,
-    t: float,
-    k: int = 1,
-    method: str = "ak",
     rng: int | np.random.Generator | None = None,
-    sensitive: str | None = None,
+    n_threads: int | None = None,
+    method: str = "ak",
     seed_policy: str = "random",
     tight_bound: bool = False,
-    n_threads: int | None = None,
+    t: float | None = None,
+    k: int | None = None,
+    sensitive: str | None = None,
 ) -> Result:
     """Anonymize a table for t-closeness (and k-anonymity) with SABRE.
 
@@ -48,10 +51,13 @@ def sabre(
         The encoded table. Its sensitive attribute sets the ground distance of the EMD: numeric or ordinal
         attributes use the ordered distance ``|i - j| / (m - 1)`` over the values present; categorical
         attributes use their hierarchy (``height(LCA) / height(root)``).
-    t : float
-        Closeness threshold, in ``(0, 1]``.
-    k : int, default=1
-        Minimum class size (the thesis's experiments use ``k = 6``).
+    models : list of models
+        ``OrderedDistanceTCloseness(t, sensitive=...)`` (numeric or ordinal sensitive attribute) or
+        ``HierarchicalDistanceTCloseness(t, sensitive=...)`` (categorical), and optionally ``KAnonymity(k)``
+        (the thesis's experiments use ``k = 6``). The one shape of the static algorithms.
+    t, k, sensitive : float, int, str
+        The keyword form of the previous release (``sabre(table, t=0.35, k=6)``): still works for one release,
+        with a DeprecationWarning; equivalent to ``[KAnonymity(k), closeness_model(table, t, sensitive)]``.
     method : {'ak', 'knn'}, default='ak'
         ``'ak'``: SABRE-AK, neighbours along the Hilbert curve; ``'knn'``: SABRE-KNN, exact Euclidean nearest
         neighbours (k-d trees with deletion).
@@ -105,12 +111,15 @@ def sabre(
     Examples
     --------
     >>> from anoncore.datasets import toy_table
-    >>> res = sabre(toy_table(), t=0.5, k=2, rng=0)
+    >>> from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity
+    >>> res = sabre(toy_table(), [KAnonymity(2), HierarchicalDistanceTCloseness(0.5)], rng=0)
     >>> int(res.partition.class_sizes.min()) >= 2, res.achieved["t"] <= 0.5
     (True, True)
     """
     t0 = time.perf_counter()
+    _space.warn_keyword_form(_CALLER, models, t, k, sensitive)
     table = _space.check_table(table, _CALLER)
+    t, k, sensitive = _space.t_and_k(table, models, t, k, sensitive, _CALLER)
     tt = check_float(t, "t", _CALLER, 0, 1, closed="right")
     kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     method = check_option(method, "method", _CALLER, ("ak", "knn"), phrase="one of")
@@ -128,30 +137,46 @@ def sabre(
         method == "knn", {"random": 0, "min_key": 1, "slices": 2}[seed_policy], seed, threads, sa.hierarchy_arrays,
     )
     t2 = time.perf_counter()
-    labels: NDArray[np.int64] = out["labels"]
+    labels: NDArray[np.int64] = out.labels
     partition = Partition.from_labels(table, labels)
     t3 = time.perf_counter()
-    achieved = _space.audited(table, partition, sa, tt, kk)
-    t4 = time.perf_counter()
-    b = out["buckets"]
+    b = out.buckets
     trace = (
         {"step": "bucketize", "root_cet": float(b["root_cet"]), "u_trace": tuple(float(x) for x in b["u_trace"]),
          "u": float(b["u"]), "bucket_sizes": tuple(int(x) for x in b["size"]),
          "bucket_cet": tuple(float(x) for x in b["cet"]),
          "buckets": _bucket_labels(table, sa, b)},
-        {"step": "ec_tree", "n_classes": int(out["leaves"].shape[0]), "n_tree_nodes": int(out["n_tree_nodes"]),
-         "n_rejected": int(out["n_rejected"])},
+        {"step": "ec_tree", "n_classes": int(out.leaves.shape[0]), "n_tree_nodes": int(out.n_tree_nodes),
+         "n_rejected": int(out.n_rejected)},
     )
-    sec = out["seconds"]
+    sec = out.seconds
     stats: dict[str, Any] = {
         "seconds_validate": t1 - t0, "seconds_bucketize": sec[0], "seconds_ec_tree": sec[1],
         "seconds_keys": sec[2], "seconds_retrieve": sec[3], "seconds_kernel": t2 - t1,
-        "seconds_publish": t3 - t2, "seconds_check": t4 - t3, "seconds_total": t4 - t0,
-        "hilbert_bits": int(out["hilbert_bits"]), "recipes": out["leaves"],
+        "seconds_publish": t3 - t2, "hilbert_bits": int(out.hilbert_bits), "recipes": out.leaves,
     }
     params = {"t": tt, "k": kk, "method": method, "sensitive": sa.name, "seed_policy": seed_policy,
               "tight_bound": tight_bound}
-    return Result(f"sabre-{method}", partition, params, achieved, {"ail": ail(table, partition)}, trace, stats)
+    res = finish(f"sabre-{method}", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
+                 metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
+    res.stats["seconds_total"] = time.perf_counter() - t0
+    return res
+
+
+def closeness_model(table: Table, t: float, sensitive: str | None = None) -> Any:
+    """The t-closeness model that SABRE and tMondrian guarantee on ``table``'s sensitive attribute.
+
+    ``OrderedDistanceTCloseness(t)`` for a numeric or ordinal attribute, ``HierarchicalDistanceTCloseness(t)``
+    for a categorical one (its hierarchy is the ground distance), with ``sensitive`` resolved.
+
+    Examples
+    --------
+    >>> from anoncore.datasets import toy_table
+    >>> closeness_model(toy_table(), 0.3)
+    HierarchicalDistanceTCloseness(t=0.3, sensitive='disease')
+    """
+    return _space.sensitive_info(_space.check_table(table, "closeness_model"), sensitive,
+                                 "closeness_model").closeness_model(t)
 
 
 def _bucket_labels(table: Table, sa: _space.SensitiveInfo, b: dict[str, Any]) -> tuple[tuple[str, ...], ...]:

@@ -443,7 +443,7 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
         if ck is not None:
             save()
     finally:
-        batches.close()  # type: ignore[attr-defined]
+        batches.close()
         writer.close()
         if sup is not None:
             sup.close()

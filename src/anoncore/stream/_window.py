@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from anoncore import _core  # type: ignore[attr-defined]
+from anoncore import _core
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Schema
 from anoncore.data.table import Table

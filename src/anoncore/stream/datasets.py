@@ -1,23 +1,8 @@
-"""Streams for CASTLE and SABRE_W (moved to :mod:`anoncore.datasets.streams`; this path re-exports it)."""
+"""Streams for CASTLE and SABRE_W (moved to :mod:`anoncore.datasets.streams`; this path re-exports it for one release)."""
 
 from __future__ import annotations
 
-from anoncore.datasets.streams import (
-    ADULT_NUMERIC_DOMAINS,
-    ADULT_QI,
-    adult_stream_schema,
-    expand_transactions,
-    load_uci_adult_stream,
-    power_law_stream,
-    transaction_stream,
-)
+from anoncore.datasets import streams as _moved
+from anoncore.datasets.streams import *
 
-__all__ = [
-    "ADULT_NUMERIC_DOMAINS",
-    "ADULT_QI",
-    "adult_stream_schema",
-    "expand_transactions",
-    "load_uci_adult_stream",
-    "power_law_stream",
-    "transaction_stream",
-]
+__all__ = list(_moved.__all__)

@@ -562,8 +562,10 @@ def _window_table(d: _Driver, rows: NDArray[np.int64]) -> Table:
 def _static_partition(d: _Driver, rows: NDArray[np.int64], tp: float, baseline: str) -> NDArray[np.int64]:
     """Labels of a static baseline on the rows, verified under the global metric (retrying with a smaller
     threshold, finally one class, if the baseline's own metric over the present values let a class through)."""
+    from anoncore.models import HierarchicalDistanceTCloseness, KAnonymity, OrderedDistanceTCloseness
     from anoncore.static.lattice import t_incognito
     from anoncore.static.mondrian import tmondrian
+    from anoncore.static.sabre import closeness_model
 
     n = rows.size
     table = _window_table(d, rows)
@@ -573,10 +575,10 @@ def _static_partition(d: _Driver, rows: NDArray[np.int64], tp: float, baseline: 
     t_try = tp
     for _ in range(4):
         if baseline == "tmondrian":
-            res = tmondrian(table, t=t_try, k=kk)
+            res = tmondrian(table, [KAnonymity(kk), closeness_model(table, t_try)])
         else:
-            res = t_incognito(table, k=kk, t=t_try,
-                              distance="hierarchical" if d.spec.sa_hierarchy is not None else "ordered")
+            tmodel = HierarchicalDistanceTCloseness if d.spec.sa_hierarchy is not None else OrderedDistanceTCloseness
+            res = t_incognito(table, [KAnonymity(kk), tmodel(t_try)])
         labels = np.asarray(res.partition.labels, dtype=np.int64)
         uniq, lab = np.unique(labels, return_inverse=True)
         hist = np.zeros((uniq.size, d.m), np.int64)

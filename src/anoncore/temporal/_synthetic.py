@@ -1,11 +1,8 @@
-"""Synthetic snapshot streams (moved to :mod:`anoncore.datasets.temporal`; this path re-exports it)."""
+"""Synthetic snapshot streams (moved to :mod:`anoncore.datasets.temporal`; this path re-exports it for one release)."""
 
 from __future__ import annotations
 
-from anoncore.datasets.temporal import (
-    make_temporal_stream,
-)
+from anoncore.datasets import temporal as _moved
+from anoncore.datasets.temporal import *
 
-__all__ = [
-    "make_temporal_stream",
-]
+__all__ = list(_moved.__all__)

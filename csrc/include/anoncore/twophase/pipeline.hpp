@@ -32,6 +32,20 @@ struct MaterializeConfig {
   InterruptHook interrupt;
 };
 
+/// The retrieval settings of an algorithm's config (`policy`, `seed`, `n_threads`, `interrupt`) with its key mode
+/// and retrieval method.
+template <class Cfg>
+MaterializeConfig materialize_config(const Cfg& cfg, KeyMode keys, Retrieval retrieval) {
+  MaterializeConfig mc;
+  mc.keys = keys;
+  mc.retrieval = retrieval;
+  mc.policy = cfg.policy;
+  mc.seed = cfg.seed;
+  mc.n_threads = cfg.n_threads;
+  mc.interrupt = cfg.interrupt;
+  return mc;
+}
+
 /// What SABRE and BUREL return; `B` is their bucketization (`Buckets`, `BurelBuckets`).
 template <class B>
 struct TwoPhaseOutput {

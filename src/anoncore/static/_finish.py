@@ -1,0 +1,51 @@
+"""The one finisher of the static algorithms: audit the published partition once, build the Result.
+
+Every static algorithm (lattice searches, SABRE, BUREL, the Mondrian variants) ends here: the partition is
+audited against the algorithm's models by :func:`anoncore.audit.audit` (the independent checker; the algorithm
+never reports on itself), ``Result.achieved`` is read from that report with the same keys for every algorithm
+(:class:`anoncore.results.Achieved`), and the report itself is kept as ``Result.audit``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from anoncore.audit import AuditReport, audit
+from anoncore.data.table import Table
+from anoncore.results import Achieved, Partition, Result
+
+__all__ = ["achieved_from", "finish"]
+
+
+def achieved_from(partition: Partition, report: AuditReport, extra: Mapping[str, Any] | None = None) -> Achieved:
+    """The uniform ``achieved`` dict of a partition and its audit (see :class:`anoncore.results.Achieved`)."""
+    sizes = partition.class_sizes
+    kept = sizes[sizes > 0]
+    out = Achieved(passed=bool(report.passed), k=int(kept.min()) if kept.size else 0, n_classes=int(kept.size),
+                   n_suppressed=int(partition.n_suppressed))
+    for ma in report.models:
+        value = float(ma.achieved)
+        out[f"{type(ma.model).__name__}.{ma.model.parameter}"] = value
+        if ma.model.parameter not in out:
+            out[ma.model.parameter] = value
+    if extra:
+        out.update(extra)
+    return out
+
+
+def finish(algorithm: str, table: Table, partition: Partition, models: Sequence[Any], *,
+           parameters: Mapping[str, Any], metrics: Mapping[str, Any], trace: Sequence[Any] = (),
+           stats: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Result:
+    """Audit ``partition`` against ``models`` (once) and build the :class:`~anoncore.results.Result`.
+
+    ``extra`` adds algorithm-specific achieved values (the lattice's ``levels``); ``stats`` gets
+    ``seconds_audit``.
+    """
+    t0 = time.perf_counter()
+    report = audit(table, partition, list(models))
+    achieved = achieved_from(partition, report, extra)
+    st = dict(stats or {})
+    st["seconds_audit"] = time.perf_counter() - t0
+    return Result(algorithm, partition, dict(parameters), achieved, dict(metrics), tuple(trace), st, report)
