@@ -119,3 +119,38 @@ def test_value_outside_the_hierarchy_names_column_and_row():
 def test_from_arrow_rejects_other_types():
     with pytest.raises(TypeError, match="pyarrow Table or RecordBatch"):
         Table.from_arrow(pd.DataFrame({"a": [1]}), Schema.build(["a"]))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("include", [True, False])
+def test_to_arrow_matches_to_pandas(threads, include):
+    from anoncore.datasets import synthetic_census
+    from anoncore.results import Partition
+
+    t = synthetic_census(3000, rng=5)
+    rng = np.random.default_rng(1)
+    for p in (Partition.from_levels(t, [1, 0, 1, 1, 1, 1, 1]),
+              Partition.from_labels(t, rng.integers(0, 40, t.n_rows))):
+        p = p.with_suppressed(rng.random(t.n_rows) < 0.1)
+        ref = p.to_pandas(include_suppressed=include)
+        arrow = p.to_arrow(include_suppressed=include, n_threads=threads)
+        assert arrow.column_names == list(ref.columns)
+        for c in ref.columns:
+            got = arrow.column(c).to_pylist()
+            assert got == ref[c].tolist(), c
+        for c in t.quasi_identifiers:
+            assert str(arrow.schema.field(c).type).startswith("dictionary")
+        cat = p.to_pandas(include_suppressed=include, categorical=True, n_threads=threads)
+        assert isinstance(cat[t.quasi_identifiers[0]].dtype, pd.CategoricalDtype)
+        for c in ref.columns:
+            assert cat[c].tolist() == ref[c].tolist(), c
+
+
+def test_publish_codes_kernel():
+    from anoncore import _core
+
+    labels = np.array([2, 0, 1, 2], dtype=np.int64)
+    out = _core.core.publish_codes(labels, np.array([False, True, False, False]), np.array([5, 6, 7], np.int32), 9, 2)
+    assert out.tolist() == [7, 9, 6, 7]
+    with pytest.raises(IndexError):
+        _core.core.publish_codes(np.array([3], np.int64), np.zeros(0, bool), np.array([1], np.int32), 0, 1)
