@@ -17,6 +17,7 @@ from anoncore.data.table import Table
 
 ALPHABET = st.sampled_from(["a", "b", "é", "日本", "", " ", "?", " a", "x y", "\u3000", "ß", "😀", "*"])
 VALUES = st.lists(ALPHABET, min_size=1, max_size=4).map("".join)
+NUMBERS = st.sampled_from(["1", "2", "10", "1.0", "-0", "0", "1e1", "?", " 3", "3", "x", ""])
 
 
 def _hier(values: list[str]) -> Hierarchy:
@@ -48,18 +49,21 @@ def _both(df: pd.DataFrame, schema: Schema, threads: int) -> tuple[Table | Excep
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=st.lists(st.tuples(VALUES, VALUES, st.integers(0, 5)), min_size=1, max_size=60),
+@given(rows=st.lists(st.tuples(VALUES, VALUES, st.integers(0, 5), NUMBERS), min_size=1, max_size=60),
        missing=st.sampled_from(["error", "drop", "as_value"]), with_h=st.booleans(), cat=st.booleans(),
-       threads=st.sampled_from([1, 2]), drop_leaf=st.booleans())
-def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_leaf):
-    df = pd.DataFrame(rows, columns=["s", "t", "n"])
+       threads=st.sampled_from([1, 2]), drop_leaf=st.booleans(), num_h=st.booleans())
+def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_leaf, num_h):
+    df = pd.DataFrame(rows, columns=["s", "t", "n", "m"])
+    df["m"] = df["m"].astype(object)
     if cat:
         df["t"] = df["t"].astype("category")
     vals = list(df["s"]) + ["?"]
     if drop_leaf and len(set(vals)) > 2:
         vals = [v for v in vals if v != vals[0]] + ["?"]  # a value outside the hierarchy
     attrs = {"s": {"kind": "categorical", "hierarchy": _hier(vals)} if with_h else "categorical",
-             "t": "categorical", "n": "numeric"}
+             "t": "categorical", "n": "numeric",
+             "m": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([["0", "*"], ["1", "*"], ["3", "*"],
+                                                                       ["10", "*"]])} if num_h else "numeric"}
     schema = Schema.build(attrs, missing=missing)
     fast, legacy = _both(df, schema, threads)
     if isinstance(legacy, Exception):
@@ -154,3 +158,34 @@ def test_publish_codes_kernel():
     assert out.tolist() == [7, 9, 6, 7]
     with pytest.raises(IndexError):
         _core.core.publish_codes(np.array([3], np.int64), np.zeros(0, bool), np.array([1], np.int32), 0, 1)
+
+
+def test_clean_tables_take_the_cpp_path(monkeypatch):
+    """Strings, categoricals, numeric text and Arrow dictionaries encode without the pandas path."""
+    from anoncore.datasets import synthetic_census
+
+    t = synthetic_census(2000, rng=2)
+    df = pd.DataFrame({c: np.asarray(t.decode(c, t.column(c))).astype(str).astype(object) for c in t.columns})
+    df["sex"] = df["sex"].astype("category")
+    ref = Table._from_pandas_legacy(df, t.schema)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the pandas path was taken")
+
+    monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
+    for threads in (1, 2):
+        _same(Table.from_pandas(df, t.schema, n_threads=threads), ref)
+        arrow = pa.Table.from_pandas(df, preserve_index=False)
+        i = arrow.column_names.index("race")
+        arrow = arrow.set_column(i, "race", arrow.column("race").dictionary_encode())
+        _same(Table.from_arrow(arrow, t.schema, n_threads=threads), ref)
+    drop = Schema(t.schema.attributes, missing="drop")
+    df2 = df.copy()
+    df2.loc[3, "race"] = "?"
+    df2.loc[5, "age"] = "?"
+    monkeypatch.undo()
+    ref2 = Table._from_pandas_legacy(df2, drop)
+    monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
+    got = Table.from_pandas(df2, drop)
+    _same(got, ref2)
+    assert got.dropped_rows.tolist() == [3, 5]

@@ -440,9 +440,12 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
     raw: dict[str, NDArray[np.int32]] = {}
     missing_by_col: dict[str, NDArray[np.bool_]] = {}
     any_missing = np.zeros(n, dtype=bool)
+    numeric_dicts: dict[str, NDArray[np.float64]] = {}
     for a in kept:
         col = columns[a.name]
-        src = source_of(col) if a.kind != "numeric" else None
+        src = source_of(col)
+        if a.kind == "numeric" and not isinstance(src, _enc.StringSource):
+            src = None  # numbers: the pandas path (a categorical or dictionary of numbers included)
         if src is None or isinstance(src, pd.Series):
             series = col if isinstance(col, pd.Series) else col.to_pandas()
             srcs[a.name] = series
@@ -450,7 +453,12 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         else:
             srcs[a.name] = src
             h = a.hierarchy
-            if h is not None:
+            if a.kind == "numeric":
+                got = _numeric_mapping(a, src)
+                if got is None:
+                    return None
+                mapping, numeric_dicts[a.name] = got
+            elif h is not None:
                 mapping = h.leaf_lookup()
             elif a.kind == "ordinal" and a.order is not None:
                 mapping = {str(v): i for i, v in enumerate(a.order)}
@@ -459,7 +467,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             if isinstance(src, _enc.StringSource):
                 mapping.update(_enc.missing_keys(mapping, tokens))
             codes = _enc.encode_source(src, mapping, threads)
-            flat = h is None and a.kind != "ordinal"
+            flat = h is None and a.kind == "categorical"
             if not flat and (codes == _enc.UNKNOWN).any():
                 return None
             raw[a.name] = codes
@@ -491,6 +499,20 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             continue
         codes = raw[a.name] if keep is None else raw[a.name][keep]
         has_missing = bool(missing_by_col[a.name].any()) and keep is None
+        if a.kind == "numeric":
+            if has_missing or (codes < 0).any():
+                return None  # the pandas path words the error
+            d = numeric_dicts[a.name]
+            if a.hierarchy is None:  # ranks among the values of the kept rows, as np.unique gives them
+                present = np.bincount(codes, minlength=d.size) > 0
+                codes = (np.cumsum(present) - 1).astype(np.int32)[codes]
+                d = d[present]
+            if a.domain is not None and (d[codes.min()] < a.domain[0] or d[codes.max()] > a.domain[1]):
+                return None
+            out[:, j] = codes
+            resolved.append(a)
+            dicts[a.name] = _readonly(d)
+            continue
         h = a.hierarchy
         if h is None:
             if a.kind == "ordinal":
@@ -528,6 +550,36 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         dropped_rows=_readonly(dropped),
         _dicts=dicts,
     )
+
+
+_PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+
+
+def _numeric_mapping(a: Attribute, src: Any) -> tuple[dict[str, int], NDArray[np.float64]] | None:
+    """Text -> code of a numeric column given as text, or None when a value is not a plain number (then the
+    pandas path parses and checks it) or the hierarchy's leaves are not increasing."""
+    import pyarrow.compute as pc
+
+    texts = [v for v in pc.unique(src.array).to_pylist() if v is not None]
+    import re
+
+    plain = re.compile(_PLAIN_NUMBER)
+    if a.hierarchy is not None:
+        leaf_vals = np.array([float(x) for x in a.hierarchy.leaves])
+        if np.any(np.diff(leaf_vals) <= 0):
+            return None
+        index = {float(v): i for i, v in enumerate(leaf_vals.tolist())}
+    else:
+        leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
+        index = {v: i for i, v in enumerate(leaf_vals.tolist())}
+    mapping: dict[str, int] = {}
+    for t in texts:
+        if plain.match(t) is None:
+            continue  # missing tokens are added by the caller; anything else goes to the pandas path
+        code = index.get(float(t))
+        if code is not None:
+            mapping[t] = code
+    return mapping, leaf_vals
 
 
 def _open_text(path: str | os.PathLike[str]) -> Any:
