@@ -95,19 +95,20 @@ def test_arrow_dictionary_and_categorical_codes_are_not_copied():
     asrc = enc.source_of_arrow(arr)
     assert isinstance(asrc, enc.DictSource)
     assert np.shares_memory(asrc.index, np.frombuffer(arr.indices.buffers()[1], dtype=np.int32))
-    codes = enc.encode_source(asrc, {"x": 7, "y": 9}, 1)
+    codes, unknown, missing = enc.encode_source(asrc, {"x": 7, "y": 9}, 1)
+    assert (unknown, missing) == (0, 1)
     assert codes.tolist() == [7, 9, enc.MISSING, 7]
     s = enc.source_of_arrow(pa.array(["x", "q", None], type=pa.large_string()))
-    assert enc.encode_source(s, {"x": 3}, 2).tolist() == [3, enc.UNKNOWN, enc.MISSING]
+    assert enc.encode_source(s, {"x": 3}, 2)[0].tolist() == [3, enc.UNKNOWN, enc.MISSING]
 
 
 def test_sliced_arrow_columns_keep_their_offset():
     arr = pa.array(["a", None, "b", "c", None, "a"], type=pa.large_string()).slice(1, 4)
     s = enc.source_of_arrow(arr)
-    assert enc.encode_source(s, {"a": 0, "b": 1, "c": 2}, 1).tolist() == [enc.MISSING, 1, 2, enc.MISSING]
+    assert enc.encode_source(s, {"a": 0, "b": 1, "c": 2}, 1)[0].tolist() == [enc.MISSING, 1, 2, enc.MISSING]
     d = pa.array(["a", None, "b", "c", None, "a"]).dictionary_encode().slice(2, 4)
     ds = enc.source_of_arrow(d)
-    assert enc.encode_source(ds, {"a": 0, "b": 1, "c": 2}, 1).tolist() == [1, 2, enc.MISSING, 0]
+    assert enc.encode_source(ds, {"a": 0, "b": 1, "c": 2}, 1)[0].tolist() == [1, 2, enc.MISSING, 0]
 
 
 def test_value_outside_the_hierarchy_names_column_and_row():

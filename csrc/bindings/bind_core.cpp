@@ -7,27 +7,39 @@ namespace anoncore::bindings {
 
 namespace {
 
+/// Column `column` of a writable C-contiguous (n_rows,) or (n_rows, n_cols) int32 array.
+int32_t* column_of(CArray<int32_t>& out, int64_t column, int64_t n_rows) {
+  if (!out.writeable()) throw std::invalid_argument("out must be writable");
+  if (out.ndim() == 1) {
+    if (column != 0 || out.shape(0) != n_rows) throw std::invalid_argument("out must have one entry per row");
+    return out.mutable_data();
+  }
+  if (out.ndim() != 2 || out.shape(0) != n_rows || column < 0 || column >= out.shape(1))
+    throw std::invalid_argument("out must have shape (n_rows, n_cols) with column in [0, n_cols)");
+  return out.mutable_data() + column;
+}
+
 template <class I>
 void def_gather(py::module_& m) {
   m.def(
       "gather_codes",
       [](const CArray<I>& index, const CArray<int32_t>& map, const CArray<uint8_t>& validity, int64_t validity_offset,
-         int n_threads) {
+         CArray<int32_t>& out, int64_t column, int n_threads) {
         auto iv = span_of(index, "index");
         auto mv = span_of(map, "map");
         auto vv = span_of(validity, "validity");
-        CArray<int32_t> out(iv.size);
-        auto ov = mut_span_of(out, "out");
+        int32_t* dst = column_of(out, column, iv.size);
+        core::EncodeCounts c;
         {
           py::gil_scoped_release nogil;
-          core::gather_codes<I>(iv, mv, vv, validity_offset, ov, n_threads);
+          c = core::gather_codes<I>(iv, mv, vv, validity_offset, dst, out.ndim() == 2 ? out.shape(1) : 1, n_threads);
         }
-        return out;
+        return py::make_tuple(c.unknown, c.missing);
       },
       py::arg("index").noconvert(), py::arg("map").noconvert(), py::arg("validity").noconvert(),
-      py::arg("validity_offset"), py::arg("n_threads"),
-      "out[i] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all "
-      "valid) says null.");
+      py::arg("validity_offset"), py::arg("out").noconvert(), py::arg("column"), py::arg("n_threads"),
+      "out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = "
+      "all valid) says null. Returns (n_unknown, n_missing) (-1 and -2 codes written).");
 }
 
 void bind_encode(py::module_& m) {
@@ -35,26 +47,27 @@ void bind_encode(py::module_& m) {
       "encode_strings",
       [](const CArray<int64_t>& offsets, const CArray<uint8_t>& data, const CArray<uint8_t>& validity,
          int64_t validity_offset, const CArray<int64_t>& key_offsets, const CArray<uint8_t>& key_data,
-         const CArray<int32_t>& key_codes, int n_threads) {
+         const CArray<int32_t>& key_codes, CArray<int32_t>& out, int64_t column, int n_threads) {
         auto ofs = span_of(offsets, "offsets");
         if (ofs.size < 1) throw std::invalid_argument("offsets must have n_rows + 1 entries");
         core::LabelHash keys(span_of(key_offsets, "key_offsets"), span_of(key_data, "key_data"),
                              span_of(key_codes, "key_codes"));
-        CArray<int32_t> out(ofs.size - 1);
-        auto ov = mut_span_of(out, "out");
+        int32_t* dst = column_of(out, column, ofs.size - 1);
         auto dv = span_of(data, "data");
         auto vv = span_of(validity, "validity");
+        core::EncodeCounts c;
         {
           py::gil_scoped_release nogil;
-          core::encode_strings(ofs, dv, vv, validity_offset, keys, ov, n_threads);
+          c = core::encode_strings(ofs, dv, vv, validity_offset, keys, dst, out.ndim() == 2 ? out.shape(1) : 1,
+                                   n_threads);
         }
-        return out;
+        return py::make_tuple(c.unknown, c.missing);
       },
       py::arg("offsets").noconvert(), py::arg("data").noconvert(), py::arg("validity").noconvert(),
       py::arg("validity_offset"), py::arg("key_offsets").noconvert(), py::arg("key_data").noconvert(),
-      py::arg("key_codes").noconvert(), py::arg("n_threads"),
-      "Codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for "
-      "null, -1 for a string that is no key.");
+      py::arg("key_codes").noconvert(), py::arg("out").noconvert(), py::arg("column"), py::arg("n_threads"),
+      "Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes "
+      "of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing).");
   def_gather<int8_t>(m);
   def_gather<int16_t>(m);
   def_gather<int32_t>(m);

@@ -44,6 +44,15 @@ inline uint64_t hash_bytes(const uint8_t* p, int64_t n) {
   return mix(h);
 }
 
+EncodeCounts total(const std::vector<EncodeCounts>& counts) {
+  EncodeCounts t;
+  for (const auto& c : counts) {
+    t.unknown += c.unknown;
+    t.missing += c.missing;
+  }
+  return t;
+}
+
 inline bool valid_at(Span<uint8_t> validity, int64_t bit) {
   return validity.size == 0 || ((validity[bit >> 3] >> (bit & 7)) & 1) != 0;
 }
@@ -87,64 +96,81 @@ int32_t LabelHash::find(const uint8_t* p, int64_t n) const {
   }
 }
 
-void encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity, int64_t validity_offset,
-                    const LabelHash& keys, MutSpan<int32_t> out, int n_threads) {
-  const int64_t n = out.size;
-  if (offsets.size != n + 1) throw std::invalid_argument("offsets must have n_rows + 1 entries");
+EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity,
+                            int64_t validity_offset, const LabelHash& keys, int32_t* out, int64_t stride,
+                            int n_threads) {
+  const int64_t n = offsets.size - 1;
+  if (n < 0) throw std::invalid_argument("offsets must have n_rows + 1 entries");
   if (n > 0 && (offsets[0] < 0 || offsets[n] > data.size))
     throw std::invalid_argument("string offsets point outside the data buffer");
   if (validity.size != 0 && (validity_offset + n + 7) / 8 > validity.size)
     throw std::invalid_argument("validity bitmap too short");
-  parallel_chunks(n, kChunk, n_threads, [&](int64_t, int64_t lo, int64_t hi) {
+  std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
     const uint8_t* base = data.data;
     int64_t prev_a = -1, prev_len = -1;
     int32_t prev_code = kEncodeUnknown;
+    int64_t unknown = 0, missing = 0;
     for (int64_t i = lo; i < hi; ++i) {
       if (!valid_at(validity, validity_offset + i)) {
-        out[i] = kEncodeMissing;
+        out[i * stride] = kEncodeMissing;
+        ++missing;
         continue;
       }
       const int64_t a = offsets[i], len = offsets[i + 1] - a;
       if (len < 0 || a + len > data.size) throw std::invalid_argument("string offsets are not increasing");
       // Runs of one value (sorted or clustered data) skip the hash.
-      if (len == prev_len && std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) == 0) {
-        out[i] = prev_code;
-        continue;
+      if (len != prev_len || std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
+        prev_code = keys.find(base + a, len);
+        prev_a = a;
+        prev_len = len;
       }
-      prev_code = keys.find(base + a, len);
-      prev_a = a;
-      prev_len = len;
-      out[i] = prev_code;
+      out[i * stride] = prev_code;
+      unknown += prev_code == kEncodeUnknown;
+      missing += prev_code == kEncodeMissing;
     }
+    counts[static_cast<size_t>(c)] = {unknown, missing};
   });
+  return total(counts);
 }
 
 template <class I>
-void gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
-                  MutSpan<int32_t> out, int n_threads) {
+EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
+                          int32_t* out, int64_t stride, int n_threads) {
   const int64_t n = index.size;
-  if (out.size != n) throw std::invalid_argument("out must have one entry per index");
   if (validity.size != 0 && (validity_offset + n + 7) / 8 > validity.size)
     throw std::invalid_argument("validity bitmap too short");
   const int64_t m = map.size;
-  parallel_chunks(n, kChunk, n_threads, [&](int64_t, int64_t lo, int64_t hi) {
+  std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
+    int64_t unknown = 0, missing = 0;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t k = static_cast<int64_t>(index[i]);
+      int32_t code;
       if (k < 0 || !valid_at(validity, validity_offset + i)) {
-        out[i] = kEncodeMissing;
+        code = kEncodeMissing;
       } else if (k >= m) {
         throw std::out_of_range("dictionary index past the end of the dictionary");
       } else {
-        out[i] = map[k];
+        code = map[k];
       }
+      out[i * stride] = code;
+      unknown += code == kEncodeUnknown;
+      missing += code == kEncodeMissing;
     }
+    counts[static_cast<size_t>(c)] = {unknown, missing};
   });
+  return total(counts);
 }
 
-template void gather_codes<int8_t>(Span<int8_t>, Span<int32_t>, Span<uint8_t>, int64_t, MutSpan<int32_t>, int);
-template void gather_codes<int16_t>(Span<int16_t>, Span<int32_t>, Span<uint8_t>, int64_t, MutSpan<int32_t>, int);
-template void gather_codes<int32_t>(Span<int32_t>, Span<int32_t>, Span<uint8_t>, int64_t, MutSpan<int32_t>, int);
-template void gather_codes<int64_t>(Span<int64_t>, Span<int32_t>, Span<uint8_t>, int64_t, MutSpan<int32_t>, int);
+template EncodeCounts gather_codes<int8_t>(Span<int8_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+template EncodeCounts gather_codes<int16_t>(Span<int16_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+template EncodeCounts gather_codes<int32_t>(Span<int32_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+template EncodeCounts gather_codes<int64_t>(Span<int64_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
 
 void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
                    MutSpan<int32_t> out, int n_threads) {

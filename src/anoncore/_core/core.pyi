@@ -43,31 +43,57 @@ def encode_strings(
     key_offsets: NDArray[np.int64],
     key_data: NDArray[np.uint8],
     key_codes: NDArray[np.int32],
+    out: NDArray[np.int32],
+    column: int,
     n_threads: int,
-) -> NDArray[np.int32]:
+) -> tuple[int, int]:
     """
-    Codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key.
+    Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing).
     """
 
 @overload
 def gather_codes(
-    index: NDArray[np.int8], map: NDArray[np.int32], validity: NDArray[np.uint8], validity_offset: int, n_threads: int
-) -> NDArray[np.int32]:
+    index: NDArray[np.int8],
+    map: NDArray[np.int32],
+    validity: NDArray[np.uint8],
+    validity_offset: int,
+    out: NDArray[np.int32],
+    column: int,
+    n_threads: int,
+) -> tuple[int, int]:
     """
-    out[i] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null.
+    out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing) (-1 and -2 codes written).
     """
 @overload
 def gather_codes(
-    index: NDArray[np.int16], map: NDArray[np.int32], validity: NDArray[np.uint8], validity_offset: int, n_threads: int
-) -> NDArray[np.int32]: ...
+    index: NDArray[np.int16],
+    map: NDArray[np.int32],
+    validity: NDArray[np.uint8],
+    validity_offset: int,
+    out: NDArray[np.int32],
+    column: int,
+    n_threads: int,
+) -> tuple[int, int]: ...
 @overload
 def gather_codes(
-    index: NDArray[np.int32], map: NDArray[np.int32], validity: NDArray[np.uint8], validity_offset: int, n_threads: int
-) -> NDArray[np.int32]: ...
+    index: NDArray[np.int32],
+    map: NDArray[np.int32],
+    validity: NDArray[np.uint8],
+    validity_offset: int,
+    out: NDArray[np.int32],
+    column: int,
+    n_threads: int,
+) -> tuple[int, int]: ...
 @overload
 def gather_codes(
-    index: NDArray[np.int64], map: NDArray[np.int32], validity: NDArray[np.uint8], validity_offset: int, n_threads: int
-) -> NDArray[np.int32]: ...
+    index: NDArray[np.int64],
+    map: NDArray[np.int32],
+    validity: NDArray[np.uint8],
+    validity_offset: int,
+    out: NDArray[np.int32],
+    column: int,
+    n_threads: int,
+) -> tuple[int, int]: ...
 def publish_codes(
     labels: NDArray[np.int64], suppressed: NDArray[np.bool_], class_map: NDArray[np.int32], token: int, n_threads: int
 ) -> NDArray[np.int32]:

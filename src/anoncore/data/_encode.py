@@ -112,25 +112,29 @@ def _keys(mapping: Mapping[str, int]) -> tuple[NDArray[np.int64], NDArray[np.uin
     return offsets, np.ascontiguousarray(data), np.fromiter(mapping.values(), dtype=np.int32, count=len(raw))
 
 
-def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int], n_threads: int) -> NDArray[np.int32]:
+def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int], n_threads: int,
+                  out: NDArray[np.int32] | None = None, column: int = 0) -> tuple[NDArray[np.int32], int, int]:
     """Codes of a column: ``mapping[value]``, ``-2`` for a null cell, ``-1`` for a value not in ``mapping``.
 
-    ``mapping`` already gives ``-2`` to the labels that count as missing. ``n_threads=0`` uses every core.
+    ``mapping`` already gives ``-2`` to the labels that count as missing. The codes go to ``out[:, column]``
+    (a new array when ``out`` is None). Returns ``(out, n_unknown, n_missing)``. ``n_threads=0``: every core.
     """
+    n = len(src.index) if isinstance(src, DictSource) else len(src.array)
+    if out is None:
+        out = np.empty(n, dtype=np.int32)
     if isinstance(src, DictSource):
         table = np.fromiter((mapping.get(lab, UNKNOWN) for lab in src.labels), dtype=np.int32, count=len(src.labels))
-        out: NDArray[np.int32] = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset,
-                                                          n_threads)
-        return out
+        unknown, missing = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out, column,
+                                                   n_threads)
+        return out, unknown, missing
     arr = src.array
-    n = len(arr)
     bufs = arr.buffers()
     offsets = _np_buffer(bufs[1], np.int64, n + 1, arr.offset)
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
     validity, voff = _validity(arr)
     ko, kd, kc = _keys(mapping)
-    codes: NDArray[np.int32] = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, n_threads)
-    return codes
+    unknown, missing = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out, column, n_threads)
+    return out, unknown, missing
 
 
 def distinct_labels(src: StringSource | DictSource, keep: NDArray[np.bool_] | None) -> list[str]:

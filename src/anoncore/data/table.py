@@ -427,7 +427,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
                  source_of: Any) -> Table | None:
     """The C++ path of :meth:`Table.from_pandas` / :meth:`Table.from_arrow`; None hands the table to the pandas
     path (a value that is not an exact key, a missing value under ``missing='error'``, an unsupported column),
-    which then gives the same codes or the error message."""
+    which then gives the same codes or the error message. The kernels write straight into the code matrix."""
     for a in schema.attributes:
         if a.name not in columns:
             return None
@@ -436,12 +436,12 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         return None
     tokens = set(schema.missing_tokens)
     token = schema.missing_tokens[0] if schema.missing_tokens else "?"
+    out = np.empty((n, len(kept)), dtype=np.int32)
     srcs: dict[str, Any] = {}
-    raw: dict[str, NDArray[np.int32]] = {}
-    missing_by_col: dict[str, NDArray[np.bool_]] = {}
-    any_missing = np.zeros(n, dtype=bool)
+    n_missing: dict[str, int] = {}
+    missing_masks: dict[str, NDArray[np.bool_]] = {}
     numeric_dicts: dict[str, NDArray[np.float64]] = {}
-    for a in kept:
+    for j, a in enumerate(kept):
         col = columns[a.name]
         src = source_of(col)
         if a.kind == "numeric" and not isinstance(src, _enc.StringSource):
@@ -449,67 +449,69 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         if src is None or isinstance(src, pd.Series):
             series = col if isinstance(col, pd.Series) else col.to_pandas()
             srcs[a.name] = series
-            m = _missing_mask(series, tokens)
-        else:
-            srcs[a.name] = src
-            h = a.hierarchy
-            if a.kind == "numeric":
-                got = _numeric_mapping(a, src)
-                if got is None:
-                    return None
-                mapping, numeric_dicts[a.name] = got
-            elif h is not None:
-                mapping = h.leaf_lookup()
-            elif a.kind == "ordinal" and a.order is not None:
-                mapping = {str(v): i for i, v in enumerate(a.order)}
-            else:
-                mapping = {}
-            if isinstance(src, _enc.StringSource):
-                mapping.update(_enc.missing_keys(mapping, tokens))
-            codes = _enc.encode_source(src, mapping, threads)
-            flat = h is None and a.kind == "categorical"
-            if not flat and (codes == _enc.UNKNOWN).any():
+            missing_masks[a.name] = _missing_mask(series, tokens)
+            n_missing[a.name] = int(missing_masks[a.name].sum())
+            continue
+        srcs[a.name] = src
+        h = a.hierarchy
+        if a.kind == "numeric":
+            got = _numeric_mapping(a, src)
+            if got is None:
                 return None
-            raw[a.name] = codes
-            m = codes == _enc.MISSING
-        missing_by_col[a.name] = m
-        any_missing |= m
+            mapping, numeric_dicts[a.name] = got
+        elif h is not None:
+            mapping = h.leaf_lookup()
+        elif a.kind == "ordinal" and a.order is not None:
+            mapping = {str(v): i for i, v in enumerate(a.order)}
+        else:
+            mapping = {}  # flat hierarchy: this pass finds the missing cells, the second one the codes
+        if isinstance(src, _enc.StringSource):
+            mapping.update(_enc.missing_keys(mapping, tokens))
+        _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
+        if unknown and not (h is None and a.kind == "categorical"):
+            return None
+        n_missing[a.name] = missing
     keep: NDArray[np.bool_] | None = None
-    if any_missing.any():
+    if any(n_missing.values()):
         if schema.missing == "error":
             return None
+        any_missing = np.zeros(n, dtype=bool)
+        for j, a in enumerate(kept):
+            if n_missing[a.name]:
+                m = missing_masks.get(a.name)
+                any_missing |= m if m is not None else out[:, j] == _enc.MISSING
         if schema.missing == "drop":
             keep = ~any_missing
             if not keep.any():
                 return None
+            out = out[keep]
     row_ids = np.arange(n, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
     dropped = np.zeros(0, dtype=np.int64) if keep is None else np.flatnonzero(~keep).astype(np.int64)
-    out = np.empty((row_ids.size, len(kept)), dtype=np.int32)
     resolved: list[Attribute] = []
     dicts: dict[str, Any] = {}
     for j, a in enumerate(kept):
         src = srcs[a.name]
+        has_missing = keep is None and n_missing[a.name] > 0
         if isinstance(src, pd.Series):
-            sub = src.iloc[row_ids] if keep is not None else src
-            m = missing_by_col[a.name] if keep is None else missing_by_col[a.name][keep]
-            col, ra, d = _encode_column(a, sub.reset_index(drop=True), m, schema)
+            sub = src.iloc[row_ids].reset_index(drop=True) if keep is not None else src
+            m = missing_masks[a.name] if keep is None else missing_masks[a.name][keep]
+            col, ra, d = _encode_column(a, sub, m, schema)
             out[:, j] = col
             resolved.append(ra)
             dicts[a.name] = d
             continue
-        codes = raw[a.name] if keep is None else raw[a.name][keep]
-        has_missing = bool(missing_by_col[a.name].any()) and keep is None
+        colv = out[:, j]
         if a.kind == "numeric":
-            if has_missing or (codes < 0).any():
+            if has_missing:
                 return None  # the pandas path words the error
             d = numeric_dicts[a.name]
             if a.hierarchy is None:  # ranks among the values of the kept rows, as np.unique gives them
-                present = np.bincount(codes, minlength=d.size) > 0
-                codes = (np.cumsum(present) - 1).astype(np.int32)[codes]
-                d = d[present]
-            if a.domain is not None and (d[codes.min()] < a.domain[0] or d[codes.max()] > a.domain[1]):
+                present = np.bincount(colv, minlength=d.size) > 0
+                if not present.all():
+                    colv[:] = (np.cumsum(present) - 1).astype(np.int32)[colv]
+                    d = d[present]
+            if a.domain is not None and (d[colv.min()] < a.domain[0] or d[colv.max()] > a.domain[1]):
                 return None
-            out[:, j] = codes
             resolved.append(a)
             dicts[a.name] = _readonly(d)
             continue
@@ -530,16 +532,19 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
                 mapping = h.leaf_lookup()
                 if isinstance(src, _enc.StringSource):
                     mapping.update(_enc.missing_keys(mapping, tokens))
-                codes = _enc.encode_source(src, mapping, threads)
-                codes = codes if keep is None else codes[keep]
+                if keep is None:
+                    unknown = _enc.encode_source(src, mapping, threads, out, j)[1]
+                else:
+                    full, unknown, _ = _enc.encode_source(src, mapping, threads)
+                    colv[:] = full[keep]
+                    unknown = int((colv == _enc.UNKNOWN).sum())
+                if unknown:
+                    return None  # a label the hierarchy builder changed (blanks): the pandas path resolves it
         if has_missing:
             tcode = h.leaf_lookup().get(token)
             if tcode is None:
                 return None
-            codes = np.where(codes == _enc.MISSING, np.int32(tcode), codes)
-        if (codes < 0).any():
-            return None
-        out[:, j] = codes
+            colv[colv == _enc.MISSING] = tcode
         resolved.append(a)
         dicts[a.name] = h.leaves
     return cls(

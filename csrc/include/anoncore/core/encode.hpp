@@ -31,16 +31,24 @@ class LabelHash {
   uint64_t mask_ = 0;
 };
 
-/// out[i] = code of string i (offsets[i]..offsets[i+1] of data), kEncodeMissing where the validity bitmap
-/// (bit validity_offset + i, Arrow LSB order; empty = all valid) says null, kEncodeUnknown when not a key.
-void encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity, int64_t validity_offset,
-                    const LabelHash& keys, MutSpan<int32_t> out, int n_threads);
+/// Counts of the special codes an encoding wrote.
+struct EncodeCounts {
+  int64_t unknown = 0;
+  int64_t missing = 0;
+};
 
-/// out[i] = map[index[i]]; kEncodeMissing where index[i] < 0 or the validity bitmap says null. Indices past
-/// the map raise std::out_of_range. Instantiated for int8, int16, int32, int64 indices.
+/// out[i * stride] = code of string i (offsets[i]..offsets[i+1] of data), kEncodeMissing where the validity
+/// bitmap (bit validity_offset + i, Arrow LSB order; empty = all valid) says null, kEncodeUnknown when not a
+/// key. `out` spans n rows of stride `stride` (a column of a row-major matrix).
+EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity,
+                            int64_t validity_offset, const LabelHash& keys, int32_t* out, int64_t stride,
+                            int n_threads);
+
+/// out[i * stride] = map[index[i]]; kEncodeMissing where index[i] < 0 or the validity bitmap says null.
+/// Indices past the map raise std::out_of_range. Instantiated for int8, int16, int32, int64 indices.
 template <class I>
-void gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
-                  MutSpan<int32_t> out, int n_threads);
+EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
+                          int32_t* out, int64_t stride, int n_threads);
 
 /// Publishing: out[i] = suppressed[i] ? token : class_map[labels[i]] (suppressed may be empty).
 void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
