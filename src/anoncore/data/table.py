@@ -563,20 +563,20 @@ _PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 def _numeric_mapping(a: Attribute, src: Any) -> tuple[dict[str, int], NDArray[np.float64]] | None:
     """Text -> code of a numeric column given as text, or None when a value is not a plain number (then the
     pandas path parses and checks it) or the hierarchy's leaves are not increasing."""
-    import pyarrow.compute as pc
-
-    texts = [v for v in pc.unique(src.array).to_pylist() if v is not None]
     import re
+
+    import pyarrow.compute as pc
 
     plain = re.compile(_PLAIN_NUMBER)
     if a.hierarchy is not None:
+        # the leaves' own text: an exact match is that leaf; any other spelling ("30.0") takes the pandas path
         leaf_vals = np.array([float(x) for x in a.hierarchy.leaves])
         if np.any(np.diff(leaf_vals) <= 0):
             return None
-        index = {float(v): i for i, v in enumerate(leaf_vals.tolist())}
-    else:
-        leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
-        index = {v: i for i, v in enumerate(leaf_vals.tolist())}
+        return {lab: i for i, lab in enumerate(a.hierarchy.leaves) if plain.match(lab)}, leaf_vals
+    texts = [v for v in pc.unique(src.array).to_pylist() if v is not None]
+    leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
+    index = {v: i for i, v in enumerate(leaf_vals.tolist())}
     mapping: dict[str, int] = {}
     for t in texts:
         if plain.match(t) is None:
