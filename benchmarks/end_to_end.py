@@ -38,9 +38,15 @@ ARX_MS = {"1": 28.0, "2": 852, "3": 432, "4": 432, "5": 889, "6": 865, "7a": 13.
 
 
 def strings_frame(table: Table) -> pd.DataFrame:
-    """The table as a user reads it from a CSV: one Python string per cell (object columns)."""
-    return pd.DataFrame({c: np.asarray(table.decode(c, table.column(c)), dtype=object).astype(str).astype(object)
-                         for c in table.columns})
+    """The table as a user reads it from a CSV: one Python string per cell (object columns), numbers written
+    as in a CSV ("17", not "17.0")."""
+    out = {}
+    for c in table.columns:
+        d = table.dictionary(c)
+        text = np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in list(d)],
+                        dtype=object)
+        out[c] = text[table.column(c)]
+    return pd.DataFrame(out)
 
 
 def best(f: Any, repeat: int) -> float:

@@ -468,6 +468,12 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         if isinstance(src, _enc.StringSource):
             mapping.update(_enc.missing_keys(mapping, tokens))
         _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
+        if unknown and a.kind == "numeric" and h is not None:  # other spellings of the leaves ("30.0")
+            got = _numeric_mapping(a, src, scan=True)
+            if got is None:
+                return None
+            mapping = got[0] | _enc.missing_keys(got[0], tokens)
+            _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
         if unknown and not (h is None and a.kind == "categorical"):
             return None
         n_missing[a.name] = missing
@@ -560,9 +566,11 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
 _PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 
 
-def _numeric_mapping(a: Attribute, src: Any) -> tuple[dict[str, int], NDArray[np.float64]] | None:
-    """Text -> code of a numeric column given as text, or None when a value is not a plain number (then the
-    pandas path parses and checks it) or the hierarchy's leaves are not increasing."""
+def _numeric_mapping(a: Attribute, src: Any, scan: bool = False) -> tuple[dict[str, int], NDArray[np.float64]] | None:
+    """Text -> code of a numeric column given as text (a value that is not a plain number is left out: the
+    pandas path parses and checks it), or None when the hierarchy's leaves are not increasing. With a
+    hierarchy and ``scan=False`` only the leaves' own text is a key; ``scan=True`` adds every spelling in the
+    data ("30.0")."""
     import re
 
     import pyarrow.compute as pc
@@ -573,9 +581,11 @@ def _numeric_mapping(a: Attribute, src: Any) -> tuple[dict[str, int], NDArray[np
         leaf_vals = np.array([float(x) for x in a.hierarchy.leaves])
         if np.any(np.diff(leaf_vals) <= 0):
             return None
-        return {lab: i for i, lab in enumerate(a.hierarchy.leaves) if plain.match(lab)}, leaf_vals
+        if not scan:
+            return {lab: i for i, lab in enumerate(a.hierarchy.leaves) if plain.match(lab)}, leaf_vals
     texts = [v for v in pc.unique(src.array).to_pylist() if v is not None]
-    leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
+    if a.hierarchy is None:
+        leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
     index = {v: i for i, v in enumerate(leaf_vals.tolist())}
     mapping: dict[str, int] = {}
     for t in texts:
