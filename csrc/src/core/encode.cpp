@@ -9,7 +9,7 @@
 namespace anoncore::core {
 namespace {
 
-constexpr int64_t kChunk = 1 << 16;
+constexpr int64_t kChunk = 1 << 18;  // 262,144 rows: small tables stay on one thread
 
 inline uint64_t mix(uint64_t h) {
   h ^= h >> 33;
