@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 
 def best(f: Any, repeat: int) -> float:
     out = []
@@ -62,9 +60,9 @@ def phases(n: int, threads: list[int], repeat: int) -> dict[str, Any]:
     out: dict[str, Any] = {"from_levels_s": t_fl}
     base: dict[str, float] = {}
     for th in threads:
-        r = {"encode": best(lambda: ac.Table.from_arrow(arrow, table.schema, n_threads=th), repeat),
-             "publish": best(lambda: p.to_arrow(n_threads=th), repeat),
-             "audit": best(lambda: ac.audit(table, p, models, n_threads=th), repeat)}
+        r = {"encode": best(lambda th=th: ac.Table.from_arrow(arrow, table.schema, n_threads=th), repeat),
+             "publish": best(lambda th=th: p.to_arrow(n_threads=th), repeat),
+             "audit": best(lambda th=th: ac.audit(table, p, models, n_threads=th), repeat)}
         if th == threads[0]:
             base = dict(r)
         out[str(th)] = r
@@ -93,7 +91,7 @@ def lattice_rows(threads: list[int], repeat: int) -> dict[str, Any]:
     for name, (models, limit, metric) in rows.items():
         ref = None
         for th in threads:
-            def run() -> Any:
+            def run(th: int = th, models: Any = models, limit: float = limit, metric: str = metric) -> Any:
                 clear_table_caches(census)
                 return L.lattice_search(census, models, suppression_limit=limit, metric=metric, n_threads=th)
 

@@ -106,9 +106,9 @@ def scaling(rows: list[int], threads: list[int], repeat: int) -> dict[str, Any]:
         p = Partition.from_levels(table, [1] * len(table.quasi_identifiers))
         ref = Table.from_pandas(df, table.schema, n_threads=1)
         for th in threads:
-            enc_pd = best(lambda: Table.from_pandas(df, table.schema, n_threads=th), repeat)
-            enc_ar = best(lambda: Table.from_arrow(arrow, table.schema, n_threads=th), repeat)
-            pub = best(lambda: p.to_arrow(n_threads=th), repeat)
+            enc_pd = best(lambda th=th: Table.from_pandas(df, table.schema, n_threads=th), repeat)  # type: ignore[misc]
+            enc_ar = best(lambda th=th: Table.from_arrow(arrow, table.schema, n_threads=th), repeat)  # type: ignore[misc]
+            pub = best(lambda th=th: p.to_arrow(n_threads=th), repeat)  # type: ignore[misc]
             assert np.array_equal(Table.from_arrow(arrow, table.schema, n_threads=th).codes, ref.codes)
             row = {"encode_pandas_s": enc_pd, "encode_arrow_s": enc_ar, "publish_arrow_s": pub,
                    "encode_pandas_Mcells_s": cells / enc_pd / 1e6, "encode_arrow_Mcells_s": cells / enc_ar / 1e6,
@@ -117,7 +117,6 @@ def scaling(rows: list[int], threads: list[int], repeat: int) -> dict[str, Any]:
             print(f"  n_threads={th}: encode from pandas {enc_pd * 1e3:8.1f} ms ({row['encode_pandas_Mcells_s']:6.1f} "
                   f"Mcells/s), from Arrow {enc_ar * 1e3:8.1f} ms ({row['encode_arrow_Mcells_s']:6.1f} Mcells/s), "
                   f"publish {pub * 1e3:8.1f} ms ({row['publish_Mcells_s']:6.1f} Mcells/s)", flush=True)
-        del df, arrow, table, p, ref
     return out
 
 

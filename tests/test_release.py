@@ -473,11 +473,11 @@ def test_cli_release(tmp_path, capsys) -> None:
     schema["requirement"]["k"] = 0.5  # infeasible: Corollary 4.2
     (tmp_path / "s.json").write_text(json.dumps(schema))
     assert main(["release", str(tmp_path / "t1.csv"), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "s.json"),
-                 "-o", str(out)]) == 1
+                 "-o", str(out), "--force"]) == 1
     assert "infeasible" in capsys.readouterr().err
     (tmp_path / "s.json").write_text(json.dumps({"requirement": {"model": "other", "x": ["Job"], "y": ["Disease"], "k": 1}}))
     assert main(["release", str(tmp_path / "t1.csv"), str(tmp_path / "t2.csv"), "--schema", str(tmp_path / "s.json"),
-                 "-o", str(out)]) == 1
+                 "-o", str(out), "--force"]) == 1
     assert "'model' must be" in capsys.readouterr().err
 
 

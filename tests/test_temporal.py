@@ -416,7 +416,8 @@ def test_cli_main(tmp_path: Path) -> None:
     out = tmp_path / "out.csv"
     from anoncore.cli import main
 
-    assert main(["temporal", "demo", "--l", "3", "--w", "4", "--mu", "quadratic", "--anatomy", "-o", str(out)]) == 0
+    assert main(["temporal", "demo", "--l", "3", "--w", "4", "--mu", "quadratic", "--anatomy", "--qi", "age",
+                 "-o", str(out)]) == 0
     import pandas as pd
 
     df = pd.read_csv(out)

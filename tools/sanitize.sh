@@ -35,14 +35,17 @@ for f in src/anoncore/*; do
 done
 ln -s "$(realpath "$so")" "$pkg/$(basename "$so")"
 
-# Python itself is not instrumented: preload the ASan runtime; leaks of the interpreter are not ours
+# Python itself is not instrumented: preload the ASan runtime, and the C++ runtime with it (ASan's __cxa_throw
+# interceptor must find libstdc++ at start-up, or the first C++ exception aborts); leaks of the interpreter are
+# not ours
 preload=""
-case "$SAN" in *address*) preload=$($PY - <<'EOF'
-import subprocess
-out = subprocess.run(["c++", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
-print(out if "/" in out else "")
-EOF
-) ;; esac
+case "$SAN" in *address*)
+  for lib in libasan.so libstdc++.so; do
+    path=$(c++ -print-file-name="$lib")
+    case "$path" in /*) preload="$preload $path" ;; esac
+  done ;;
+esac
+preload=${preload# }
 if [ $# -gt 0 ]; then
   tests=("$@")
 else
@@ -58,4 +61,4 @@ export PYTHONPATH="$BUILD/pkg"
 export PYTHONDONTWRITEBYTECODE=1
 echo "sanitize: $SAN, $(basename "$so"), preload ${preload:-none}"
 LD_PRELOAD="$preload" "$PY" -c "import anoncore, sys; assert anoncore._core.__file__.startswith('$BUILD'), anoncore._core.__file__"
-LD_PRELOAD="$preload" "$PY" -m pytest -q -x -p no:cacheprovider "${tests[@]}"
+LD_PRELOAD="$preload" "$PY" -m pytest -q -x -p no:cacheprovider --capture=sys "${tests[@]}"

@@ -61,7 +61,8 @@ class ParameterTypeError(TypeError, ValueError):
 def invalid(name: str, caller: str, allowed: str, value: Any) -> str:
     """The library's one error sentence:
     ``The 'name' parameter of caller must be allowed. Got value instead.``"""
-    return f"The {name!r} parameter of {caller} must be {allowed}. Got {value!r} instead."
+    shown = value.item() if isinstance(value, np.generic) else value  # inf, not np.float64(inf)
+    return f"The {name!r} parameter of {caller} must be {allowed}. Got {shown!r} instead."
 
 
 def _is_int(value: Any) -> bool:
@@ -246,6 +247,8 @@ def check_rng(rng: Any, caller: str, name: str = "rng") -> np.random.Generator:
         return rng
     if rng is not None and not _is_int(rng):
         raise ParameterTypeError(invalid(name, caller, "an int, a numpy Generator or None", rng))
+    if rng is not None and int(rng) < 0:
+        raise ValueError(invalid(name, caller, "an int >= 0, a numpy Generator or None", rng))
     return np.random.default_rng(None if rng is None else int(rng))
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore._validation import check_bool, check_float, check_instance, check_option
 from anoncore.data.table import Table
 from anoncore.results import Partition
@@ -135,7 +136,7 @@ def _weights(weights: Any, qis: tuple[str, ...], caller: str) -> NDArray[np.floa
         seq = list(weights)
     for w in seq:
         if isinstance(w, bool) or not isinstance(w, numbers.Real):
-            raise TypeError(f"The 'weights' parameter of {caller} must hold real numbers. Got {w!r} instead.")
+            raise TypeError(f"The 'weights' parameter of {caller} must hold real numbers. Got {_plain(w)} instead.")
     arr = np.asarray(seq, dtype=np.float64)
     if arr.shape != (len(qis),):
         raise ValueError(f"The 'weights' parameter of {caller} must have one entry per quasi-identifier "
@@ -705,7 +706,7 @@ def height(levels: Sequence[int] | Partition) -> int:
     total = 0
     for lv in seq:
         if isinstance(lv, (bool, np.bool_)) or not isinstance(lv, (int, np.integer)):
-            raise TypeError(f"The 'levels' parameter of height must hold ints. Got {lv!r} instead.")
+            raise TypeError(f"The 'levels' parameter of height must hold ints. Got {_plain(lv)} instead.")
         if lv < 0:
             raise ValueError(f"The 'levels' parameter of height must hold ints in the range [0, inf). "
                              f"Got {int(lv)} instead.")
@@ -752,15 +753,15 @@ def information_loss(
     else:
         if isinstance(metrics, str) or not isinstance(metrics, Sequence):
             raise TypeError(f"The 'metrics' parameter of information_loss must be a sequence of str. "
-                            f"Got {metrics!r} instead.")
+                            f"Got {_plain(metrics)} instead.")
         names = list(metrics)
         for m in names:
             if not isinstance(m, str):
                 raise TypeError(f"The 'metrics' parameter of information_loss must be a sequence of str. "
-                                f"Got {m!r} instead.")
+                                f"Got {_plain(m)} instead.")
             if m not in METRICS:
                 raise ValueError(f"The 'metrics' parameter of information_loss must hold names among "
-                                 f"{set(METRICS)}. Got {m!r} instead.")
+                                 f"{set(METRICS)}. Got {_plain(m)} instead.")
     funcs: dict[str, Any] = {
         "ail": lambda: ail(table, partition),
         "ncp": lambda: ncp(table, partition),

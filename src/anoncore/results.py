@@ -12,6 +12,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from anoncore import _core
+from anoncore._plain import plain as _plain
 from anoncore.data.table import Table
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ def _readonly(a: NDArray[Any]) -> NDArray[Any]:
 
 
 def _fmt_num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+    """``20`` for integral floats, else the float's repr: the same numeric labels as the stream commands."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -91,7 +93,7 @@ class Partition:
         hs = []
         for q, lv in zip(qis, levels):
             if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
-                raise TypeError(f"The level of {q!r} must be an int. Got {lv!r} instead.")
+                raise TypeError(f"The level of {q!r} must be an int. Got {_plain(lv)} instead.")
             h = table.hierarchy(q)
             if h is None:
                 raise ValueError(f"Quasi-identifier {q!r} has no hierarchy, so it cannot be generalized by levels.")
@@ -205,7 +207,7 @@ class Partition:
             return np.asarray(h.labels, dtype=object)[self.gen_node[:, j]]
         vals = t.numeric_values(name)
         lo, hi = vals[self.gen_lo[:, j]], vals[self.gen_hi[:, j]]
-        return np.array([_fmt_num(a) if a == b else f"[{_fmt_num(a)}-{_fmt_num(b)}]" for a, b in zip(lo, hi)],
+        return np.array([_fmt_num(a) if a == b else f"[{_fmt_num(a)}, {_fmt_num(b)}]" for a, b in zip(lo, hi)],
                         dtype=object)
 
     def to_pandas(self, suppressed_token: str = "*", include_suppressed: bool = True, *,

@@ -10,7 +10,9 @@ documented (and versioned by :data:`SCHEMA_VERSION`) in ``docs/cli.md``. Without
 readable report. Progress is drawn on stderr only when stderr is a terminal.
 
 Exit codes: 0 success (for ``audit``: every model passed), 1 an audited model failed or the work could not
-be done, 2 bad arguments.
+be done, 2 bad arguments, 130 interrupted (Ctrl-C). Every output file is written to a temporary file in its
+folder and renamed when complete (:func:`anoncore.cli._common.atomic_output`), an output that is an input is
+refused and an existing one is overwritten only with ``--force``.
 """
 
 from __future__ import annotations
@@ -67,3 +69,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
     except (ValueError, TypeError, RuntimeError, OSError) as exc:
         sys.stderr.write(f"{sub}: error: {exc}\n")
         return 1
+    except MemoryError:
+        sys.stderr.write(f"{sub}: error: out of memory: the input or a size parameter (a window, k, a lattice) is too "
+                         f"large for this machine\n")
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C: outputs are written to a temporary file first, so none is half written
+        sys.stderr.write(f"{sub}: interrupted; no output file was replaced or left half written\n")
+        return 130

@@ -12,9 +12,12 @@ be done, 2 bad arguments.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -23,7 +26,8 @@ import numpy as np
 SCHEMA_VERSION = "1"
 MAX_LISTED_VIOLATIONS = 100
 
-__all__ = ["MODEL_SPECS", "SCHEMA_VERSION", "ModelSpec", "UsageError", "models_help", "parse_model_spec"]
+__all__ = ["MODEL_SPECS", "SCHEMA_VERSION", "ModelSpec", "UsageError", "add_force_argument", "atomic_output",
+           "check_output", "models_help", "parse_model_spec", "write_csv"]
 
 
 class UsageError(Exception):
@@ -197,6 +201,44 @@ def _positive_int_arg(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected an int >= 1. Got {v}.")
     return v
+
+
+def _sep_arg(text: str) -> str:
+    """``--sep``: one character; ``tab`` or ``\\t`` mean a tab."""
+    sep = {"tab": "\t", "\\t": "\t", "TAB": "\t"}.get(text, text)
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"the separator must be one character (',', ';', 'tab', ...). Got {text!r}.")
+    return sep
+
+
+def add_input_arguments(p: Any) -> None:
+    """``--sep`` and ``--encoding`` of the commands that read a CSV table."""
+    p.add_argument("--sep", type=_sep_arg, default=None,
+                   help="field separator of DATA: one character, 'tab' for a tab (default: the schema's 'sep', else "
+                        "',' or ';' detected from the header)")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of DATA (default utf-8; e.g. latin-1)")
+
+
+def read_table(path: str, schema: Any, args: Any, notes: list[str], expected: Sequence[str] = ()) -> Any:
+    """Read ``path`` (``-``: stdin) with ``schema``; notes name the columns the schema leaves out."""
+    import sys
+
+    from anoncore.data.table import Table, csv_columns
+
+    if path == "-":
+        fd, tmp = tempfile.mkstemp(suffix=".csv")
+        try:
+            with os.fdopen(fd, "w", encoding=args.encoding, newline="") as fh:
+                fh.write(sys.stdin.read())
+            return read_table(tmp, schema, args, notes, expected)
+        finally:
+            os.remove(tmp)
+    table = Table.from_csv(path, schema, sep=args.sep, encoding=args.encoding)
+    cols = csv_columns(path, args.sep or schema.sep, args.encoding)
+    left = [c for c in cols if c not in schema.names and c not in expected]
+    if left:
+        notes.append(f"column(s) {left} of the data are not in the schema and were left out of the output")
+    return table
 
 
 def _nonneg_int_arg(text: str) -> int:
@@ -455,3 +497,109 @@ def models_help() -> str:
     """The ``--model`` help text: the grammar and every model name with its parameters."""
     return ("privacy model to check, repeatable: NAME=VALUE[@SENSITIVE_COLUMN] with NAME one of "
             + ", ".join(f"{k} ({','.join(v[1])})" for k, v in MODEL_SPECS.items()))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# output files: never over an input, never over an existing file without --force, never half written
+
+
+def add_force_argument(p: Any) -> None:
+    """The ``--force`` option of every command that writes a file."""
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (an output that is one of the inputs is always refused)")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output(path: str | None, inputs: Sequence[str | None], *, force: bool, option: str = "-o/--output",
+                 allow_existing: bool = False) -> None:
+    """Refuse to write ``path`` over one of ``inputs`` (same resolved path or same inode), over an existing file
+    without ``force`` (unless ``allow_existing``, e.g. a resumed stream), or into a folder that does not exist.
+
+    Called before any work starts; ``None`` and ``'-'`` (stdout) are always accepted.
+
+    Raises
+    ------
+    UsageError
+        Naming the option and the file.
+    """
+    if path is None or path == "-":
+        return
+    for src in inputs:
+        if src is None or src == "-":
+            continue
+        if os.path.exists(path) and os.path.exists(src) and _same_file(path, src):
+            raise UsageError(f"{option} {path!r} is the input file {src!r}: refusing to overwrite an input "
+                             f"(write to another file).")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"the folder of {option} {path!r} does not exist.")
+    if os.path.isdir(path):
+        raise UsageError(f"{option} {path!r} is a folder, not a file.")
+    if os.path.exists(path) and not force and not allow_existing:
+        raise UsageError(f"{option} {path!r} already exists; pass --force to overwrite it.")
+
+
+@contextlib.contextmanager
+def atomic_output(path: str, mode: str = "w", encoding: str | None = "utf-8",
+                  newline: str | None = "") -> Iterator[Any]:
+    """Open a temporary file next to ``path`` for writing; rename it to ``path`` once the block completes.
+
+    If the block raises (an error, Ctrl-C), the temporary file is removed and ``path`` is left as it was, so a
+    file at ``path`` is always complete. The rename is atomic on one file system (``os.replace``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "out.csv")
+    >>> with atomic_output(p) as fh:
+    ...     _ = fh.write("a,b\\n")
+    >>> open(p).read()
+    'a,b\\n'
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part", dir=folder)
+    try:
+        if "b" in mode:
+            fh = os.fdopen(fd, mode)
+        else:
+            fh = os.fdopen(fd, mode, encoding=encoding, newline=newline)
+        with fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600 files; give the usual permissions
+        except OSError:  # pragma: no cover
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def write_csv(df: Any, path: str, out: TextIO | None = None, chunk_rows: int = 50_000) -> None:
+    """Write a DataFrame as CSV to ``path`` through :func:`atomic_output` (or to ``out`` when ``path`` is '-'),
+    in chunks of rows so that a long write can be interrupted."""
+    def emit(fh: Any) -> None:
+        n = len(df)
+        if n == 0:
+            df.to_csv(fh, index=False, lineterminator="\n")
+        for start in range(0, n, chunk_rows):
+            df.iloc[start:start + chunk_rows].to_csv(fh, index=False, header=start == 0, lineterminator="\n")
+
+    if path == "-":
+        import sys
+
+        emit(out if out is not None else sys.stdout)
+        return
+    with atomic_output(path) as fh:
+        emit(fh)

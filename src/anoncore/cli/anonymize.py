@@ -20,7 +20,8 @@ from typing import Any, TextIO
 from anoncore.cli import _common as _cli
 from anoncore.cli import risk as _risk
 
-__all__ = ["ALGORITHMS", "Algorithm", "add_arguments", "register", "register_algorithm", "run"]
+__all__ = ["ALGORITHMS", "SUPPRESSED_EC", "Algorithm", "add_arguments", "published_frame", "register",
+           "register_algorithm", "run"]
 
 LATTICE_METRICS = ("loss", "dm", "dm_star", "entropy", "entropy_nm", "precision", "precision_nm", "height")
 
@@ -51,11 +52,12 @@ def _lattice_models(table: Any, args: argparse.Namespace) -> list[_cli.ModelSpec
 
 def _lattice_runner(strategy: str) -> Callable[[Any, argparse.Namespace], Any]:
     def run(table: Any, args: argparse.Namespace) -> Any:
-        from anoncore.static.lattice import lattice_search
+        from anoncore.static.lattice import DEFAULT_MAX_NODES, lattice_search
 
         models = [s.build() for s in args.model]
+        limit = DEFAULT_MAX_NODES if args.max_nodes is None else (None if args.max_nodes == 0 else args.max_nodes)
         return lattice_search(table, models, suppression_limit=args.suppression_limit, metric=args.metric,
-                              strategy=strategy, n_threads=args.threads)
+                              strategy=strategy, n_threads=args.threads, max_nodes=limit)
 
     return run
 
@@ -176,13 +178,16 @@ _eps_arg = _arg(_cli._float("epsilon", 0.0, math.inf))
 def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     """The options of ``anoncore anonymize``."""
     algs = "; ".join(f"{a.name}: {a.help}" for a in ALGORITHMS.values())
-    p.add_argument("data", metavar="DATA", help="CSV file (',' or ';' separated, may be .gz) with a header")
+    p.add_argument("data", metavar="DATA", help="CSV file (',' or ';' separated, may be .gz) with a header; '-' reads stdin")
     p.add_argument("--schema", required=True, metavar="SCHEMA.toml", help="schema file (roles, kinds, hierarchies)")
     p.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), help=algs)
     p.add_argument("--model", type=_cli._model_arg, action="append", default=[],
                    help="lattice algorithms: privacy model to satisfy, repeatable. " + models_help)
     p.add_argument("--suppression-limit", type=_fraction_arg, default=0.0, metavar="FRACTION",
                    help="lattice algorithms: largest fraction of rows that may be suppressed (default 0)")
+    p.add_argument("--max-nodes", type=_cli._nonneg_int_arg, default=None, metavar="N",
+                   help="flash: refuse a lattice of more than N nodes (default 50,000,000; 0: no limit); the "
+                        "heuristics datafly, greedy and samarati are not limited")
     p.add_argument("--metric", choices=LATTICE_METRICS, default="loss",
                    help="lattice algorithms: the objective (default loss, ARX's Loss)")
     p.add_argument("-k", "--k", type=_cli._positive_int_arg, default=1, help="sabre/tmondrian: minimum class size")
@@ -199,11 +204,14 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     p.add_argument("--threads", type=_cli._nonneg_int_arg, default=None,
                    help="worker threads (default: all cores); the output does not depend on it")
     p.add_argument("-o", "--output", default=None, metavar="OUT.csv",
-                   help="write the published table here (suppressed rows left out unless --include-suppressed)")
+                   help="write the published table here, '-' for stdout (suppressed rows left out unless "
+                        "--include-suppressed); written only when the audit passed, through a temporary file")
     p.add_argument("--include-suppressed", action="store_true",
-                   help="with --output: keep suppressed rows, their quasi-identifiers shown as '*'")
+                   help="with --output: keep suppressed rows, fully suppressed (every quasi-identifier '*', ec -1) "
+                        "and flagged in a column 'suppressed'")
+    _cli.add_force_argument(p)
     p.add_argument("--head", type=_cli._nonneg_int_arg, default=10, help="published rows to show (default 10)")
-    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected from the header)")
+    _cli.add_input_arguments(p)
     p.add_argument("--no-metrics", action="store_true", help="skip the information-loss metrics")
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
     _risk.add_risk_arguments(p)
@@ -221,21 +229,70 @@ def _check_needs(alg: Algorithm, args: argparse.Namespace) -> None:
                               f"parameters (see --help).")
 
 
+def _schema_inputs(schema_path: str) -> list[str]:
+    """The schema file and the hierarchy files it names (inputs an output must not overwrite)."""
+    import tomllib
+
+    files = [schema_path]
+    try:
+        with open(schema_path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except Exception:  # noqa: BLE001  (reported later by Schema.from_toml, with its message)
+        return files
+    base = os.path.dirname(os.path.abspath(schema_path))
+    attrs = doc.get("attributes")
+    for spec in attrs.values() if isinstance(attrs, dict) else ():
+        h = spec.get("hierarchy") if isinstance(spec, dict) else None
+        if isinstance(h, str):
+            files.append(h if os.path.isabs(h) else os.path.join(base, h))
+    return files
+
+
+def published_frame(partition: Any, include_suppressed: bool) -> Any:
+    """The published table of ``partition`` as the command writes it.
+
+    Generalized quasi-identifiers, exact other columns and the class id ``ec``. With ``include_suppressed``
+    the suppressed rows are kept, fully suppressed: every quasi-identifier is ``*`` (the root), ``ec`` is
+    :data:`SUPPRESSED_EC` (one marker shared by all of them, never a class of its own) and the column
+    ``suppressed`` flags them, so ``anoncore audit --published`` of the file checks the same classes as the
+    command did.
+    """
+    import numpy as np
+
+    df = partition.to_pandas(include_suppressed=include_suppressed)
+    if include_suppressed:
+        sup = np.asarray(partition.suppressed, dtype=bool)
+        ec = np.asarray(df["ec"].to_numpy(), dtype=np.int64).copy()
+        ec[sup] = SUPPRESSED_EC
+        df["ec"] = ec
+        df["suppressed"] = sup
+    return df
+
+
+#: The ``ec`` value of every suppressed row in a file written with ``--include-suppressed``.
+SUPPRESSED_EC = -1
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    """Run ``anoncore anonymize``; exit code 0 when the audit passed, 1 otherwise."""
+    """Run ``anoncore anonymize``; exit code 0 when the audit passed, 1 otherwise (nothing is written then)."""
+    import sys
+
     from anoncore._progress import Progress
     from anoncore.data.schema import Schema
-    from anoncore.data.table import Table
 
     alg = ALGORITHMS[args.algorithm]
     _check_needs(alg, args)
-    if not os.path.exists(args.data):
+    if args.data != "-" and not os.path.exists(args.data):
         raise _cli.UsageError(f"data file {args.data!r} does not exist.")
     if not os.path.exists(args.schema):
         raise _cli.UsageError(f"schema file {args.schema!r} does not exist.")
-    if args.output is not None and os.path.dirname(os.path.abspath(args.output)) and \
-            not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
-        raise _cli.UsageError(f"the folder of --output {args.output!r} does not exist.")
+    if args.output == "-" and args.json:
+        raise _cli.UsageError("-o - writes the published table on stdout, where --json writes its document: "
+                              "give -o a file name, or leave out --json.")
+    _cli.check_output(args.output, [args.data, *_schema_inputs(args.schema)], force=args.force)
+    _cli.check_output(getattr(args, "risk_histogram", None), [args.data, *_schema_inputs(args.schema), args.output],
+                      force=args.force, option="--risk-histogram")
+    report = sys.stderr if args.output == "-" else out  # the published table owns stdout with -o -
     notes: list[str] = []
     timings: dict[str, float] = {}
     t_all = time.perf_counter()
@@ -248,19 +305,34 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise _cli.UsageError(f"invalid schema {args.schema!r}: {exc}") from None
         except Exception as exc:  # noqa: BLE001  (tomllib.TOMLDecodeError and friends)
             raise _cli.UsageError(f"cannot read schema {args.schema!r}: {exc}") from None
-        table = Table.from_csv(args.data, schema, sep=args.sep)
+        table = _cli.read_table(args.data, schema, args, notes)
         try:
             specs = alg.models(table, args)
         except (ValueError, TypeError) as exc:
             raise _cli.UsageError(str(exc)) from None
+        for spec in specs:
+            if spec.name == "k" and spec.params[0] > table.n_rows:
+                what = f"--model {spec.text}" if "model" in alg.needs else f"-k {spec.params[0]}"
+                raise _cli.UsageError(f"{what} is larger than the table ({table.n_rows} rows): no class could be "
+                                      f"published.")
         timings["load"] = time.perf_counter() - t0
-        bar.advance(step=f"running {alg.name}")
+        step = f"running {alg.name}"
+        if "model" in alg.needs and all(table.hierarchy(q) is not None for q in table.quasi_identifiers):
+            from anoncore.static.lattice import lattice_size
+
+            size = lattice_size([table.hierarchy(q).height for q in table.quasi_identifiers])
+            step += f" on a lattice of {size:,} nodes (no ETA: the search reports no progress)"
+        bar.advance(step=step)
         t0 = time.perf_counter()
         result = alg.run(table, args)
         timings["algorithm"] = time.perf_counter() - t0
         partition = result.partition
         bar.advance(step="auditing the output")
         audit_dict = _cli._run_audit(table, partition, specs, notes, timings, report=result.audit)
+        passed = None if audit_dict is None else bool(audit_dict["passed"])
+        if partition.n_suppressed == table.n_rows:
+            notes.append("every row was suppressed: nothing is published (lower k or the other parameters)")
+            passed = False
         bar.advance(step="measuring information loss")
         metrics = _cli._run_metrics(table, partition, notes, timings) if not args.no_metrics else None
         t0 = time.perf_counter()
@@ -269,9 +341,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         timings["risk"] = time.perf_counter() - t0
         bar.advance(step="publishing")
         t0 = time.perf_counter()
+        written = None
         if args.output is not None:
-            df = _cli._readable(partition.to_pandas(include_suppressed=args.include_suppressed))
-            df.to_csv(args.output, index=False)
+            if passed is False:  # never publish what the audit rejected
+                notes.append(f"the audit failed: {args.output} was not written")
+            else:
+                df = _cli._readable(published_frame(partition, args.include_suppressed))
+                _cli.write_csv(df, args.output, out)
+                written = args.output
         head = _cli._readable(_cli._published_head(partition, args.head))
         timings["publish"] = time.perf_counter() - t0
         bar.advance()
@@ -280,8 +357,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     levels = getattr(partition, "levels", None)
     part_info: dict[str, Any] = {"source": "algorithm", "algorithm": result.algorithm,
                                  "levels": None if levels is None else [int(x) for x in levels],
-                                 "output": args.output}
-    passed = None if audit_dict is None else bool(audit_dict["passed"])
+                                 "output": written}
     stats = {k: v for k, v in result.stats.items() if isinstance(v, (int, float, str, bool))}
     if args.json:
         res = {"table": _cli._table_summary(table), "partition": part_info, "counts": counts,
@@ -294,11 +370,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                   "seed": args.seed, "output": args.output, "include_suppressed": args.include_suppressed}
         out.write(json.dumps(_cli._document("anonymize", params, res), allow_nan=False) + "\n")
     else:
-        _cli._print_text(out, f"anoncore {_cli._version()} anonymize {args.data} with {alg.name}", table, counts,
-                         part_info, audit_dict, _cli._report_text(audit_dict), metrics, timings, notes, head)
-        out.write(_risk.section_text(risk))
-        if args.output is not None:
-            out.write(f"Published table written to {args.output}\n")
+        _cli._print_text(report, f"anoncore {_cli._version()} anonymize {args.data} with {alg.name}", table,
+                         counts, part_info, audit_dict, _cli._report_text(audit_dict), metrics, timings, notes, head)
+        report.write(_risk.section_text(risk))
+        if written is not None and written != "-":
+            report.write(f"Published table written to {written}\n")
     return 1 if passed is False else 0
 
 

@@ -74,7 +74,8 @@ def write_histogram(profs: dict[str, Any], path: str) -> None:
     ax.set_ylabel("% of published records")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with _cli.atomic_output(path, "wb") as fh:  # never half written
+        fig.savefig(fh, dpi=100, format="png")
     plt.close(fig)
 
 
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise _cli.UsageError(f"data file {args.data!r} does not exist.")
     if not os.path.exists(args.schema):
         raise _cli.UsageError(f"schema file {args.schema!r} does not exist.")
+    _cli.check_output(args.risk_histogram, [args.data, args.schema], force=args.force, option="--histogram")
     t_all = time.perf_counter()
     try:
         schema = Schema.from_toml(args.schema)
@@ -178,3 +180,4 @@ def register(sub: Any) -> None:
                    help="largest combination of the QI analysis (default 3)")
     p.add_argument("--sep", default=None, help="field separator of DATA (default: detected from the header)")
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
+    _cli.add_force_argument(p)

@@ -17,11 +17,22 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import sys
 from typing import Any, TextIO
 
-from anoncore.cli._common import UsageError, _document
+from anoncore.cli._common import (
+    UsageError,
+    _arg_from,
+    _document,
+    _float,
+    _nonneg_int_arg,
+    _positive_int_arg,
+    add_force_argument,
+    atomic_output,
+    check_output,
+)
 
 __all__ = ["build_parser", "register", "run"]
 
@@ -62,18 +73,18 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     )
     g.add_argument(
         "--sample",
-        type=int,
+        type=_positive_int_arg,
         metavar="K",
         help="sample K sensitive patterns per user among those with windowed frequency >= --f-min",
     )
     p.add_argument(
-        "--epsilon", type=float, required=True, help="privacy level >= 0 (a fraction of H̃ unless --absolute)"
+        "--epsilon", type=_arg_from(_float("--epsilon", 0.0, math.inf)), required=True, help="privacy level >= 0 (a fraction of H̃ unless --absolute)"
     )
     p.add_argument("--absolute", action="store_true", help="epsilon is absolute (in units of --log-base)")
-    p.add_argument("--w", type=int, required=True, help="window: an occurrence spans at most w positions")
+    p.add_argument("--w", type=_positive_int_arg, required=True, help="window: an occurrence spans at most w positions")
     p.add_argument("--method", default="top_down", choices=["top_down", "bottom_up", "brute_force"])
     p.add_argument("--cost", default="linear", choices=["linear", "exponential", "iloss"])
-    p.add_argument("--log-base", type=float, default=2.0, help="logarithm base of Ĩ and H̃ (default 2: bits)")
+    p.add_argument("--log-base", type=_arg_from(_float("--log-base", 1.0, math.inf, lo_open=True)), default=2.0, help="logarithm base of Ĩ and H̃ (default 2: bits)")
     p.add_argument(
         "--no-shortcut",
         action="store_true",
@@ -91,9 +102,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         choices=["table", "scan"],
         help="evaluate f(h(p)) from the pair table (default) or by rescanning the sequence",
     )
-    p.add_argument("--m", type=int, default=2, help="pattern length with --sample (default 2)")
-    p.add_argument("--f-min", type=int, default=10, help="minimum frequency with --sample (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for --sample (default 0)")
+    p.add_argument("--m", type=_positive_int_arg, default=2, help="pattern length with --sample (default 2)")
+    p.add_argument("--f-min", type=_nonneg_int_arg, default=10, help="minimum frequency with --sample (default 10)")
+    p.add_argument("--seed", type=_nonneg_int_arg, default=0, help="random seed for --sample (default 0)")
     p.add_argument(
         "--format",
         default="auto",
@@ -107,7 +118,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="CSV column of the event (default event); JSON lines use the key 'events'",
     )
     p.add_argument("--order-col", default=None, help="CSV column to sort each user's events by (stable)")
-    p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
+    p.add_argument("--threads", type=_positive_int_arg, default=None, help="threads (default: all cores)")
     p.add_argument(
         "-o",
         "--output",
@@ -120,6 +131,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         action="store_true",
         help="print one JSON document (parameters, per-user records, summary) on stdout",
     )
+    add_force_argument(p)
     return p
 
 
@@ -297,24 +309,30 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore.sequence.api import sanitize
 
     # Everything is read and validated before any work starts.
+    check_output(args.output, [args.input, args.taxonomy, args.patterns], force=args.force)
     tax = _read_taxonomy(args.taxonomy)
     patterns = _patterns(args)
     ids, seqs, lines = _read_events(args)
     _check_symbols(ids, seqs, lines, tax, args.input)
-    res = sanitize(
-        seqs, tax, patterns, args.epsilon, args.w, method=args.method, rng=args.seed,
-        relative=not args.absolute, cost=args.cost, log_base=args.log_base, m=args.m, f_min=args.f_min,
-        sigma_s_shortcut=not args.no_shortcut, tie=args.tie, distance=args.distance, counting=args.counting,
-        n_threads=args.threads,
-    )  # fmt: skip
+    from anoncore._progress import Progress
+
+    with Progress(None, "anoncore sequence") as bar:  # drawn on a terminal only
+        bar.set_step(f"sanitizing {len(seqs):,} users ({args.method})")
+        res = sanitize(
+            seqs, tax, patterns, args.epsilon, args.w, method=args.method, rng=args.seed,
+            relative=not args.absolute, cost=args.cost, log_base=args.log_base, m=args.m, f_min=args.f_min,
+            sigma_s_shortcut=not args.no_shortcut, tie=args.tie, distance=args.distance, counting=args.counting,
+            n_threads=args.threads,
+        )  # fmt: skip
+        bar.advance(step="writing")
     records = [_record(uid, s, u, tax) for uid, s, u in zip(ids, seqs, res.users)]
     lines_out = [json.dumps(r, ensure_ascii=False, allow_nan=False) for r in records]
     dest = args.output if args.output is not None else (None if args.json else "-")
     if dest == "-":
         out.write("".join(x + "\n" for x in lines_out))
     elif dest is not None:
-        with open(dest, "w", encoding="utf-8") as fh:
-            fh.write("".join(x + "\n" for x in lines_out))
+        with atomic_output(dest) as fh:
+            fh.writelines(x + "\n" for x in lines_out)
     ul = [r["normalized_utility_loss"] for r in records]
     summary = {
         "n_users": len(records),

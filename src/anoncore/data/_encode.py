@@ -166,5 +166,6 @@ def missing_keys(labels: Iterable[str], tokens: Iterable[str]) -> dict[str, int]
 
 
 def is_missing_text(label: str, tokens: set[str]) -> bool:
-    """Whether a text cell counts as missing (the rule of ``Table.from_pandas``)."""
-    return label.strip() in tokens
+    """Whether a text cell counts as missing (the rule of ``Table.from_pandas``): blank, or a missing token."""
+    stripped = label.strip()
+    return stripped == "" or stripped in tokens

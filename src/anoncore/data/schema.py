@@ -106,7 +106,10 @@ class Schema:
         What to do with missing values in kept columns: refuse the table, drop the rows (reported in
         ``Table.dropped_rows``), or keep the missing token as a value of its own.
     missing_tokens : tuple of str, default=('?',)
-        Strings that count as missing, in addition to NaN and None.
+        Strings that count as missing, in addition to NaN, None and empty cells.
+    sep : str, default=None
+        The field separator of the data files read with this schema (``Table.from_csv`` uses it when no
+        ``sep`` is given; ``'tab'`` means a tab). None detects ``,`` or ``;`` from the header.
 
     Examples
     --------
@@ -118,6 +121,7 @@ class Schema:
     attributes: tuple[Attribute, ...]
     missing: str = "error"
     missing_tokens: tuple[str, ...] = ("?",)
+    sep: str | None = None
     _by_name: dict[str, Attribute] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -137,6 +141,12 @@ class Schema:
                 f"The 'missing' parameter of Schema must be one of {MISSING_POLICIES}. Got {self.missing!r} instead."
             )
         object.__setattr__(self, "missing_tokens", tuple(str(t) for t in self.missing_tokens))
+        if self.sep is not None:
+            sep = {"tab": "\t", "\\t": "\t"}.get(self.sep, self.sep) if isinstance(self.sep, str) else self.sep
+            if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n":
+                raise ValueError(f"The 'sep' of a Schema must be one character (e.g. ',', ';' or 'tab'). Got "
+                                 f"{self.sep!r} instead.")
+            object.__setattr__(self, "sep", sep)
         object.__setattr__(self, "_by_name", {a.name: a for a in attrs})
         for role in ("pid", "time"):
             if sum(a.role == role for a in attrs) > 1:
@@ -302,4 +312,5 @@ class Schema:
             tuple(attrs),
             missing=doc.get("missing", "error"),
             missing_tokens=tuple(doc.get("missing_tokens", ("?",))),
+            sep=doc.get("sep"),
         )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,7 +18,7 @@ from anoncore.data.builders import flat_hierarchy
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
 
-__all__ = ["Table"]
+__all__ = ["Table", "csv_columns"]
 
 
 def _label(u: Any) -> str:
@@ -65,12 +66,17 @@ class Table:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_pandas(cls, df: pd.DataFrame, schema: Schema, *, n_threads: int | None = None) -> Table:
+    def from_pandas(cls, df: pd.DataFrame, schema: Schema, *, n_threads: int | None = None,
+                    _where: Callable[[int], str] | None = None) -> Table:
         """Encode a DataFrame.
 
         Text, categorical and Arrow-backed columns are encoded in C++ (a hash of the hierarchy's labels,
         ``n_threads`` threads over rows, None = every core; the codes do not depend on it); a value that does
         not resolve exactly takes the pandas path, which gives the same codes or the same error.
+
+        Error messages name rows by their 0-based position in ``df`` ("row 27 (0-based)"); :meth:`from_csv`
+        names them by file line instead. Empty cells (``""`` or blanks) are missing values, like NaN and the
+        schema's ``missing_tokens``.
 
         Examples
         --------
@@ -87,12 +93,17 @@ class Table:
             raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
         if len(df) == 0:
             raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        cols = [str(c) for c in df.columns]
+        dups = sorted({c for c in cols if cols.count(c) > 1})
+        if dups:
+            raise ValueError(f"The data has duplicate column name(s) {dups}: every column needs a distinct name.")
+        where = _where if _where is not None else _row_position
         threads = _threads(n_threads, "Table.from_pandas")
         fast = _fast_encode(cls, {c: df[c] for c in df.columns if not isinstance(df[c], pd.DataFrame)}, schema,
-                            len(df), threads, _enc.source_of_series)
+                            len(df), threads, _enc.source_of_series, where)
         if fast is not None:
             return fast
-        return cls._from_pandas_legacy(df, schema)
+        return cls._from_pandas_legacy(df, schema, where)
 
     @classmethod
     def from_arrow(cls, data: Any, schema: Schema, *, n_threads: int | None = None) -> Table:
@@ -127,14 +138,17 @@ class Table:
             src = _enc.source_of_arrow(col)
             return src if src is not None else col.to_pandas()
 
-        fast = _fast_encode(cls, cols, schema, data.num_rows, threads, source)
+        fast = _fast_encode(cls, cols, schema, data.num_rows, threads, source, _row_position)
         if fast is not None:
             return fast
         return cls._from_pandas_legacy(data.to_pandas(), schema)
 
     @classmethod
-    def _from_pandas_legacy(cls, df: pd.DataFrame, schema: Schema) -> Table:
+    def _from_pandas_legacy(cls, df: pd.DataFrame, schema: Schema,
+                            where: Callable[[int], str] | None = None) -> Table:
         """The pandas path: every column through pandas (factorize) and Python dictionaries."""
+        if where is None:
+            where = _row_position
         for a in schema.attributes:
             if a.name not in df.columns:
                 raise ValueError(f"Unknown column {a.name!r}: it is declared in the schema but not in the data "
@@ -159,7 +173,7 @@ class Table:
                     if m.any():
                         i = int(np.flatnonzero(m)[0])
                         raise ValueError(
-                            f"Column {a.name!r} has {int(m.sum())} missing value(s) (first at row {i}: "
+                            f"Column {a.name!r} has {int(m.sum())} missing value(s) (first at {where(i)}: "
                             f"{df[a.name].iloc[i]!r}). Choose a missing-value policy: Schema(..., missing='drop' "
                             f"or 'as_value')."
                         )
@@ -176,7 +190,7 @@ class Table:
         dicts: dict[str, Any] = {}
         for j, a in enumerate(kept):
             m = missing_by_col[a.name][keep] if dropped.size else missing_by_col[a.name]
-            col, ra, d = _encode_column(a, sub[a.name], m, schema)
+            col, ra, d = _encode_column(a, sub[a.name], m, schema, row_ids, where)
             codes[:, j] = col
             resolved.append(ra)
             dicts[a.name] = d
@@ -221,22 +235,45 @@ class Table:
         return cls.from_pandas(df, schema)
 
     @classmethod
-    def from_csv(cls, path: str | os.PathLike[str], schema: Schema, sep: str | None = None) -> Table:
-        """Read a CSV file (``,`` or ARX's ``;``, detected from the header when ``sep`` is None).
+    def from_csv(cls, path: str | os.PathLike[str], schema: Schema, sep: str | None = None,
+                 encoding: str = "utf-8") -> Table:
+        """Read a CSV file (``,`` or ARX's ``;``, detected from the header when ``sep`` is None and the schema
+        gives no ``sep``).
 
-        Every column is read as text; numeric attributes are converted after reading.
+        Every column is read as text; numeric attributes are converted after reading. Error messages name
+        rows by their line in the file (the header is line 1). Columns the schema does not declare are left
+        out (:func:`csv_columns` lists the file's columns).
+
+        Raises
+        ------
+        ValueError
+            If the file does not exist, is not valid ``encoding`` (with the line and column of the first bad
+            byte), looks tab-separated while ``sep`` is not a tab, has a column name twice, or any value is
+            invalid (with its line).
         """
         if not os.path.exists(path):
             raise ValueError(f"Data file {os.fspath(path)!r} does not exist.")
+        name = os.fspath(path)
         if sep is None:
-            opener = _open_text(path)
-            with opener as fh:
-                header = fh.readline()
+            sep = schema.sep
+        header = _read_header(name, encoding)
+        if sep is None:
             sep = ";" if header.count(";") > header.count(",") else ","
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[], skipinitialspace=True,
-                         quoting=csv.QUOTE_MINIMAL)
+        names = [h.strip().strip('"') for h in header.rstrip("\r\n").split(sep)]
+        if sep != "\t" and len(names) == 1 and "\t" in header:
+            raise ValueError(f"The header of {name!r} has one column for separator {sep!r} but holds tabs: the file "
+                             f"looks tab-separated. Pass sep='\\t' (command line: --sep tab).")
+        dups = sorted({c for c in names if names.count(c) > 1})
+        if dups:
+            raise ValueError(f"The header of {name!r} names column(s) {dups} more than once: every column needs a "
+                             f"distinct name.")
+        try:
+            df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[], skipinitialspace=True,
+                             quoting=csv.QUOTE_MINIMAL, encoding=encoding)
+        except UnicodeDecodeError as exc:
+            raise ValueError(_decode_error(name, sep, encoding, exc)) from None
         df.columns = [str(c).strip() for c in df.columns]
-        return cls.from_pandas(df, schema)
+        return cls.from_pandas(df, schema, _where=lambda i: f"line {i + 2} of {name!r}")
 
     @classmethod
     def _from_codes(
@@ -418,13 +455,16 @@ def _threads(n_threads: int | None, caller: str) -> int:
 def _missing_mask(s: pd.Series, tokens: set[str]) -> NDArray[np.bool_]:
     """Missing cells of a column for the pandas path: NaN / None, and in text columns the missing tokens."""
     m: NDArray[np.bool_] = s.isna().to_numpy()
-    if tokens and (s.dtype == object or isinstance(s.dtype, pd.StringDtype)):
-        m = m | s.astype(str).str.strip().isin(tokens).to_numpy()
+    if s.dtype == object or isinstance(s.dtype, pd.StringDtype):
+        stripped = s.astype(str).str.strip()
+        m = m | (stripped == "").to_numpy()  # an empty cell is a missing value
+        if tokens:
+            m = m | stripped.isin(tokens).to_numpy()
     return m
 
 
 def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n: int, threads: int,
-                 source_of: Any) -> Table | None:
+                 source_of: Any, where: Callable[[int], str]) -> Table | None:
     """The C++ path of :meth:`Table.from_pandas` / :meth:`Table.from_arrow`; None hands the table to the pandas
     path (a value that is not an exact key, a missing value under ``missing='error'``, an unsupported column),
     which then gives the same codes or the error message. The kernels write straight into the code matrix."""
@@ -501,7 +541,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         if isinstance(src, pd.Series):
             sub = src.iloc[row_ids].reset_index(drop=True) if keep is not None else src
             m = missing_masks[a.name] if keep is None else missing_masks[a.name][keep]
-            col, ra, d = _encode_column(a, sub, m, schema)
+            col, ra, d = _encode_column(a, sub, m, schema, row_ids, where)
             out[:, j] = col
             resolved.append(ra)
             dicts[a.name] = d
@@ -597,19 +637,98 @@ def _numeric_mapping(a: Attribute, src: Any, scan: bool = False) -> tuple[dict[s
     return mapping, leaf_vals
 
 
-def _open_text(path: str | os.PathLike[str]) -> Any:
+def _open_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> Any:
     p = os.fspath(path)
     if p.endswith(".gz"):
         import gzip
 
-        return gzip.open(p, "rt", encoding="utf-8", newline="")
-    return open(p, encoding="utf-8", newline="")
+        return gzip.open(p, "rt", encoding=encoding, newline="")
+    return open(p, encoding=encoding, newline="")
+
+
+def _open_binary(path: str) -> Any:
+    if path.endswith(".gz"):
+        import gzip
+
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _row_position(i: int) -> str:
+    return f"row {i} (0-based)"
+
+
+def _read_header(path: str, encoding: str) -> str:
+    try:
+        with _open_text(path, encoding) as fh:
+            return str(fh.readline())
+    except UnicodeDecodeError as exc:
+        raise ValueError(_decode_error(path, None, encoding, exc)) from None
+    except LookupError:
+        raise ValueError(f"Unknown encoding {encoding!r} (e.g. 'utf-8', 'latin-1', 'cp1252').") from None
+
+
+def _decode_error(path: str, sep: str | None, encoding: str, exc: UnicodeDecodeError) -> str:
+    """Where the first byte that is not valid ``encoding`` is: file line and column."""
+    with _open_binary(path) as fh:
+        header = fh.readline()
+        for ln, raw in enumerate(itertools.chain([header], fh), start=1):
+            try:
+                raw.decode(encoding)
+            except UnicodeDecodeError as e:
+                hdr = header.decode(encoding, errors="replace").rstrip("\r\n")
+                if sep is None:
+                    sep = ";" if hdr.count(";") > hdr.count(",") else ","
+                field = raw[:e.start].count(sep.encode())
+                cols = hdr.split(sep)
+                col = f"column {cols[field].strip()!r}" if ln > 1 and field < len(cols) else f"field {field + 1}"
+                return (f"Line {ln} of {path!r} ({col}, byte {e.start + 1} of the line: "
+                        f"{raw[e.start:e.end]!r}) is not valid {encoding}. Give the file's encoding, e.g. "
+                        f"encoding='latin-1' (command line: --encoding latin-1).")
+    return f"{path!r} is not valid {encoding}: {exc}. Give the file's encoding (command line: --encoding)."
+
+
+def csv_columns(path: str | os.PathLike[str], sep: str | None = None, encoding: str = "utf-8") -> list[str]:
+    """The column names in the header of a CSV file (separator detected as :meth:`Table.from_csv` does)."""
+    header = _read_header(os.fspath(path), encoding)
+    if sep is None:
+        sep = ";" if header.count(";") > header.count(",") else ","
+    return [h.strip().strip('"') for h in header.rstrip("\r\n").split(sep)]
+
+
+def _hierarchy_misses(a: Attribute, h: Any, labels: Sequence[str], bad: NDArray[np.int64],
+                      first: NDArray[np.int64], counts: NDArray[np.int64], where: Callable[[int], str]) -> str:
+    """The message for values of column ``a`` that are not leaves of its hierarchy: every one (up to 10) with
+    the first row holding it and its number of rows."""
+    order = bad[np.argsort(first[bad], kind="stable")]
+    shown = [f"{labels[i]!r} ({where(int(first[i]))}"
+             + (f", {int(counts[i])} rows)" if counts[i] > 1 else ")") for i in order[:10]]
+    more = f", and {order.size - 10} more" if order.size > 10 else ""
+    hname = f" {h.name!r}" if h.name else ""
+    lead = f"Value {labels[order[0]]!r} of column {a.name!r} is missing from its hierarchy{hname}"
+    if order.size == 1:
+        return f"{lead} ({shown[0][len(repr(labels[order[0]])) + 2:]}."
+    return f"{lead}; {order.size} values in all are missing: {', '.join(shown)}{more}."
+
+
+def _first_and_counts(codes: NDArray[Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Per value code in [0, n): the position of its first row and its number of rows."""
+    first = np.full(n, -1, dtype=np.int64)
+    pos = np.arange(codes.size, dtype=np.int64)
+    ok = codes >= 0
+    first[codes[ok][::-1]] = pos[ok][::-1]
+    counts = np.bincount(codes[ok], minlength=n).astype(np.int64)
+    return first, counts
 
 
 def _encode_column(
-    a: Attribute, s: pd.Series, missing: NDArray[np.bool_], schema: Schema
+    a: Attribute, s: pd.Series, missing: NDArray[np.bool_], schema: Schema,
+    rows: NDArray[np.int64] | None = None, where: Callable[[int], str] = _row_position,
 ) -> tuple[NDArray[np.int32], Attribute, Any]:
-    """Encode one column; returns (codes, resolved attribute, dictionary)."""
+    """Encode one column; returns (codes, resolved attribute, dictionary). ``rows[i]`` is the input position of
+    row ``i`` of ``s`` and ``where(position)`` names it in messages."""
+    if rows is None:
+        rows = np.arange(len(s), dtype=np.int64)
     has_missing = bool(missing.any())  # only possible under 'as_value' at this point
     token = schema.missing_tokens[0] if schema.missing_tokens else "?"
     if a.kind == "numeric":
@@ -620,7 +739,16 @@ def _encode_column(
         bad = ~np.isfinite(num)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"Column {a.name!r} is numeric but holds {s.iloc[i]!r} (row {i}).")
+            raise ValueError(f"Column {a.name!r} is numeric but holds {s.iloc[i]!r} ({where(int(rows[i]))}"
+                             f"{'' if bad.sum() == 1 else f'; {int(bad.sum())} such rows'}).")
+        if a.domain is not None:
+            lo, hi = a.domain
+            out = (num < lo) | (num > hi)
+            if out.any():
+                i = int(np.flatnonzero(out)[0])
+                raise ValueError(f"Column {a.name!r} holds {s.iloc[i]!r} ({where(int(rows[i]))}), outside its "
+                                 f"declared domain [{lo:g}, {hi:g}] ({int(out.sum())} row(s) outside; data range "
+                                 f"[{num.min():g}, {num.max():g}]): widen the domain.")
         if a.hierarchy is None:
             uniq, inv = np.unique(num, return_inverse=True)
             return inv.astype(np.int32), a, _readonly(uniq)
@@ -632,9 +760,10 @@ def _encode_column(
         pos = np.minimum(pos, leaf_vals.size - 1)
         ok = leaf_vals[pos] == uniq
         if not ok.all():
-            v = uniq[~ok][0]
-            raise ValueError(f"Value {_label(v)!r} of column {a.name!r} is missing from its hierarchy "
-                             f"{a.hierarchy.name!r}.")
+            first, counts = _first_and_counts(inv.ravel(), uniq.size)
+            first = np.where(first >= 0, rows[np.maximum(first, 0)], -1)
+            raise ValueError(_hierarchy_misses(a, a.hierarchy, [_label(v) for v in uniq],
+                                               np.flatnonzero(~ok), first, counts, where))
         return pos[inv].astype(np.int32), a, _readonly(leaf_vals)
     # categorical / ordinal
     codes_u, uniques = pd.factorize(s, sort=False, use_na_sentinel=True)
@@ -655,14 +784,20 @@ def _encode_column(
         a = replace(a, hierarchy=h)
     lookup = h.leaf_lookup()
     mapped = np.empty(len(labels), dtype=np.int32)
+    misses = []
     for i, lab in enumerate(labels):
         code = lookup.get(lab)
         if code is None:
             code = lookup.get(lab.strip())
         if code is None:
-            raise ValueError(f"Value {lab!r} of column {a.name!r} is missing from its hierarchy {h.name!r}.")
+            misses.append(i)
+            code = -1
         mapped[i] = code
+    if misses:
+        first, counts = _first_and_counts(np.asarray(codes_u), len(labels))
+        first = np.where(first >= 0, rows[np.maximum(first, 0)], -1)
+        raise ValueError(_hierarchy_misses(a, h, labels, np.asarray(misses, dtype=np.int64), first, counts, where))
     if (codes_u < 0).any():
         i = int(np.flatnonzero(codes_u < 0)[0])
-        raise ValueError(f"Column {a.name!r} has a missing value at row {i}.")
+        raise ValueError(f"Column {a.name!r} has a missing value at {where(int(rows[i]))}.")
     return mapped[codes_u], a, h.leaves

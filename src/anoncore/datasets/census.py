@@ -505,7 +505,8 @@ def _code_maps() -> dict[str, NDArray[np.int32]]:
 
 
 def synthetic_census(
-    n: int, rng: int | np.random.Generator | None = None, *, sensitive: str | None = "salary", n_qi: int = 7
+    n: int, rng: int | np.random.Generator | None = None, *, sensitive: str | None = "salary", n_qi: int = 7,
+    numeric: str = "hierarchy",
 ) -> Table:
     """Generate ``n`` rows of the synthetic census as an encoded :class:`~anoncore.Table`.
 
@@ -519,6 +520,13 @@ def synthetic_census(
         Which attribute is sensitive (see :func:`synthetic_census_schema`).
     n_qi : int, default=7
         Number of quasi-identifiers (a prefix of :data:`CENSUS_QUASI_IDENTIFIERS`).
+    numeric : {'hierarchy', 'box'}, default='hierarchy'
+        ``'hierarchy'``: the numeric attributes (age, education, salary) carry their interval hierarchies, so
+        full-domain searches can generalize them and every algorithm publishes them through the hierarchy
+        (a class's value is the lowest interval node covering it). ``'box'``: no hierarchy on the numeric
+        attributes, so classes publish them as ``[min, max]`` boxes, the minimum bounding boxes of the SABRE
+        thesis (Cao, ch. 3-6), which its AIL figures use; the lattice search then needs ``'hierarchy'``.
+        Same rows and codes either way.
 
     Returns
     -------
@@ -533,12 +541,23 @@ def synthetic_census(
     >>> [t.cardinality(c) for c in t.columns]
     [79, 2, 17, 6, 9, 10, 83, 23, 50]
     """
+    if numeric not in ("hierarchy", "box"):
+        raise ValueError(f"The 'numeric' parameter of synthetic_census must be 'hierarchy' or 'box'. Got "
+                         f"{numeric!r} instead.")
     schema = synthetic_census_schema(sensitive, n_qi)
     idx = _generate(n, rng)
     maps = _code_maps()
     codes = np.empty((len(idx["age"]), len(CENSUS_COLUMNS)), dtype=np.int32)
     for j, c in enumerate(CENSUS_COLUMNS):
         codes[:, j] = maps[c][idx[c]]
+    if numeric == "box":
+        from dataclasses import replace
+
+        dicts = {a.name: np.array([float(x) for x in a.hierarchy.leaves]) for a in schema.attributes
+                 if a.kind == "numeric" and a.hierarchy is not None}
+        schema = replace(schema, attributes=tuple(replace(a, hierarchy=None) if a.name in dicts else a
+                                                  for a in schema.attributes), _by_name={})
+        return Table._from_codes(schema, codes, dicts)
     return Table._from_codes(schema, codes)
 
 

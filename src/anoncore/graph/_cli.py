@@ -56,6 +56,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.nodes.csv and PREFIX.edges.csv")
     p.add_argument("--mapping", metavar="FILE", help="write the (private) node -> super node table")
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
+    from anoncore.cli._common import add_force_argument
+
+    add_force_argument(p)
     return p
 
 
@@ -103,11 +106,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     import numpy as np
     import pandas as pd
 
-    from anoncore.cli._common import _document
+    from anoncore.cli._common import _document, check_output, write_csv
     from anoncore.graph import load_snap_edges, prominence_anonymize
 
     if not os.path.exists(args.edges):
         raise ValueError(f"edge list {args.edges!r} does not exist")
+    targets = ([f"{args.output}.nodes.csv", f"{args.output}.edges.csv"] if args.output else []) + \
+        ([args.mapping] if args.mapping else [])
+    for path in targets:
+        check_output(path, [args.edges, args.labels, args.taxonomy], force=args.force,
+                     option="--mapping" if path == args.mapping else "-o/--output")
     el = load_snap_edges(args.edges, directed=not args.undirected, weighted=args.weighted)
     labels = _read_labels(args.labels, args.node_col, args.label_col)
     tax = _read_taxonomy(args.taxonomy)
@@ -124,13 +132,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     written = []
     if args.output:
         nodes_path, edges_path = f"{args.output}.nodes.csv", f"{args.output}.edges.csv"
-        pd.DataFrame({"super_node": range(m.n_nodes), "size": m.sizes, "label": m.labels}).to_csv(
-            nodes_path, index=False)
-        pd.DataFrame({"src": m.src, "dst": m.dst, "weight": m.weight}).to_csv(edges_path, index=False)
+        write_csv(pd.DataFrame({"super_node": range(m.n_nodes), "size": m.sizes, "label": m.labels}), nodes_path)
+        write_csv(pd.DataFrame({"src": m.src, "dst": m.dst, "weight": m.weight}), edges_path)
         written += [nodes_path, edges_path]
     if args.mapping:
-        pd.DataFrame({"node": list(r.nodes), "super_node": r.group, "level": r.levels, "si": r.si,
-                      "label": r.labels}).to_csv(args.mapping, index=False)
+        write_csv(pd.DataFrame({"node": list(r.nodes), "super_node": r.group, "level": r.levels, "si": r.si,
+                                "label": r.labels}), args.mapping)
         written.append(args.mapping)
     levels = {int(k): int(v) for k, v in zip(*np.unique(r.levels, return_counts=True))}
     result = {

@@ -35,6 +35,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--schema", required=True, help="JSON file: requirement, taxonomies, class column, ...")
     p.add_argument("-o", "--output", required=True, help="output CSV: T1 as published")
     p.add_argument("--json", action="store_true", help="print one JSON document (docs/cli.md)")
+    from anoncore.cli._common import add_force_argument
+
+    add_force_argument(p)
     return p
 
 
@@ -79,10 +82,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``anoncore release``; returns the exit status."""
     import pandas as pd
 
-    from anoncore.cli._common import _document, _jsonable
+    from anoncore.cli._common import _document, _jsonable, check_output, write_csv
     from anoncore.data.hierarchy import Hierarchy
     from anoncore.release import tds4sa
 
+    check_output(args.output, [args.t1, *args.t2, args.schema], force=args.force)
     schema = _load_schema(args.schema)
     req = _requirement(schema["requirement"])
     tax = {a: Hierarchy.from_nested(t, name=a) for a, t in (schema.get("taxonomies") or {}).items()}
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                  inconsistent=[tuple(i) for i in schema.get("inconsistent", [])] or None,
                  metric=schema.get("metric", "entropy" if schema.get("class_column") else "distortion"),
                  privloss=schema.get("privloss", "max"))
-    res.published.to_csv(args.output, index=False)
+    write_csv(res.published, args.output)
     summary = {"records": len(res.published), "published": len(res.published), "suppressed": 0, "cut": res.cut,
                    "achieved": res.achieved if "L_y" not in res.achieved else
                    {"L_Y": res.achieved["L_Y"], "L_y": {"|".join(k): v for k, v in res.achieved["L_y"].items()}},

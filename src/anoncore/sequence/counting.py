@@ -92,7 +92,8 @@ def count_patterns(
     Raises
     ------
     ValueError
-        Unknown symbols, a pattern longer than the window allows (m > w + 1), invalid map.
+        Unknown symbols, invalid map. A pattern longer than the window allows (m > w + 1) has no occurrence
+        (Definition 1): its counts are 0.
 
     Notes
     -----
@@ -111,17 +112,14 @@ def count_patterns(
     w = check_int(w, "w", caller, 0)
     pats = encode_patterns(patterns, tax, caller, nodes=True, dedupe=False)
     m = pats.shape[1]
-    if m > w + 1:
-        raise ValueError(
-            f"The patterns passed to {caller} have length m={m}, longer than the window allows "
-            f"(an occurrence spans at least m - 1 = {m - 1} > w = {w})."
-        )
     offsets, flat = encode_sequences(sequences, tax, caller)
     if generalization is None:
         gmap = np.arange(tax.n_leaves, dtype=np.int32)
     else:
         gmap = check_generalization(generalization, tax, caller)
     nt = check_n_threads(n_threads, caller)
+    if m > w + 1:  # an occurrence spans at least m - 1 > w positions: none fits in the window (Definition 1)
+        return np.zeros((offsets.size - 1, pats.shape[0]), dtype=np.int64)
     return np.asarray(_core.sequence.count_patterns(offsets, flat, gmap, pats, tax.n_nodes, w, nt))
 
 

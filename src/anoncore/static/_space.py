@@ -100,9 +100,11 @@ def mondrian_hierarchies(table: Table, categorical_split: Any, caller: str) -> l
 _CACHE = TableCache("anoncore.static._space")
 
 
-def qi_space(table: Table) -> QISpace:
-    """Codes and normalised coordinate tables of the quasi-identifiers (computed once per table)."""
-    key = ("qi_space",)
+def qi_space(table: Table, normalized: bool = True) -> QISpace:
+    """Codes and coordinate tables of the quasi-identifiers (cached on the table): normalised to [0, 1] by
+    default; with ``normalized=False`` the raw values (numeric) and pre-order leaf ranks (categorical), the
+    "raw widths" of Mondrian's dimension rule."""
+    key = ("qi_space",) if normalized else ("qi_space", "raw")
     cached = _CACHE.of(table).get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
@@ -111,12 +113,15 @@ def qi_space(table: Table) -> QISpace:
         a = table.attribute(q)
         if a.kind == "numeric":
             v = table.numeric_values(q)
+            if not normalized:
+                tabs.append(np.asarray(v, dtype=np.float64).copy())
+                continue
             lo, hi = table.domain(q)
             lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
             tabs.append((v - lo) / (hi - lo) if hi > lo else np.zeros_like(v))
         else:
             card = table.cardinality(q)
-            tabs.append(np.arange(card, dtype=np.float64) / max(card - 1, 1))
+            tabs.append(np.arange(card, dtype=np.float64) / (max(card - 1, 1) if normalized else 1.0))
     offsets = np.zeros(len(tabs) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([t.size for t in tabs])
     space = QISpace(table.qi_codes(), np.ascontiguousarray(np.concatenate(tabs)), offsets,

@@ -411,6 +411,34 @@ def _compositions(total: int, heights: Sequence[int]) -> Any:
     yield from rec(0, total)
 
 
+#: ``max_nodes`` of ``anoncore anonymize --algorithm flash`` unless ``--max-nodes`` is given.
+DEFAULT_MAX_NODES = 50_000_000
+
+
+def _check_lattice_size(table: Any, max_nodes: Any, caller: str) -> None:
+    """Refuse a lattice of more than ``max_nodes`` nodes before any work (the size is prod(h_i + 1))."""
+    if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer))
+                                  or max_nodes < 1):
+        raise ValueError(f"The 'max_nodes' parameter of {caller} must be an int >= 1 or None. Got {max_nodes!r} "
+                         f"instead.")
+    if max_nodes is None or not isinstance(table, Table):
+        return
+    heights = []
+    for q in table.quasi_identifiers:
+        h = table.hierarchy(q)
+        if h is None:
+            return  # LatticeProblem.build reports the missing hierarchy
+        heights.append(int(h.height))
+    size = lattice_size(heights)
+    if size > max_nodes:
+        raise ValueError(f"The generalization lattice of {caller} has {size:,} nodes (prod of hierarchy heights + 1: "
+                         f"{' x '.join(str(x + 1) for x in heights)}), more than max_nodes={int(max_nodes):,}; the "
+                         f"optimal search may visit a large share of it. Use a heuristic (strategy='datafly', "
+                         f"'greedy' or 'samarati'; command line: --algorithm datafly|greedy|samarati), fewer "
+                         f"quasi-identifiers or shorter hierarchies, or raise max_nodes (None: no limit; "
+                         f"command line: --max-nodes).")
+
+
 def lattice_size(heights: Sequence[int]) -> int:
     """Number of nodes of the full-domain lattice, prod(h_i + 1) (spec Prop. 3.1).
 
@@ -478,6 +506,7 @@ def lattice_search(
     aggregate: str = "geometric_mean",
     with_trace: bool = False,
     weights: Mapping[str, float] | None = None,
+    max_nodes: int | None = None,
 ) -> Result:
     """Full-domain generalization (global recoding) with record suppression under privacy models.
 
@@ -509,6 +538,13 @@ def lattice_search(
         Attribute weights of Loss, as ARX's ``attribute_weights`` (ARX-ORACLES.md §7.1): quasi-identifiers not
         named keep ARX's default 0.5, and every weight is divided by the largest, so that None (equal weights)
         is all 1. The aggregates become Π (w_j x_j + 1)^(1/D) − 1, Σ (x_j / D) w_j, Σ w_j x_j and max w_j x_j.
+    max_nodes : int or None, default=None
+        Largest lattice (``prod(h_i + 1)`` nodes, :func:`lattice_size`) the ``'optimal'`` and ``'exhaustive'``
+        strategies accept; a larger one is refused up front with a message suggesting a heuristic, since these
+        searches may visit a large share of it. None: no limit (predictive tagging often decides huge
+        lattices quickly, e.g. 2**70 nodes with two varying columns). The command line uses
+        :data:`DEFAULT_MAX_NODES` (``--max-nodes``). The heuristics walk paths or levels and are not limited.
+        The search exposes no progress hook: the command line shows the lattice size and the elapsed time.
 
     Returns
     -------
@@ -521,6 +557,8 @@ def lattice_search(
     ------
     InfeasibleError
         When no node (not even the top) satisfies the models within the limit.
+    ValueError
+        When the lattice has more than ``max_nodes`` nodes (strategies 'optimal' and 'exhaustive').
 
     Notes
     -----
@@ -556,6 +594,8 @@ def lattice_search(
     suppression_limit, metric, n_threads = opts["suppression_limit"], opts["metric"], opts["n_threads"]
     strategy = check_option(opts["strategy"], "strategy", caller, _STRATEGIES)
     check_bool(with_trace, "with_trace", caller)
+    if strategy in ("optimal", "exhaustive"):
+        _check_lattice_size(table, max_nodes, caller)
     problem = LatticeProblem.build(table, models, suppression_limit, metric, gs_factor, aggregate, n_threads,
                                    caller, weights)
     if strategy == "datafly":

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from anoncore import _core
-from anoncore._validation import check_float, check_int
+from anoncore._validation import check_float, check_int, check_option
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
 from anoncore.metrics import ail
@@ -27,7 +27,8 @@ _CALLER = "tmondrian"
 
 
 def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "rank", t: float | None = None,
-              k: int | None = None, sensitive: str | None = None) -> Result:
+              k: int | None = None, sensitive: str | None = None,
+              dimension_rule: str = "normalized") -> Result:
     """tMondrian: Mondrian multidimensional splits kept only when both halves are k-anonymous and t-close.
 
     The baseline of the SABRE experiments (Li, Li and Venkatasubramanian, TKDE 2010). Starting from the whole
@@ -50,6 +51,12 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
         pre-order leaf rank, like a numeric axis. ``'hierarchy'``: split into the children of the lowest common
         ancestor of the partition's values (multiway; every part must satisfy ``k`` and ``t``), as in the
         hierarchy-aware Mondrian variants. Numeric QIs always use median cuts. Publication is the same.
+    dimension_rule : {'normalized', 'raw'}, default='normalized'
+        Which quasi-identifier is cut first. ``'normalized'`` (the project's baseline): the widest range with
+        every axis normalised to [0, 1] (numeric by its domain, categorical by leaf rank over the leaf count).
+        ``'raw'``: the widest raw range (numeric values in their units, categorical leaf ranks), as in
+        LeFevre et al.'s description, which favours wide numeric axes (on the synthetic census, age). The AIL
+        of the baseline depends strongly on it (docs/sabre.md, "Mondrian's dimension rule").
 
     Returns
     -------
@@ -82,7 +89,8 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     kk = check_int(k, "k", _CALLER, 1, table.n_rows)
     sa = _space.sensitive_info(table, sensitive, _CALLER)
     qh = _space.mondrian_hierarchies(table, categorical_split, _CALLER)
-    space = _space.qi_space(table)
+    check_option(dimension_rule, "dimension_rule", _CALLER, ("normalized", "raw"))
+    space = _space.qi_space(table, normalized=dimension_rule == "normalized")
     t1 = time.perf_counter()
     out = _core.mondrian.partition(space.codes, space.values, space.offsets, sa.codes, sa.m,
                                    [("k", float(kk)), ("t", tt)], sa.hierarchy_arrays, None, qh)
@@ -92,7 +100,8 @@ def tmondrian(table: Table, models: Any = None, *, categorical_split: str = "ran
     partition = Partition.from_labels(table, out.labels)
     trace = ({"step": "mondrian", "n_splits": int(out.n_splits), "n_refused": int(out.n_refused)},)
     stats = {"seconds_validate": t1 - t0, "seconds_kernel": t2 - t1}
-    params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split}
+    params = {"t": tt, "k": kk, "sensitive": sa.name, "categorical_split": categorical_split,
+              "dimension_rule": dimension_rule}
     res = finish("tmondrian", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
                  metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
     res.stats["seconds_total"] = time.perf_counter() - t0

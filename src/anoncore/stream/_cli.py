@@ -172,6 +172,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     io.add_argument("--ranges", action="store_true",
                     help="numeric QI as <name>_lo/<name>_hi columns instead of labels like '[20, 60]'")
     io.add_argument("--suppressed", metavar="FILE", help="write the suppressed tuples (position, pid) as CSV")
+    io.add_argument("--force", action="store_true",
+                    help="overwrite an existing output file (an output that is an input is always refused)")
     io.add_argument("--checkpoint", metavar="FILE",
                     help="after every batch, save the state to FILE (and new person ids to FILE.keys); if FILE "
                          "exists at start, resume from it (same input, algorithm and parameters)")
@@ -219,6 +221,15 @@ def _schema_from_args(args: argparse.Namespace) -> Any:
 
 class _Usage(ValueError):
     pass
+
+
+def _check_output(path: str | None, inputs: list[str | None], **kw: Any) -> None:
+    from anoncore.cli._common import UsageError, check_output
+
+    try:
+        check_output(path, inputs, **kw)
+    except UsageError as exc:
+        raise _Usage(str(exc)) from None
 
 
 def _algorithm_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -271,10 +282,16 @@ def _csv_chunks(reader: Any, time_cols: Sequence[str]) -> Iterator[pd.DataFrame]
 
 
 class _Writer:
-    def __init__(self, path: str, fmt: str, offset: int | None) -> None:
+    """Output file. Without a checkpoint it is written to a temporary file next to ``path`` and renamed when the
+    stream ends (an interrupted run leaves no half-written file); with one, it is written in place so that a
+    resumed run can cut it back to its checkpointed length."""
+
+    def __init__(self, path: str, fmt: str, offset: int | None, in_place: bool = False) -> None:
         self.fmt = fmt
         self.header = True
         self.stdout = path == "-"
+        self.path = path
+        self.tmp: str | None = None
         if self.stdout:
             self.fh: TextIO = sys.stdout
         elif offset is not None and os.path.exists(path):
@@ -282,8 +299,14 @@ class _Writer:
             self.fh.truncate(offset)  # drop what was written after the checkpoint
             self.fh.seek(offset)
             self.header = offset == 0
-        else:
+        elif in_place:
             self.fh = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        else:
+            import tempfile
+
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".part",
+                                            dir=os.path.dirname(os.path.abspath(path)))
+            self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
 
     def write(self, df: pd.DataFrame) -> None:
         if df.empty and not (self.fmt == "csv" and self.header and len(df.columns)):
@@ -299,9 +322,18 @@ class _Writer:
     def offset(self) -> int | None:
         return None if self.stdout else self.fh.tell()
 
-    def close(self) -> None:
-        if not self.stdout:
-            self.fh.close()
+    def close(self, commit: bool = True) -> None:
+        if self.stdout:
+            return
+        self.fh.close()
+        if self.tmp is not None:
+            if commit:
+                mask = os.umask(0)
+                os.umask(mask)
+                os.chmod(self.tmp, 0o666 & ~mask)
+                os.replace(self.tmp, self.path)
+            else:
+                os.remove(self.tmp)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -374,8 +406,16 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
         resumed = True
     else:
         err.writelines(f"anoncore stream: warning: {w.message}\n" for w in caught)
-    writer = _Writer(args.output, args.output_format, out_offset if resumed else None)
-    sup = _Writer(args.suppressed, "csv", sup_offset if resumed else None) if args.suppressed else None
+    inputs = [args.input, args.schema, *[c.partition("=")[2] for c in args.categorical]]
+    for opt, path in (("-o/--output", args.output), ("--suppressed", args.suppressed)):
+        _check_output(path, inputs + [args.checkpoint], force=args.force, option=opt, allow_existing=resumed)
+    if args.output not in (None, "-") and args.suppressed and os.path.abspath(args.output) == \
+            os.path.abspath(args.suppressed):
+        raise _Usage("-o/--output and --suppressed name the same file")
+    in_place = bool(args.checkpoint)
+    writer = _Writer(args.output, args.output_format, out_offset if resumed else None, in_place)
+    sup = _Writer(args.suppressed, "csv", sup_offset if resumed else None, in_place) if args.suppressed else None
+    ok = False
     n_in = n_rel = n_sup = 0
     rows = 0
     digest = InputDigest()
@@ -402,6 +442,9 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                          "input_digest": digest.hexdigest(), "output_offset": writer.offset(),
                          "suppressed_offset": None if sup is None else sup.offset()})
 
+    from anoncore._progress import Progress
+
+    bar = Progress(None, f"anoncore stream --algorithm {args.algorithm}: rows")  # drawn on a terminal only
     batches = _batches(args, schema)
     try:
         if not verified and skip == 0:
@@ -428,11 +471,13 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
                 else:  # nothing is lost silently: release or suppress the tuples received so far
                     emit(_flush(stream, args))
                     what = f"the {pending} pending tuples were flushed (released or suppressed)"
+                ok = True  # a reported stop: the output holds every tuple released so far
                 raise ValueError(f"{exc} Input rows {first}-{rows} (this batch) were not consumed; "
                                  f"{what}.") from exc
             digest.update(df)
             n_in += len(df)
             emit(rel)
+            bar.advance(len(df), step=f"{n_rel:,} released, {n_sup:,} suppressed")
             if ck is not None:
                 save()
         if not verified:
@@ -442,11 +487,13 @@ def _run(args: argparse.Namespace, err: TextIO) -> int:
             emit(_flush(stream, args))
         if ck is not None:
             save()
+        ok = True
     finally:
+        bar.close()
         batches.close()
-        writer.close()
+        writer.close(commit=ok)
         if sup is not None:
-            sup.close()
+            sup.close(commit=ok)
     summary = {"algorithm": args.algorithm, "input_rows": n_in, "resumed_after_rows": skip if resumed else None,
                "released": n_rel, "suppressed": n_sup}
     err.write("anoncore stream: " + json.dumps(summary) + "\n")
