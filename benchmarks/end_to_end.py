@@ -106,9 +106,9 @@ def scaling(rows: list[int], threads: list[int], repeat: int) -> dict[str, Any]:
         p = Partition.from_levels(table, [1] * len(table.quasi_identifiers))
         ref = Table.from_pandas(df, table.schema, n_threads=1)
         for th in threads:
-            enc_pd = best(lambda th=th: Table.from_pandas(df, table.schema, n_threads=th), repeat)  # type: ignore[misc]
-            enc_ar = best(lambda th=th: Table.from_arrow(arrow, table.schema, n_threads=th), repeat)  # type: ignore[misc]
-            pub = best(lambda th=th: p.to_arrow(n_threads=th), repeat)  # type: ignore[misc]
+            enc_pd = best(lambda th=th: Table.from_pandas(df, table.schema, n_threads=th), repeat)  # noqa: B023
+            enc_ar = best(lambda th=th: Table.from_arrow(arrow, table.schema, n_threads=th), repeat)  # noqa: B023
+            pub = best(lambda th=th: p.to_arrow(n_threads=th), repeat)  # noqa: B023
             assert np.array_equal(Table.from_arrow(arrow, table.schema, n_threads=th).codes, ref.codes)
             row = {"encode_pandas_s": enc_pd, "encode_arrow_s": enc_ar, "publish_arrow_s": pub,
                    "encode_pandas_Mcells_s": cells / enc_pd / 1e6, "encode_arrow_Mcells_s": cells / enc_ar / 1e6,
