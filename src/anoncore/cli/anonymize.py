@@ -328,7 +328,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         timings["algorithm"] = time.perf_counter() - t0
         partition = result.partition
         bar.advance(step="auditing the output")
-        audit_dict = _cli._run_audit(table, partition, specs, notes, timings, report=result.audit)
+        audit_dict = _cli._run_audit(table, partition, specs, notes, timings, report=getattr(result, "audit", None))
         passed = None if audit_dict is None else bool(audit_dict["passed"])
         if partition.n_suppressed == table.n_rows:
             notes.append("every row was suppressed: nothing is published (lower k or the other parameters)")
