@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from anoncore.data import _encode as _enc
 from anoncore.data.builders import flat_hierarchy
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.schema import Attribute, Schema
@@ -65,8 +66,13 @@ class Table:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_pandas(cls, df: pd.DataFrame, schema: Schema, *, _where: Callable[[int], str] | None = None) -> Table:
+    def from_pandas(cls, df: pd.DataFrame, schema: Schema, *, n_threads: int | None = None,
+                    _where: Callable[[int], str] | None = None) -> Table:
         """Encode a DataFrame.
+
+        Text, categorical and Arrow-backed columns are encoded in C++ (a hash of the hierarchy's labels,
+        ``n_threads`` threads over rows, None = every core; the codes do not depend on it); a value that does
+        not resolve exactly takes the pandas path, which gives the same codes or the same error.
 
         Error messages name rows by their 0-based position in ``df`` ("row 27 (0-based)"); :meth:`from_csv`
         names them by file line instead. Empty cells (``""`` or blanks) are missing values, like NaN and the
@@ -92,6 +98,57 @@ class Table:
         if dups:
             raise ValueError(f"The data has duplicate column name(s) {dups}: every column needs a distinct name.")
         where = _where if _where is not None else _row_position
+        threads = _threads(n_threads, "Table.from_pandas")
+        fast = _fast_encode(cls, {c: df[c] for c in df.columns if not isinstance(df[c], pd.DataFrame)}, schema,
+                            len(df), threads, _enc.source_of_series, where)
+        if fast is not None:
+            return fast
+        return cls._from_pandas_legacy(df, schema, where)
+
+    @classmethod
+    def from_arrow(cls, data: Any, schema: Schema, *, n_threads: int | None = None) -> Table:
+        """Encode a ``pyarrow.Table`` or ``RecordBatch``.
+
+        String and dictionary-of-string columns go to the C++ encoder without a copy of their data (the
+        dictionary is mapped once, its indices gathered in place); other columns are converted as
+        :meth:`from_pandas` would. The result equals ``Table.from_pandas(data.to_pandas(), schema)``.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> from anoncore import Schema
+        >>> t = Table.from_arrow(pa.table({"zip": ["130", "148"], "d": ["a", "b"]}), Schema.build(["zip"], sensitive="d"))
+        >>> t.codes.tolist()
+        [[0, 0], [1, 1]]
+        """
+        import pyarrow as pa
+
+        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+            raise TypeError(f"Table.from_arrow expects a pyarrow Table or RecordBatch. Got {type(data).__name__} "
+                            f"instead.")
+        if not isinstance(schema, Schema):
+            raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
+        if data.num_rows == 0:
+            raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
+        threads = _threads(n_threads, "Table.from_arrow")
+        names = [str(c) for c in data.column_names]
+        cols = dict(zip(names, data.columns))
+
+        def source(col: Any) -> Any:
+            src = _enc.source_of_arrow(col)
+            return src if src is not None else col.to_pandas()
+
+        fast = _fast_encode(cls, cols, schema, data.num_rows, threads, source, _row_position)
+        if fast is not None:
+            return fast
+        return cls._from_pandas_legacy(data.to_pandas(), schema)
+
+    @classmethod
+    def _from_pandas_legacy(cls, df: pd.DataFrame, schema: Schema,
+                            where: Callable[[int], str] | None = None) -> Table:
+        """The pandas path: every column through pandas (factorize) and Python dictionaries."""
+        if where is None:
+            where = _row_position
         for a in schema.attributes:
             if a.name not in df.columns:
                 raise ValueError(f"Unknown column {a.name!r}: it is declared in the schema but not in the data "
@@ -105,13 +162,7 @@ class Table:
         missing_by_col: dict[str, NDArray[np.bool_]] = {}
         any_missing = np.zeros(n, dtype=bool)
         for a in kept:
-            s = df[a.name]
-            m = s.isna().to_numpy()
-            if s.dtype == object or isinstance(s.dtype, pd.StringDtype):
-                stripped = s.astype(str).str.strip()
-                m = m | (stripped == "").to_numpy()  # an empty cell is a missing value
-                if tokens:
-                    m = m | stripped.isin(tokens).to_numpy()
+            m = _missing_mask(df[a.name], tokens)
             missing_by_col[a.name] = m
             any_missing |= m
         keep = np.ones(n, dtype=bool)
@@ -393,6 +444,197 @@ class Table:
     def __repr__(self) -> str:
         return (f"Table(n_rows={self.n_rows}, quasi_identifiers={list(self.quasi_identifiers)}, "
                 f"sensitive={list(self.sensitive)}, dropped_rows={self.dropped_rows.size})")
+
+
+def _threads(n_threads: int | None, caller: str) -> int:
+    from anoncore._validation import check_n_threads
+
+    return check_n_threads(n_threads, caller)
+
+
+def _missing_mask(s: pd.Series, tokens: set[str]) -> NDArray[np.bool_]:
+    """Missing cells of a column for the pandas path: NaN / None, and in text columns the missing tokens."""
+    m: NDArray[np.bool_] = s.isna().to_numpy()
+    if s.dtype == object or isinstance(s.dtype, pd.StringDtype):
+        stripped = s.astype(str).str.strip()
+        m = m | (stripped == "").to_numpy()  # an empty cell is a missing value
+        if tokens:
+            m = m | stripped.isin(tokens).to_numpy()
+    return m
+
+
+def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n: int, threads: int,
+                 source_of: Any, where: Callable[[int], str]) -> Table | None:
+    """The C++ path of :meth:`Table.from_pandas` / :meth:`Table.from_arrow`; None hands the table to the pandas
+    path (a value that is not an exact key, a missing value under ``missing='error'``, an unsupported column),
+    which then gives the same codes or the error message. The kernels write straight into the code matrix."""
+    for a in schema.attributes:
+        if a.name not in columns:
+            return None
+    kept = [a for a in schema.attributes if a.role != "identifier"]
+    if not kept:
+        return None
+    tokens = set(schema.missing_tokens)
+    token = schema.missing_tokens[0] if schema.missing_tokens else "?"
+    out = np.empty((n, len(kept)), dtype=np.int32)
+    srcs: dict[str, Any] = {}
+    n_missing: dict[str, int] = {}
+    missing_masks: dict[str, NDArray[np.bool_]] = {}
+    numeric_dicts: dict[str, NDArray[np.float64]] = {}
+    for j, a in enumerate(kept):
+        col = columns[a.name]
+        src = source_of(col)
+        if a.kind == "numeric" and not isinstance(src, _enc.StringSource):
+            src = None  # numbers: the pandas path (a categorical or dictionary of numbers included)
+        if src is None or isinstance(src, pd.Series):
+            series = col if isinstance(col, pd.Series) else col.to_pandas()
+            srcs[a.name] = series
+            missing_masks[a.name] = _missing_mask(series, tokens)
+            n_missing[a.name] = int(missing_masks[a.name].sum())
+            continue
+        srcs[a.name] = src
+        h = a.hierarchy
+        if a.kind == "numeric":
+            got = _numeric_mapping(a, src)
+            if got is None:
+                return None
+            mapping, numeric_dicts[a.name] = got
+        elif h is not None:
+            mapping = h.leaf_lookup()
+        elif a.kind == "ordinal" and a.order is not None:
+            mapping = {str(v): i for i, v in enumerate(a.order)}
+        else:
+            mapping = {}  # flat hierarchy: this pass finds the missing cells, the second one the codes
+        if isinstance(src, _enc.StringSource):
+            mapping.update(_enc.missing_keys(mapping, tokens))
+        _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
+        if unknown and a.kind == "numeric" and h is not None:  # other spellings of the leaves ("30.0")
+            got = _numeric_mapping(a, src, scan=True)
+            if got is None:
+                return None
+            mapping = got[0] | _enc.missing_keys(got[0], tokens)
+            _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
+        if unknown and not (h is None and a.kind == "categorical"):
+            return None
+        n_missing[a.name] = missing
+    keep: NDArray[np.bool_] | None = None
+    if any(n_missing.values()):
+        if schema.missing == "error":
+            return None
+        any_missing = np.zeros(n, dtype=bool)
+        for j, a in enumerate(kept):
+            if n_missing[a.name]:
+                m = missing_masks.get(a.name)
+                any_missing |= m if m is not None else out[:, j] == _enc.MISSING
+        if schema.missing == "drop":
+            keep = ~any_missing
+            if not keep.any():
+                return None
+            out = out[keep]
+    row_ids = np.arange(n, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
+    dropped = np.zeros(0, dtype=np.int64) if keep is None else np.flatnonzero(~keep).astype(np.int64)
+    resolved: list[Attribute] = []
+    dicts: dict[str, Any] = {}
+    for j, a in enumerate(kept):
+        src = srcs[a.name]
+        has_missing = keep is None and n_missing[a.name] > 0
+        if isinstance(src, pd.Series):
+            sub = src.iloc[row_ids].reset_index(drop=True) if keep is not None else src
+            m = missing_masks[a.name] if keep is None else missing_masks[a.name][keep]
+            col, ra, d = _encode_column(a, sub, m, schema, row_ids, where)
+            out[:, j] = col
+            resolved.append(ra)
+            dicts[a.name] = d
+            continue
+        colv = out[:, j]
+        if a.kind == "numeric":
+            if has_missing:
+                return None  # the pandas path words the error
+            d = numeric_dicts[a.name]
+            if a.hierarchy is None:  # ranks among the values of the kept rows, as np.unique gives them
+                present = np.bincount(colv, minlength=d.size) > 0
+                if not present.all():
+                    colv[:] = (np.cumsum(present) - 1).astype(np.int32)[colv]
+                    d = d[present]
+            if a.domain is not None and (d[colv.min()] < a.domain[0] or d[colv.max()] > a.domain[1]):
+                return None
+            resolved.append(a)
+            dicts[a.name] = _readonly(d)
+            continue
+        h = a.hierarchy
+        if h is None:
+            if a.kind == "ordinal":
+                if a.order is None:
+                    return None
+                values = [str(v) for v in a.order]
+            else:
+                labels = set(_enc.distinct_labels(src, keep))
+                if has_missing:
+                    labels.add(token)
+                values = sorted(labels)
+            h = flat_hierarchy(values, root="*" if "*" not in values else "<any>", name=a.name)
+            a = replace(a, hierarchy=h)
+            if a.kind != "ordinal":
+                mapping = h.leaf_lookup()
+                if isinstance(src, _enc.StringSource):
+                    mapping.update(_enc.missing_keys(mapping, tokens))
+                if keep is None:
+                    unknown = _enc.encode_source(src, mapping, threads, out, j)[1]
+                else:
+                    full, unknown, _ = _enc.encode_source(src, mapping, threads)
+                    colv[:] = full[keep]
+                    unknown = int((colv == _enc.UNKNOWN).sum())
+                if unknown:
+                    return None  # a label the hierarchy builder changed (blanks): the pandas path resolves it
+        if has_missing:
+            tcode = h.leaf_lookup().get(token)
+            if tcode is None:
+                return None
+            colv[colv == _enc.MISSING] = tcode
+        resolved.append(a)
+        dicts[a.name] = h.leaves
+    return cls(
+        schema=replace(schema, attributes=tuple(resolved)),
+        codes=_readonly(out),
+        columns=tuple(a.name for a in kept),
+        row_ids=_readonly(row_ids),
+        dropped_rows=_readonly(dropped),
+        _dicts=dicts,
+    )
+
+
+_PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+
+
+def _numeric_mapping(a: Attribute, src: Any, scan: bool = False) -> tuple[dict[str, int], NDArray[np.float64]] | None:
+    """Text -> code of a numeric column given as text (a value that is not a plain number is left out: the
+    pandas path parses and checks it), or None when the hierarchy's leaves are not increasing. With a
+    hierarchy and ``scan=False`` only the leaves' own text is a key; ``scan=True`` adds every spelling in the
+    data ("30.0")."""
+    import re
+
+    import pyarrow.compute as pc
+
+    plain = re.compile(_PLAIN_NUMBER)
+    if a.hierarchy is not None:
+        # the leaves' own text: an exact match is that leaf; any other spelling ("30.0") takes the pandas path
+        leaf_vals = np.array([float(x) for x in a.hierarchy.leaves])
+        if np.any(np.diff(leaf_vals) <= 0):
+            return None
+        if not scan:
+            return {lab: i for i, lab in enumerate(a.hierarchy.leaves) if plain.match(lab)}, leaf_vals
+    texts = [v for v in pc.unique(src.array).to_pylist() if v is not None]
+    if a.hierarchy is None:
+        leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
+    index = {v: i for i, v in enumerate(leaf_vals.tolist())}
+    mapping: dict[str, int] = {}
+    for t in texts:
+        if plain.match(t) is None:
+            continue  # missing tokens are added by the caller; anything else goes to the pandas path
+        code = index.get(float(t))
+        if code is not None:
+            mapping[t] = code
+    return mapping, leaf_vals
 
 
 def _open_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> Any:

@@ -1,0 +1,70 @@
+"""Encoding from strings / Arrow and publishing to Arrow, by thread count (issue 16)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import anoncore as ac
+
+from .common import require_large, synthetic
+
+
+def _strings(table: Any) -> Any:
+    import pandas as pd
+
+    out = {}
+    for c in table.columns:
+        d = list(table.dictionary(c))
+        text = np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in d], dtype=object)
+        out[c] = text[table.column(c)]
+    return pd.DataFrame(out)
+
+
+class EncodeStrings:
+    """Table.from_pandas on object columns of strings and Table.from_arrow on large_string columns."""
+
+    params = ([100_000, 1_000_000], [1, 2])
+    param_names = ("n_rows", "n_threads")
+    timeout = 300
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        import pyarrow as pa
+
+        require_large(n_rows, threshold=2_000_000)
+        t = synthetic(n_rows, seed=1)
+        self.schema = t.schema
+        self.df = _strings(t)
+        self.arrow = pa.table({c: pa.array(self.df[c], type=pa.large_string()) for c in self.df.columns})
+        self.cat = self.df.astype("category")
+
+    def time_from_pandas_strings(self, n_rows: int, n_threads: int) -> None:
+        ac.Table.from_pandas(self.df, self.schema, n_threads=n_threads)
+
+    def time_from_pandas_categorical(self, n_rows: int, n_threads: int) -> None:
+        ac.Table.from_pandas(self.cat, self.schema, n_threads=n_threads)
+
+    def time_from_arrow(self, n_rows: int, n_threads: int) -> None:
+        ac.Table.from_arrow(self.arrow, self.schema, n_threads=n_threads)
+
+
+class PublishArrow:
+    """Partition.to_arrow (dictionary-encoded columns) and to_pandas(categorical=True)."""
+
+    params = ([100_000, 1_000_000], [1, 2])
+    param_names = ("n_rows", "n_threads")
+    timeout = 300
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        require_large(n_rows, threshold=2_000_000)
+        t = synthetic(n_rows, seed=1)
+        rng = np.random.default_rng(0)
+        self.p = ac.Partition.from_levels(t, [1] * len(t.quasi_identifiers)).with_suppressed(
+            rng.random(t.n_rows) < 0.02)
+
+    def time_to_arrow(self, n_rows: int, n_threads: int) -> None:
+        self.p.to_arrow(n_threads=n_threads)
+
+    def time_to_pandas_categorical(self, n_rows: int, n_threads: int) -> None:
+        self.p.to_pandas(categorical=True, n_threads=n_threads)

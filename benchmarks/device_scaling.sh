@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Thread scaling 1..16 of encode / publish / audit / Partition.from_levels (10M and 40M synthetic rows) and
+# of the lattice search on census-income rows a, c, e, on the device machine (16 cores). Builds anoncore
+# from a copy of the tree into bench_out/device/site (ignored), then runs benchmarks/device_scaling.py with it.
+# Budget: build ~2-3 min, runs ~3 min on 16 cores (under 7 min in all).
+#
+# The census-income rows need the data: before the call, here,
+#   mkdir -p bench_out/shared_data && cp -r /work/shared/data/census-income bench_out/shared_data/
+# and pass carry=["bench_out/shared_data"] to the device run (without it those rows print "skipped").
+# Call: run(command="bash benchmarks/device_scaling.sh", carry=["bench_out/shared_data"], timeout_s=480)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+WORK=$ROOT/bench_out/device
+rm -rf "$WORK/src" "$WORK/site"
+mkdir -p "$WORK/src"
+# a copy without build outputs, so the dev build (build/, src/anoncore/_core*.so links) cannot leak in
+tar --exclude=./build --exclude=./bench_out --exclude=./.git --exclude='./src/anoncore/_core*.so' -cf - . \
+  | tar -xf - -C "$WORK/src"
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+t0=$(date +%s)
+(cd "$WORK/src" && python -m pip install --no-build-isolation --no-deps --quiet --target "$WORK/site" .)
+echo "build: $(( $(date +%s) - t0 )) s"
+export ANONCORE_SHARED_DATA=${ANONCORE_SHARED_DATA:-$ROOT/bench_out/shared_data}
+cd "$WORK"   # not the repository root: Python must import the installed copy
+PYTHONPATH="$WORK/site" timeout 400 python "$ROOT/benchmarks/device_scaling.py" \
+  --out "$ROOT/bench_out/device_scaling.json" "$@"
+if [ -n "${OUT:-}" ]; then cp "$ROOT/bench_out/device_scaling.json" "$OUT/"; fi

@@ -1,0 +1,148 @@
+"""End to end from a DataFrame of strings: encode + optimal search + publish to Arrow, next to ARX 3.9.2.
+
+A user's first call: the table is encoded anew from the parsed strings (``Table.from_pandas``), searched
+(``lattice_search``, one thread, as ARX's search) and published (``Result.to_arrow``), for every ARX row of
+``shared/data/adult/ARX-TIMINGS.md`` (Adult 1-8, census-income a-e); ARX's in-process medians are quoted from
+that file. ``--scaling`` adds thread scaling (1 and 2 threads, or ``--threads``) of encoding (from a pandas
+DataFrame of strings and from an Arrow table) and publishing on synthetic census rows. Best of ``--repeat``;
+writes JSON to ``bench_out/``.
+
+    PYTHONPATH=src python benchmarks/end_to_end.py --repeat 3
+    PYTHONPATH=src python benchmarks/end_to_end.py --no-arx --scaling --rows 1000000,10000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "asv_benchmarks"))
+sys.path.insert(0, str(ROOT / "src"))
+
+from benchmarks.bench_lattice import ADULT_CONFIGS, CENSUS_CONFIGS, _models  # type: ignore[import-not-found]
+
+from anoncore import Partition, Table
+from anoncore.static import lattice as L
+
+ARX_MS = {"1": 28.0, "2": 852, "3": 432, "4": 432, "5": 889, "6": 865, "7a": 13.6, "7b": 1637, "8": 2807,
+          "a": 4360, "b": 294.5, "c": 17071, "d": 3871, "e": 18166}
+
+
+def strings_frame(table: Table) -> pd.DataFrame:
+    """The table as a user reads it from a CSV: one Python string per cell (object columns), numbers written
+    as in a CSV ("17", not "17.0")."""
+    out = {}
+    for c in table.columns:
+        d = table.dictionary(c)
+        text = np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in list(d)],
+                        dtype=object)
+        out[c] = text[table.column(c)]
+    return pd.DataFrame(out)
+
+
+def best(f: Any, repeat: int) -> float:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+def arx_rows(repeat: int, threads: int | None) -> dict[str, Any]:
+    from anoncore.datasets import load_adult_arx, load_census_income_arx
+
+    tables = {"plain": load_adult_arx(), "occ": load_adult_arx(sensitive="occupation")}
+    cases = [(f"adult_{k}", tables["occ" if v[0] else "plain"], v[1:]) for k, v in ADULT_CONFIGS.items()]
+    census = load_census_income_arx(sensitive="detailed_occupation_recode")
+    cases += [(f"census_{k}", census, v) for k, v in CENSUS_CONFIGS.items()]
+    out = {}
+    for name, table, (spec, limit, metric) in cases:
+        df, schema, models = strings_frame(table), table.schema, _models(spec)
+        phases: dict[str, list[float]] = {"encode": [], "search": [], "publish": []}
+        for _ in range(repeat if name.startswith("adult") else max(1, repeat // 2)):
+            t0 = time.perf_counter()
+            t = Table.from_pandas(df, schema, n_threads=threads)
+            t1 = time.perf_counter()
+            res = L.lattice_search(t, models, suppression_limit=limit, metric=metric, n_threads=1)
+            t2 = time.perf_counter()
+            res.to_arrow(n_threads=threads)
+            t3 = time.perf_counter()
+            for v, dt in zip(phases.values(), (t1 - t0, t2 - t1, t3 - t2)):
+                v.append(dt)
+        total = min(sum(x) for x in zip(*phases.values()))
+        key = name.split("_")[1]
+        row = {k: 1e3 * min(v) for k, v in phases.items()} | {"total_ms": 1e3 * total, "arx_ms": ARX_MS[key],
+                                                               "arx_over_ours": ARX_MS[key] / (1e3 * total)}
+        out[name] = row
+        print(f"{name:28s} encode {row['encode']:8.1f}  search {row['search']:8.1f}  publish {row['publish']:7.1f}"
+              f"  total {row['total_ms']:8.1f} ms   ARX {row['arx_ms']:8.1f} ms  ratio {row['arx_over_ours']:5.2f}x",
+              flush=True)
+    return out
+
+
+def scaling(rows: list[int], threads: list[int], repeat: int) -> dict[str, Any]:
+    import pyarrow as pa
+
+    from anoncore.datasets import synthetic_census
+
+    out: dict[str, Any] = {}
+    for n in rows:
+        t0 = time.perf_counter()
+        table = synthetic_census(n, rng=1)
+        df = strings_frame(table)
+        arrow = pa.table({c: pa.array(df[c], type=pa.large_string()) for c in df.columns})
+        cells = n * table.n_columns
+        print(f"{n:,} rows x {table.n_columns} columns prepared in {time.perf_counter() - t0:.1f} s", flush=True)
+        p = Partition.from_levels(table, [1] * len(table.quasi_identifiers))
+        ref = Table.from_pandas(df, table.schema, n_threads=1)
+        for th in threads:
+            enc_pd = best(lambda th=th: Table.from_pandas(df, table.schema, n_threads=th), repeat)  # noqa: B023
+            enc_ar = best(lambda th=th: Table.from_arrow(arrow, table.schema, n_threads=th), repeat)  # noqa: B023
+            pub = best(lambda th=th: p.to_arrow(n_threads=th), repeat)  # noqa: B023
+            assert np.array_equal(Table.from_arrow(arrow, table.schema, n_threads=th).codes, ref.codes)
+            row = {"encode_pandas_s": enc_pd, "encode_arrow_s": enc_ar, "publish_arrow_s": pub,
+                   "encode_pandas_Mcells_s": cells / enc_pd / 1e6, "encode_arrow_Mcells_s": cells / enc_ar / 1e6,
+                   "publish_Mcells_s": cells / pub / 1e6}
+            out[f"{n}_{th}"] = row
+            print(f"  n_threads={th}: encode from pandas {enc_pd * 1e3:8.1f} ms ({row['encode_pandas_Mcells_s']:6.1f} "
+                  f"Mcells/s), from Arrow {enc_ar * 1e3:8.1f} ms ({row['encode_arrow_Mcells_s']:6.1f} Mcells/s), "
+                  f"publish {pub * 1e3:8.1f} ms ({row['publish_Mcells_s']:6.1f} Mcells/s)", flush=True)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-arx", action="store_true")
+    ap.add_argument("--scaling", action="store_true")
+    ap.add_argument("--rows", default="1000000,10000000")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--e2e-threads", type=int, default=1,
+                    help="threads of encoding and publishing in the ARX rows (0 = every core; the search: 1)")
+    ap.add_argument("--out", default="bench_out/end_to_end.json")
+    a = ap.parse_args()
+    print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs", flush=True)
+    res: dict[str, Any] = {"loadavg_start": os.getloadavg()}
+    if not a.no_arx:
+        res["arx"] = arx_rows(a.repeat, None if a.e2e_threads == 0 else a.e2e_threads)
+    if a.scaling:
+        res["scaling"] = scaling([int(float(x)) for x in a.rows.split(",")], [int(x) for x in a.threads.split(",")],
+                                 a.repeat)
+    res["loadavg_end"] = os.getloadavg()
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

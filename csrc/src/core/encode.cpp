@@ -1,0 +1,190 @@
+// Encoding kernels (see encode.hpp): hashed label lookup for strings, dictionary-index gathers.
+#include "anoncore/core/encode.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "anoncore/core/parallel.hpp"
+
+namespace anoncore::core {
+namespace {
+
+constexpr int64_t kChunk = 1 << 18;  // 262,144 rows: small tables stay on one thread
+
+inline uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+/// Hash of a byte string: 8 bytes at a time, the tail loaded without reading past the end.
+inline uint64_t hash_bytes(const uint8_t* p, int64_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(n);
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    if (n >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      w = (static_cast<uint64_t>(a) << 32) | b;
+    } else {
+      w = (static_cast<uint64_t>(p[0]) << 16) | (static_cast<uint64_t>(p[n >> 1]) << 8) | p[n - 1];
+    }
+    h = (h ^ w) * 0x94d049bb133111ebULL;
+  }
+  return mix(h);
+}
+
+EncodeCounts total(const std::vector<EncodeCounts>& counts) {
+  EncodeCounts t;
+  for (const auto& c : counts) {
+    t.unknown += c.unknown;
+    t.missing += c.missing;
+  }
+  return t;
+}
+
+inline bool valid_at(Span<uint8_t> validity, int64_t bit) {
+  return validity.size == 0 || ((validity[bit >> 3] >> (bit & 7)) & 1) != 0;
+}
+
+}  // namespace
+
+LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> codes) {
+  const int64_t n_keys = codes.size;
+  if (offsets.size != n_keys + 1) throw std::invalid_argument("key offsets must have one more entry than codes");
+  uint64_t cap = 16;
+  while (cap < static_cast<uint64_t>(n_keys) * 2 + 1) cap <<= 1;
+  mask_ = cap - 1;
+  slot_key_.assign(cap, -1);
+  slot_hash_.assign(cap, 0);
+  bytes_.assign(data.begin(), data.end());
+  offsets_.assign(offsets.begin(), offsets.end());
+  codes_.assign(codes.begin(), codes.end());
+  for (int64_t k = 0; k < n_keys; ++k) {
+    const int64_t a = offsets[k], b = offsets[k + 1];
+    if (a < 0 || b < a || b > data.size) throw std::invalid_argument("key offsets out of range");
+    const uint8_t* p = bytes_.data() + a;
+    if (find(p, b - a) != kEncodeUnknown) continue;  // first code of a repeated key wins
+    const uint64_t h = hash_bytes(p, b - a);
+    uint64_t s = h & mask_;
+    while (slot_key_[s] >= 0) s = (s + 1) & mask_;
+    slot_key_[s] = k;
+    slot_hash_[s] = h;
+  }
+}
+
+int32_t LabelHash::find(const uint8_t* p, int64_t n) const {
+  const uint64_t h = hash_bytes(p, n);
+  for (uint64_t s = h & mask_;; s = (s + 1) & mask_) {
+    const int64_t k = slot_key_[s];
+    if (k < 0) return kEncodeUnknown;
+    if (slot_hash_[s] != h) continue;
+    const int64_t a = offsets_[static_cast<size_t>(k)];
+    if (offsets_[static_cast<size_t>(k) + 1] - a == n &&
+        (n == 0 || std::memcmp(bytes_.data() + a, p, static_cast<size_t>(n)) == 0))
+      return codes_[static_cast<size_t>(k)];
+  }
+}
+
+EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity,
+                            int64_t validity_offset, const LabelHash& keys, int32_t* out, int64_t stride,
+                            int n_threads) {
+  const int64_t n = offsets.size - 1;
+  if (n < 0) throw std::invalid_argument("offsets must have n_rows + 1 entries");
+  if (n > 0 && (offsets[0] < 0 || offsets[n] > data.size))
+    throw std::invalid_argument("string offsets point outside the data buffer");
+  if (validity.size != 0 && (validity_offset + n + 7) / 8 > validity.size)
+    throw std::invalid_argument("validity bitmap too short");
+  std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
+    const uint8_t* base = data.data;
+    int64_t prev_a = -1, prev_len = -1;
+    int32_t prev_code = kEncodeUnknown;
+    int64_t unknown = 0, missing = 0;
+    for (int64_t i = lo; i < hi; ++i) {
+      if (!valid_at(validity, validity_offset + i)) {
+        out[i * stride] = kEncodeMissing;
+        ++missing;
+        continue;
+      }
+      const int64_t a = offsets[i], len = offsets[i + 1] - a;
+      if (len < 0 || a + len > data.size) throw std::invalid_argument("string offsets are not increasing");
+      // Runs of one value (sorted or clustered data) skip the hash.
+      if (len != prev_len || std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
+        prev_code = keys.find(base + a, len);
+        prev_a = a;
+        prev_len = len;
+      }
+      out[i * stride] = prev_code;
+      unknown += prev_code == kEncodeUnknown;
+      missing += prev_code == kEncodeMissing;
+    }
+    counts[static_cast<size_t>(c)] = {unknown, missing};
+  });
+  return total(counts);
+}
+
+template <class I>
+EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
+                          int32_t* out, int64_t stride, int n_threads) {
+  const int64_t n = index.size;
+  if (validity.size != 0 && (validity_offset + n + 7) / 8 > validity.size)
+    throw std::invalid_argument("validity bitmap too short");
+  const int64_t m = map.size;
+  std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
+    int64_t unknown = 0, missing = 0;
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t k = static_cast<int64_t>(index[i]);
+      int32_t code;
+      if (k < 0 || !valid_at(validity, validity_offset + i)) {
+        code = kEncodeMissing;
+      } else if (k >= m) {
+        throw std::out_of_range("dictionary index past the end of the dictionary");
+      } else {
+        code = map[k];
+      }
+      out[i * stride] = code;
+      unknown += code == kEncodeUnknown;
+      missing += code == kEncodeMissing;
+    }
+    counts[static_cast<size_t>(c)] = {unknown, missing};
+  });
+  return total(counts);
+}
+
+template EncodeCounts gather_codes<int8_t>(Span<int8_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+template EncodeCounts gather_codes<int16_t>(Span<int16_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+template EncodeCounts gather_codes<int32_t>(Span<int32_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+template EncodeCounts gather_codes<int64_t>(Span<int64_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
+                                              int64_t, int);
+
+void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
+                   MutSpan<int32_t> out, int n_threads) {
+  const int64_t n = labels.size;
+  if (out.size != n) throw std::invalid_argument("out must have one entry per row");
+  if (suppressed.size != 0 && suppressed.size != n) throw std::invalid_argument("suppressed has the wrong length");
+  const int64_t m = class_map.size;
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t c = labels[i];
+      if (c < 0 || c >= m) throw std::out_of_range("class label out of range");
+      out[i] = (suppressed.size != 0 && suppressed[i] != 0) ? token : class_map[c];
+    }
+  });
+}
+
+}  // namespace anoncore::core

@@ -1,0 +1,171 @@
+"""Column encoding at memory speed: raw columns (strings, categoricals, Arrow arrays) to leaf codes in C++.
+
+Strings reach the kernel as Arrow buffers (offsets + bytes + validity bitmap, viewed through numpy, never as
+Python objects); dictionary-coded columns (pandas categoricals, Arrow dictionary arrays) have their small
+dictionary mapped once and their codes gathered in place (no copy of the codes). The kernels write ``-2`` for
+a missing cell and ``-1`` for a value that is no key; the caller (``Table``) applies the missing-value policy
+and falls back to the pandas path, which words the error messages, whenever a value does not resolve exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from anoncore import _core
+
+MISSING = -2
+UNKNOWN = -1
+
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class StringSource:
+    """A column of strings in Arrow layout (``pyarrow.LargeStringArray``, one chunk)."""
+
+    array: Any
+    tokens_apply: bool = True  # missing tokens and blanks count as missing (text columns, as in the pandas path)
+
+
+@dataclass(frozen=True, slots=True)
+class DictSource:
+    """A dictionary-coded column: ``index`` (int8..int64, -1 = missing) into ``labels``."""
+
+    index: NDArray[Any]
+    labels: list[str]
+    validity: NDArray[np.uint8]
+    validity_offset: int
+
+
+def _label(u: Any) -> str:
+    if isinstance(u, (float, np.floating)) and float(u).is_integer():
+        return str(int(u))
+    return str(u)
+
+
+def _np_buffer(buf: Any, dtype: Any, count: int, offset: int) -> NDArray[Any]:
+    """A zero-copy numpy view of ``count`` items of an Arrow buffer, from item ``offset``."""
+    return np.frombuffer(buf, dtype=dtype, count=count, offset=offset * np.dtype(dtype).itemsize)
+
+
+def _validity(arr: Any) -> tuple[NDArray[np.uint8], int]:
+    buf = arr.buffers()[0]
+    if buf is None or arr.null_count == 0:
+        return _EMPTY_U8, 0
+    return np.frombuffer(buf, dtype=np.uint8), int(arr.offset)
+
+
+def source_of_series(s: pd.Series) -> StringSource | DictSource | None:
+    """The fast-path source of a pandas column, or None when only the pandas path can encode it."""
+    import pyarrow as pa
+
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        cat = s.array
+        return DictSource(np.asarray(cat.codes), [_label(c) for c in cat.categories], _EMPTY_U8, 0)
+    if isinstance(dt, pd.StringDtype) or (dt == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")):
+        try:
+            arr = pa.array(s, type=pa.large_string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        return StringSource(arr)
+    return None
+
+
+def source_of_arrow(col: Any) -> StringSource | DictSource | None:
+    """The fast-path source of an Arrow column (Array or ChunkedArray), or None."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    t = col.type
+    if pa.types.is_dictionary(t):
+        vt = t.value_type
+        if not (pa.types.is_string(vt) or pa.types.is_large_string(vt)) or not pa.types.is_signed_integer(t.index_type):
+            return None
+        idx = col.indices
+        index = _np_buffer(idx.buffers()[1], idx.type.to_pandas_dtype(), len(idx), idx.offset)
+        validity, voff = _validity(idx)
+        labels = [("" if v is None else v) for v in col.dictionary.to_pylist()]
+        # tokens do not apply to dictionary columns, as for pandas categoricals (what to_pandas gives)
+        return DictSource(index, labels, validity, voff)
+    if pa.types.is_string(t):
+        col = col.cast(pa.large_string())
+    if pa.types.is_large_string(col.type):
+        return StringSource(col)
+    return None
+
+
+def _keys(mapping: Mapping[str, int]) -> tuple[NDArray[np.int64], NDArray[np.uint8], NDArray[np.int32]]:
+    raw = [k.encode("utf-8", "surrogatepass") for k in mapping]
+    offsets = np.zeros(len(raw) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in raw], out=offsets[1:])
+    data = np.frombuffer(b"".join(raw), dtype=np.uint8) if raw else _EMPTY_U8
+    return offsets, np.ascontiguousarray(data), np.fromiter(mapping.values(), dtype=np.int32, count=len(raw))
+
+
+def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int], n_threads: int,
+                  out: NDArray[np.int32] | None = None, column: int = 0) -> tuple[NDArray[np.int32], int, int]:
+    """Codes of a column: ``mapping[value]``, ``-2`` for a null cell, ``-1`` for a value not in ``mapping``.
+
+    ``mapping`` already gives ``-2`` to the labels that count as missing. The codes go to ``out[:, column]``
+    (a new array when ``out`` is None). Returns ``(out, n_unknown, n_missing)``. ``n_threads=0``: every core.
+    """
+    n = len(src.index) if isinstance(src, DictSource) else len(src.array)
+    if out is None:
+        out = np.empty(n, dtype=np.int32)
+    if isinstance(src, DictSource):
+        table = np.fromiter((mapping.get(lab, UNKNOWN) for lab in src.labels), dtype=np.int32, count=len(src.labels))
+        unknown, missing = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out, column,
+                                                   n_threads)
+        return out, unknown, missing
+    arr = src.array
+    bufs = arr.buffers()
+    offsets = _np_buffer(bufs[1], np.int64, n + 1, arr.offset)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
+    validity, voff = _validity(arr)
+    ko, kd, kc = _keys(mapping)
+    unknown, missing = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out, column, n_threads)
+    return out, unknown, missing
+
+
+def distinct_labels(src: StringSource | DictSource, keep: NDArray[np.bool_] | None) -> list[str]:
+    """The distinct non-null values of the column over the rows in ``keep`` (all rows when None)."""
+    if isinstance(src, DictSource):
+        idx = src.index if keep is None else src.index[keep]
+        present = np.flatnonzero(np.bincount(idx[idx >= 0].astype(np.int64), minlength=len(src.labels)))
+        if src.validity.size:
+            import pyarrow as pa  # noqa: F401  (validity only comes from Arrow)
+
+            valid = np.unpackbits(src.validity, bitorder="little")[src.validity_offset:src.validity_offset + len(src.index)]
+            idx = src.index[(valid == 1) if keep is None else ((valid == 1) & keep)]
+            present = np.flatnonzero(np.bincount(idx[idx >= 0].astype(np.int64), minlength=len(src.labels)))
+        return [src.labels[i] for i in present]
+    import pyarrow.compute as pc
+
+    arr = src.array if keep is None else src.array.filter(keep)
+    return [v for v in pc.unique(arr).to_pylist() if v is not None]
+
+
+def missing_keys(labels: Iterable[str], tokens: Iterable[str]) -> dict[str, int]:
+    """Keys that mark a missing text cell: each label (and token, and the empty string) that counts as missing."""
+    out: dict[str, int] = {}
+    toks = set(tokens)
+    for lab in list(labels) + list(toks) + [""]:
+        if is_missing_text(lab, toks):
+            out[lab] = MISSING
+    return out
+
+
+def is_missing_text(label: str, tokens: set[str]) -> bool:
+    """Whether a text cell counts as missing (the rule of ``Table.from_pandas``): blank, or a missing token."""
+    stripped = label.strip()
+    return stripped == "" or stripped in tokens

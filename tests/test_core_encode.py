@@ -1,0 +1,192 @@
+"""The C++ encoder (strings, categoricals, Arrow dictionaries) against the pandas path it replaces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anoncore import Schema
+from anoncore.data import _encode as enc
+from anoncore.data.builders import flat_hierarchy
+from anoncore.data.hierarchy import Hierarchy
+from anoncore.data.table import Table
+
+ALPHABET = st.sampled_from(["a", "b", "é", "日本", "", " ", "?", " a", "x y", "\u3000", "ß", "😀", "*"])
+VALUES = st.lists(ALPHABET, min_size=1, max_size=4).map("".join)
+NUMBERS = st.sampled_from(["1", "2", "10", "1.0", "-0", "0", "1e1", "?", " 3", "3", "x", ""])
+
+
+def _hier(values: list[str]) -> Hierarchy:
+    leaves = sorted({v.strip() for v in values if v.strip() and v.strip() != "<any>"})
+    return flat_hierarchy(leaves or ["?"], root="<any>", name="h")
+
+
+def _same(a: Table, b: Table) -> None:
+    assert a.columns == b.columns
+    np.testing.assert_array_equal(a.codes, b.codes)
+    np.testing.assert_array_equal(a.row_ids, b.row_ids)
+    np.testing.assert_array_equal(a.dropped_rows, b.dropped_rows)
+    for c in a.columns:
+        assert list(a.dictionary(c)) == list(b.dictionary(c))
+        ha, hb = a.hierarchy(c), b.hierarchy(c)
+        assert (ha is None) == (hb is None)
+        if ha is not None and hb is not None:
+            assert ha.labels == hb.labels
+
+
+def _both(df: pd.DataFrame, schema: Schema, threads: int) -> tuple[Table | Exception, Table | Exception]:
+    out: list[Table | Exception] = []
+    for f in (lambda: Table.from_pandas(df, schema, n_threads=threads), lambda: Table._from_pandas_legacy(df, schema)):
+        try:
+            out.append(f())
+        except ValueError as e:
+            out.append(e)
+    return out[0], out[1]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(VALUES, VALUES, st.integers(0, 5), NUMBERS), min_size=1, max_size=60),
+       missing=st.sampled_from(["error", "drop", "as_value"]), with_h=st.booleans(), cat=st.booleans(),
+       threads=st.sampled_from([1, 2]), drop_leaf=st.booleans(), num_h=st.booleans())
+def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_leaf, num_h):
+    df = pd.DataFrame(rows, columns=["s", "t", "n", "m"])
+    df["m"] = df["m"].astype(object)
+    if cat:
+        df["t"] = df["t"].astype("category")
+    vals = list(df["s"]) + ["?"]
+    if drop_leaf and len(set(vals)) > 2:
+        vals = [v for v in vals if v != vals[0]] + ["?"]  # a value outside the hierarchy
+    attrs = {"s": {"kind": "categorical", "hierarchy": _hier(vals)} if with_h else "categorical",
+             "t": "categorical", "n": "numeric",
+             "m": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([["0", "*"], ["1", "*"], ["3", "*"],
+                                                                       ["10", "*"]])} if num_h else "numeric"}
+    schema = Schema.build(attrs, missing=missing)
+    fast, legacy = _both(df, schema, threads)
+    if isinstance(legacy, Exception):
+        assert isinstance(fast, Exception) and str(fast) == str(legacy)
+    else:
+        assert isinstance(fast, Table)
+        _same(fast, legacy)
+        fa = Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)
+        _same(fa, legacy)
+
+
+def test_threads_give_the_same_codes_on_many_rows():
+    rng = np.random.default_rng(3)
+    labels = np.array([f"v{i}é" for i in range(300)], dtype=object)
+    df = pd.DataFrame({"a": labels[rng.integers(0, 300, 300_000)], "b": labels[rng.integers(0, 5, 300_000)]})
+    schema = Schema.build({"a": "categorical", "b": "categorical"})
+    t1 = Table.from_pandas(df, schema, n_threads=1)
+    t2 = Table.from_pandas(df, schema, n_threads=2)
+    _same(t1, t2)
+    _same(t1, Table._from_pandas_legacy(df, schema))
+
+
+def test_arrow_dictionary_and_categorical_codes_are_not_copied():
+    cat = pd.Categorical(["b", "a", None, "b"], categories=["a", "b", "zz"])
+    ser = pd.Series(cat)
+    src = enc.source_of_series(ser)
+    assert isinstance(src, enc.DictSource) and np.shares_memory(src.index, ser.array._ndarray)
+    arr = pa.array(["x", "y", None, "x"]).dictionary_encode()
+    asrc = enc.source_of_arrow(arr)
+    assert isinstance(asrc, enc.DictSource)
+    assert np.shares_memory(asrc.index, np.frombuffer(arr.indices.buffers()[1], dtype=np.int32))
+    codes, unknown, missing = enc.encode_source(asrc, {"x": 7, "y": 9}, 1)
+    assert (unknown, missing) == (0, 1)
+    assert codes.tolist() == [7, 9, enc.MISSING, 7]
+    s = enc.source_of_arrow(pa.array(["x", "q", None], type=pa.large_string()))
+    assert enc.encode_source(s, {"x": 3}, 2)[0].tolist() == [3, enc.UNKNOWN, enc.MISSING]
+
+
+def test_sliced_arrow_columns_keep_their_offset():
+    arr = pa.array(["a", None, "b", "c", None, "a"], type=pa.large_string()).slice(1, 4)
+    s = enc.source_of_arrow(arr)
+    assert enc.encode_source(s, {"a": 0, "b": 1, "c": 2}, 1)[0].tolist() == [enc.MISSING, 1, 2, enc.MISSING]
+    d = pa.array(["a", None, "b", "c", None, "a"]).dictionary_encode().slice(2, 4)
+    ds = enc.source_of_arrow(d)
+    assert enc.encode_source(ds, {"a": 0, "b": 1, "c": 2}, 1)[0].tolist() == [1, 2, enc.MISSING, 0]
+
+
+def test_value_outside_the_hierarchy_names_column_and_row():
+    h = flat_hierarchy(["a", "b"], root="*", name="h")
+    df = pd.DataFrame({"s": ["a", "b", "c", "a"]})
+    schema = Schema.build({"s": {"kind": "categorical", "hierarchy": h}})
+    with pytest.raises(ValueError, match="'c'.*column 's'"):
+        Table.from_pandas(df, schema)
+    with pytest.raises(ValueError, match="'c'.*column 's'"):
+        Table.from_arrow(pa.Table.from_pandas(df), schema)
+
+
+def test_from_arrow_rejects_other_types():
+    with pytest.raises(TypeError, match="pyarrow Table or RecordBatch"):
+        Table.from_arrow(pd.DataFrame({"a": [1]}), Schema.build(["a"]))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("include", [True, False])
+def test_to_arrow_matches_to_pandas(threads, include):
+    from anoncore.datasets import synthetic_census
+    from anoncore.results import Partition
+
+    t = synthetic_census(3000, rng=5)
+    rng = np.random.default_rng(1)
+    for p in (Partition.from_levels(t, [1, 0, 1, 1, 1, 1, 1]),
+              Partition.from_labels(t, rng.integers(0, 40, t.n_rows))):
+        p = p.with_suppressed(rng.random(t.n_rows) < 0.1)
+        ref = p.to_pandas(include_suppressed=include)
+        arrow = p.to_arrow(include_suppressed=include, n_threads=threads)
+        assert arrow.column_names == list(ref.columns)
+        for c in ref.columns:
+            got = arrow.column(c).to_pylist()
+            assert got == ref[c].tolist(), c
+        for c in t.quasi_identifiers:
+            assert str(arrow.schema.field(c).type).startswith("dictionary")
+        cat = p.to_pandas(include_suppressed=include, categorical=True, n_threads=threads)
+        assert isinstance(cat[t.quasi_identifiers[0]].dtype, pd.CategoricalDtype)
+        for c in ref.columns:
+            assert cat[c].tolist() == ref[c].tolist(), c
+
+
+def test_publish_codes_kernel():
+    from anoncore import _core
+
+    labels = np.array([2, 0, 1, 2], dtype=np.int64)
+    out = _core.core.publish_codes(labels, np.array([False, True, False, False]), np.array([5, 6, 7], np.int32), 9, 2)
+    assert out.tolist() == [7, 9, 6, 7]
+    with pytest.raises(IndexError):
+        _core.core.publish_codes(np.array([3], np.int64), np.zeros(0, bool), np.array([1], np.int32), 0, 1)
+
+
+def test_clean_tables_take_the_cpp_path(monkeypatch):
+    """Strings, categoricals, numeric text and Arrow dictionaries encode without the pandas path."""
+    from anoncore.datasets import synthetic_census
+
+    t = synthetic_census(2000, rng=2)
+    df = pd.DataFrame({c: np.asarray(t.decode(c, t.column(c))).astype(str).astype(object) for c in t.columns})
+    df["sex"] = df["sex"].astype("category")
+    ref = Table._from_pandas_legacy(df, t.schema)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the pandas path was taken")
+
+    monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
+    for threads in (1, 2):
+        _same(Table.from_pandas(df, t.schema, n_threads=threads), ref)
+        arrow = pa.Table.from_pandas(df, preserve_index=False)
+        i = arrow.column_names.index("race")
+        arrow = arrow.set_column(i, "race", arrow.column("race").dictionary_encode())
+        _same(Table.from_arrow(arrow, t.schema, n_threads=threads), ref)
+    drop = Schema(t.schema.attributes, missing="drop")
+    df2 = df.copy()
+    df2.loc[3, "race"] = "?"
+    df2.loc[5, "age"] = "?"
+    monkeypatch.undo()
+    ref2 = Table._from_pandas_legacy(df2, drop)
+    monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
+    got = Table.from_pandas(df2, drop)
+    _same(got, ref2)
+    assert got.dropped_rows.tolist() == [3, 5]
