@@ -17,10 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import anoncore
 from anoncore.cli import main
 from anoncore.datasets import synthetic_census
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+# the folder holding the anoncore this test process imports (the source tree with a dev build, or site-packages
+# in CI), so that subprocesses run the same build
+SRC = str(Path(anoncore.__file__).resolve().parents[1])
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import anoncore
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ["README.md", "examples/README.md", "docs/cli.md"]
 
@@ -45,10 +47,12 @@ def test_the_docs_have_example_commands() -> None:
 @pytest.mark.parametrize(("doc", "index", "block"), CASES, ids=[f"{d}#{i}" for d, i, _ in CASES])
 def test_docs_block_runs_on_the_examples(doc: str, index: int, block: str, tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    anoncore = f"{shlex.quote(sys.executable)} -m anoncore.cli"
+    # the anoncore this process imports (source tree with a dev build, or site-packages in CI)
+    site = str(Path(anoncore.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=site + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    prog = f"{shlex.quote(sys.executable)} -m anoncore.cli"
     for cmd in commands(block):
-        line = anoncore + cmd[len("anoncore"):]
+        line = prog + cmd[len("anoncore"):]
         line = line.replace("| python ", f"| {shlex.quote(sys.executable)} ")
         p = subprocess.run(line, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
                            timeout=300, check=False)
