@@ -21,6 +21,25 @@ Span<int64_t> checked_reference(const CArray<int64_t>& reference, int64_t m) {
   return rv;
 }
 
+/// Binds a per-class entropy kernel `kernel(hist, sizes, out, n_threads)` (one value per histogram row).
+template <class Kernel>
+void def_entropy_kernel(py::module_& m, const char* name, const char* doc, Kernel kernel) {
+  m.def(
+      name,
+      [kernel](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int n_threads) {
+        auto hv = matrix_of(hist, "hist");
+        auto sv = span_of(sizes, "sizes", hv.rows);
+        CArray<double> out(hv.rows);
+        auto ov = mut_span_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          kernel(hv, sv, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("n_threads") = 0, doc);
+}
+
 }  // namespace
 
 void bind_criteria(py::module_ m) {
@@ -49,36 +68,14 @@ void bind_criteria(py::module_ m) {
         return out;
       },
       py::arg("hist").noconvert(), py::arg("n_threads") = 0, "Distinct sensitive values per class.");
-  m.def(
-      "entropy",
-      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int n_threads) {
-        auto hv = matrix_of(hist, "hist");
-        auto sv = span_of(sizes, "sizes", hv.rows);
-        CArray<double> out(hv.rows);
-        auto ov = mut_span_of(out, "out");
-        {
-          py::gil_scoped_release nogil;
-          criteria::entropy(hv, sv, ov, n_threads);
-        }
-        return out;
-      },
-      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("n_threads") = 0,
-      "Plug-in Shannon entropy (nats) per class.");
-  m.def(
-      "entropy_grassberger",
-      [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int n_threads) {
-        auto hv = matrix_of(hist, "hist");
-        auto sv = span_of(sizes, "sizes", hv.rows);
-        CArray<double> out(hv.rows);
-        auto ov = mut_span_of(out, "out");
-        {
-          py::gil_scoped_release nogil;
-          criteria::entropy_grassberger(hv, sv, ov, n_threads);
-        }
-        return out;
-      },
-      py::arg("hist").noconvert(), py::arg("sizes").noconvert(), py::arg("n_threads") = 0,
-      "Grassberger's entropy estimate (nats) per class.");
+  def_entropy_kernel(m, "entropy", "Plug-in Shannon entropy (nats) per class.",
+                     [](Matrix<int64_t> h, Span<int64_t> s, MutSpan<double> o, int t) {
+                       criteria::entropy(h, s, o, t);
+                     });
+  def_entropy_kernel(m, "entropy_grassberger", "Grassberger's entropy estimate (nats) per class.",
+                     [](Matrix<int64_t> h, Span<int64_t> s, MutSpan<double> o, int t) {
+                       criteria::entropy_grassberger(h, s, o, t);
+                     });
   m.def(
       "recursive_cl_ratio",
       [](const CArray<int64_t>& hist, const CArray<int64_t>& sizes, int64_t l, int n_threads) {
