@@ -94,11 +94,77 @@ void bind_encode(py::module_& m) {
       "Published dictionary index per row: token where suppressed (empty = none), else class_map[labels[i]].");
 }
 
+void bind_publish(py::module_& m) {
+  m.def(
+      "publish_columns",
+      [](const CArray<int64_t>& labels, const CArray<bool>& suppressed, const CArray<int32_t>& class_map,
+         const CArray<int32_t>& tokens, const CArray<int64_t>& rows, int n_threads) {
+        auto lv = span_of(labels, "labels");
+        Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(suppressed.data()), static_cast<int64_t>(suppressed.size())};
+        if (sk.size != 0 && sk.size != lv.size) throw std::invalid_argument("suppressed has the wrong length");
+        auto cm = matrix_of(class_map, "class_map");
+        auto tv = span_of(tokens, "tokens", cm.cols);
+        auto rv = span_of(rows, "rows");
+        const int64_t n_out = rv.size > 0 ? rv.size : lv.size;
+        py::list cols;
+        std::vector<int32_t*> out;
+        for (int64_t j = 0; j < cm.cols; ++j) {
+          CArray<int32_t> a(n_out);
+          out.push_back(a.mutable_data());
+          cols.append(a);
+        }
+        {
+          py::gil_scoped_release nogil;
+          core::publish_qi_columns(lv, sk, cm, tv, rv, out, n_threads);
+        }
+        return cols;
+      },
+      py::arg("labels").noconvert(), py::arg("suppressed").noconvert(), py::arg("class_map").noconvert(),
+      py::arg("tokens").noconvert(), py::arg("rows").noconvert(), py::arg("n_threads"),
+      "Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): "
+      "column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int32 arrays.");
+  m.def(
+      "gather_column",
+      [](const CArray<int32_t>& codes, int64_t column, const CArray<int64_t>& rows, int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        if (column < 0 || column >= cv.cols) throw std::invalid_argument("column out of range");
+        auto rv = span_of(rows, "rows");
+        CArray<int32_t> out(rv.size > 0 ? rv.size : cv.rows);
+        int32_t* o = out.mutable_data();
+        {
+          py::gil_scoped_release nogil;
+          core::gather_code_column(cv, column, rv, o, n_threads);
+        }
+        return out;
+      },
+      py::arg("codes").noconvert(), py::arg("column"), py::arg("rows").noconvert(), py::arg("n_threads"),
+      "codes[rows, column] (rows empty = all) as a contiguous int32 array.");
+  m.def(
+      "gather_values",
+      [](const CArray<int32_t>& codes, int64_t column, const CArray<double>& values, const CArray<int64_t>& rows,
+         int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        if (column < 0 || column >= cv.cols) throw std::invalid_argument("column out of range");
+        auto vv = span_of(values, "values");
+        auto rv = span_of(rows, "rows");
+        CArray<double> out(rv.size > 0 ? rv.size : cv.rows);
+        double* o = out.mutable_data();
+        {
+          py::gil_scoped_release nogil;
+          core::gather_value_column(cv, column, vv, rv, o, n_threads);
+        }
+        return out;
+      },
+      py::arg("codes").noconvert(), py::arg("column"), py::arg("values").noconvert(), py::arg("rows").noconvert(),
+      py::arg("n_threads"), "values[codes[rows, column]] (rows empty = all) as a float64 array.");
+}
+
 }  // namespace
 
 void bind_core(py::module_ m) {
   m.doc() = "core group-by primitives";
   bind_encode(m);
+  bind_publish(m);
   m.def(
       "dense_labels",
       [](const CArray<int32_t>& codes, const CArray<int64_t>& cardinality, int n_threads) {
@@ -185,68 +251,6 @@ void bind_core(py::module_ m) {
       },
       py::arg("codes").noconvert(), py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"),
       py::arg("n_threads") = 1, "Per-class minimum and maximum code of every column; returns (lo, hi).");
-  m.def(
-      "publish_columns",
-      [](const CArray<int64_t>& labels, const CArray<bool>& suppressed, const CArray<int32_t>& class_map,
-         const CArray<int32_t>& tokens, const CArray<int64_t>& rows, int n_threads) {
-        auto lv = span_of(labels, "labels");
-        Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(suppressed.data()), static_cast<int64_t>(suppressed.size())};
-        if (sk.size != 0 && sk.size != lv.size) throw std::invalid_argument("suppressed has the wrong length");
-        auto cm = matrix_of(class_map, "class_map");
-        auto tv = span_of(tokens, "tokens", cm.cols);
-        auto rv = span_of(rows, "rows");
-        const int64_t n_out = rv.size > 0 ? rv.size : lv.size;
-        py::list cols;
-        std::vector<int32_t*> out;
-        for (int64_t j = 0; j < cm.cols; ++j) {
-          CArray<int32_t> a(n_out);
-          out.push_back(a.mutable_data());
-          cols.append(a);
-        }
-        {
-          py::gil_scoped_release nogil;
-          core::publish_qi_columns(lv, sk, cm, tv, rv, out, n_threads);
-        }
-        return cols;
-      },
-      py::arg("labels").noconvert(), py::arg("suppressed").noconvert(), py::arg("class_map").noconvert(),
-      py::arg("tokens").noconvert(), py::arg("rows").noconvert(), py::arg("n_threads"),
-      "Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): "
-      "column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int32 arrays.");
-  m.def(
-      "gather_column",
-      [](const CArray<int32_t>& codes, int64_t column, const CArray<int64_t>& rows, int n_threads) {
-        auto cv = matrix_of(codes, "codes");
-        if (column < 0 || column >= cv.cols) throw std::invalid_argument("column out of range");
-        auto rv = span_of(rows, "rows");
-        CArray<int32_t> out(rv.size > 0 ? rv.size : cv.rows);
-        int32_t* o = out.mutable_data();
-        {
-          py::gil_scoped_release nogil;
-          core::gather_code_column(cv, column, rv, o, n_threads);
-        }
-        return out;
-      },
-      py::arg("codes").noconvert(), py::arg("column"), py::arg("rows").noconvert(), py::arg("n_threads"),
-      "codes[rows, column] (rows empty = all) as a contiguous int32 array.");
-  m.def(
-      "gather_values",
-      [](const CArray<int32_t>& codes, int64_t column, const CArray<double>& values, const CArray<int64_t>& rows,
-         int n_threads) {
-        auto cv = matrix_of(codes, "codes");
-        if (column < 0 || column >= cv.cols) throw std::invalid_argument("column out of range");
-        auto vv = span_of(values, "values");
-        auto rv = span_of(rows, "rows");
-        CArray<double> out(rv.size > 0 ? rv.size : cv.rows);
-        double* o = out.mutable_data();
-        {
-          py::gil_scoped_release nogil;
-          core::gather_value_column(cv, column, vv, rv, o, n_threads);
-        }
-        return out;
-      },
-      py::arg("codes").noconvert(), py::arg("column"), py::arg("values").noconvert(), py::arg("rows").noconvert(),
-      py::arg("n_threads"), "values[codes[rows, column]] (rows empty = all) as a float64 array.");
   m.def(
       "class_histogram",
       [](const CArray<int32_t>& values, const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes,
