@@ -252,6 +252,21 @@ void bind_core(py::module_ m) {
       py::arg("codes").noconvert(), py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"),
       py::arg("n_threads") = 1, "Per-class minimum and maximum code of every column; returns (lo, hi).");
   m.def(
+      "column_min_max",
+      [](const CArray<int32_t>& codes, int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        CArray<int32_t> lo(cv.cols), hi(cv.cols);
+        auto lv = mut_span_of(lo, "lo");
+        auto hv = mut_span_of(hi, "hi");
+        {
+          py::gil_scoped_release nogil;
+          core::column_min_max(cv, lv, hv, n_threads);
+        }
+        return py::make_tuple(lo, hi);
+      },
+      py::arg("codes").noconvert(), py::arg("n_threads"),
+      "Minimum and maximum of every column of a C-contiguous int32 matrix; returns (lo, hi).");
+  m.def(
       "class_histogram",
       [](const CArray<int32_t>& values, const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes,
          int64_t n_values, int n_threads) {

@@ -262,6 +262,32 @@ void class_min_max(Matrix<int32_t> codes, Span<int64_t> labels, Span<uint8_t> sk
     }
 }
 
+void column_min_max(Matrix<int32_t> codes, MutSpan<int32_t> lo, MutSpan<int32_t> hi, int n_threads) {
+  const int64_t d = codes.cols, n = codes.rows, n_chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int32_t> part(static_cast<size_t>(std::max<int64_t>(n_chunks, 1) * 2 * d));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    int32_t* l = part.data() + c * 2 * d;
+    int32_t* h = l + d;
+    std::fill(l, l + d, std::numeric_limits<int32_t>::max());
+    std::fill(h, h + d, std::numeric_limits<int32_t>::min());
+    for (int64_t i = i0; i < i1; ++i) {
+      const int32_t* r = codes.row(i);
+      for (int64_t j = 0; j < d; ++j) {
+        l[j] = std::min(l[j], r[j]);
+        h[j] = std::max(h[j], r[j]);
+      }
+    }
+  });
+  for (int64_t j = 0; j < d; ++j) {
+    lo[j] = std::numeric_limits<int32_t>::max();
+    hi[j] = std::numeric_limits<int32_t>::min();
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      lo[j] = std::min(lo[j], part[static_cast<size_t>(c * 2 * d + j)]);
+      hi[j] = std::max(hi[j], part[static_cast<size_t>(c * 2 * d + d + j)]);
+    }
+  }
+}
+
 void class_histogram(Span<int32_t> values, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int64_t> hist,
                      int n_threads) {
   const int64_t cells = hist.rows * hist.cols;

@@ -33,6 +33,11 @@ def class_sizes(
     Rows per class, skipping rows flagged in skip (an empty skip skips nothing).
     """
 
+def column_min_max(codes: NDArray[np.int32], n_threads: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """
+    Minimum and maximum of every column of a C-contiguous int32 matrix; returns (lo, hi).
+    """
+
 def dense_labels(
     codes: NDArray[np.int32], cardinality: NDArray[np.int64], n_threads: int = 1
 ) -> tuple[NDArray[np.int64], int]:

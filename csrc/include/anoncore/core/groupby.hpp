@@ -34,6 +34,9 @@ void class_sizes(Span<int64_t> labels, Span<uint8_t> skip, MutSpan<int64_t> size
 void class_min_max(Matrix<int32_t> codes, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int32_t> lo,
                    MutMatrix<int32_t> hi, int n_threads = 1);
 
+/// Minimum and maximum of every column of `codes` (empty table: INT32_MAX and INT32_MIN), one parallel pass.
+void column_min_max(Matrix<int32_t> codes, MutSpan<int32_t> lo, MutSpan<int32_t> hi, int n_threads);
+
 /// Per-class histogram of one coded column: hist(c, v) = rows of class c with value v (skip as above).
 /// Parallel as class_sizes.
 void class_histogram(Span<int32_t> values, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int64_t> hist,
