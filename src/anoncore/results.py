@@ -319,7 +319,9 @@ class Partition:
             names.append(c)
             if c in qis:
                 j = qis.index(c)
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx[j]), pa.array(dicts[j], type=pa.string())))
+                # indices in range by construction: safe=False skips pyarrow's serial bounds pass
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx[j]), pa.array(dicts[j], type=pa.string()),
+                                                             safe=False))
                 continue
             col = t.column_index(c)
             d = t.dictionary(c)
@@ -330,7 +332,8 @@ class Partition:
                     arrays.append(pa.array(d[_core.core.gather_column(codes, col, sel, threads)]))
             else:  # the table's own column (cached, no copy) when every row is published
                 cc = t.column(c) if rows is None else _core.core.gather_column(codes, col, sel, threads)
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(cc), pa.array(list(d), type=pa.string())))
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(cc), pa.array(list(d), type=pa.string()),
+                                                             safe=False))
         names.append("ec")
         arrays.append(pa.array(labels))
         return pa.Table.from_arrays(arrays, names=names)
