@@ -139,7 +139,7 @@ def lattice_rows(threads: list[int], repeat: int) -> dict[str, Any]:
                 clear_table_caches(census)
                 return L.lattice_search(census, models, suppression_limit=limit, metric=metric, n_threads=th)
 
-            s = best(run, repeat)
+            s = best(run, repeat)[0]
             levels = run().partition.levels
             ref = levels if ref is None else ref
             out[f"{name}_{th}"] = s
