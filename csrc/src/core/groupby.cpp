@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -44,7 +45,8 @@ template <class KeyFn>
 int64_t dense_small_space(int64_t n, uint64_t space, KeyFn& key, MutSpan<int64_t> labels,
                           std::vector<int64_t>* first, int n_threads) {
   const int64_t n_chunks = (n + kChunk - 1) / kChunk;
-  std::vector<uint32_t> keys(static_cast<size_t>(n));
+  // Not value-initialised: the first touch of its pages happens in the parallel pass, not in a serial memset.
+  std::unique_ptr<uint32_t[]> keys(new uint32_t[static_cast<size_t>(n)]);
   std::vector<std::vector<std::pair<uint32_t, int64_t>>> distinct(static_cast<size_t>(n_chunks));
   std::vector<std::vector<int32_t>> stamp(static_cast<size_t>(std::max(1, resolve_threads(n_threads))));
   parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {

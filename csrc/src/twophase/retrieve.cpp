@@ -190,13 +190,17 @@ class BucketPool {
     // implementation or the number of threads (the radix passes run over fixed chunks).
     sort_bucket_key_row(in.bucket_of_row, nb_, in.keys, in.n_threads, rows_, keys_);
     pos_.resize(n);
-    for (size_t p = 0; p < n; ++p) pos_[static_cast<size_t>(rows_[p])] = static_cast<int64_t>(p);
     if (links_) {
       nxt_.resize(n + 1);
-      std::iota(nxt_.begin(), nxt_.end(), int64_t{0});
       prv_.resize(n + 1);
-      std::iota(prv_.begin(), prv_.end(), int64_t{0});
+      nxt_[n] = prv_[n] = n_;
     }
+    parallel_chunks(n_, kSortChunk, in.n_threads, [&](int64_t, int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        pos_[static_cast<size_t>(rows_[static_cast<size_t>(p)])] = p;
+        if (links_) nxt_[static_cast<size_t>(p)] = prv_[static_cast<size_t>(p)] = p;
+      }
+    });
     remaining_.resize(static_cast<size_t>(nb_));
     sets_.reserve(static_cast<size_t>(nb_));
     for (int64_t b = 0; b < nb_; ++b) {
