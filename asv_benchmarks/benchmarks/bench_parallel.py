@@ -1,0 +1,73 @@
+"""Thread scaling of the data-parallel phases (issue 16): the synthetic census generator,
+Partition.from_levels, the audit, BUREL and SABRE-KNN, by n_threads (publishing and encoding: bench_encode.py).
+
+Outputs do not depend on n_threads (tests/test_core_parallel.py); these time it. Million-row cases run only with
+ANONCORE_BENCH_LARGE=1.
+"""
+
+from __future__ import annotations
+
+import anoncore as ac
+from anoncore.models import DistinctLDiversity, KAnonymity
+
+from .common import require_large, synthetic
+
+THREADS = [1, 2, 4]
+
+
+class Generate:
+    """synthetic_census (C++ draws over fixed 65,536-row chunks)."""
+
+    params = ([200_000, 2_000_000], THREADS)
+    param_names = ("n_rows", "n_threads")
+    timeout = 300
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        require_large(n_rows)
+
+    def time_synthetic_census(self, n_rows: int, n_threads: int) -> None:
+        synthetic(n_rows, seed=1, n_threads=n_threads)
+
+
+class GroupAndAudit:
+    """Partition.from_levels (levels 1) and the audit (k-anonymity + distinct l-diversity) of its partition."""
+
+    params = ([200_000, 2_000_000], THREADS)
+    param_names = ("n_rows", "n_threads")
+    timeout = 300
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        require_large(n_rows)
+        self.table = synthetic(n_rows, seed=1)
+        self.levels = [1] * len(self.table.quasi_identifiers)
+        self.partition = ac.Partition.from_levels(self.table, self.levels)
+        self.models = [KAnonymity(5), DistinctLDiversity(2)]
+
+    def time_from_levels(self, n_rows: int, n_threads: int) -> None:
+        ac.Partition.from_levels(self.table, self.levels, n_threads=n_threads)
+
+    def time_audit(self, n_rows: int, n_threads: int) -> None:
+        ac.audit(self.table, self.partition, self.models, n_threads=n_threads)
+
+
+class TwoPhase:
+    """BUREL (3 QIs, beta 4; retrieval parallel over its buckets) and SABRE-KNN (t 0.35, k 6)."""
+
+    params = ([100_000, 1_000_000], THREADS)
+    param_names = ("n_rows", "n_threads")
+    timeout = 600
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        require_large(n_rows)
+        self.t3 = synthetic(n_rows, seed=0, n_qi=3, numeric="box")
+        self.t7 = synthetic(n_rows, seed=0, numeric="box")
+
+    def time_burel(self, n_rows: int, n_threads: int) -> None:
+        from anoncore.static.burel import likeness_model
+
+        ac.burel(self.t3, likeness_model(beta=4.0), rng=0, n_threads=n_threads)
+
+    def time_sabre_knn(self, n_rows: int, n_threads: int) -> None:
+        from anoncore.static.sabre import closeness_model
+
+        ac.sabre(self.t7, [KAnonymity(6), closeness_model(self.t7, 0.35)], method="knn", rng=0, n_threads=n_threads)
