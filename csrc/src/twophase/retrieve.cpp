@@ -301,10 +301,12 @@ void check_recipes(const RetrieveInput& in, BucketPool& pool) {
 // seed to the others. Each bucket sees the same operations in the same order as in the serial loop, so the
 // labels are the same for any thread count. (MinKey compares every bucket's first tuple: serial.)
 
-/// Threads for the bucket-parallel retrieval (1: the serial loop).
+/// Threads for the bucket-parallel retrieval (1: the serial loop): at most one per bucket and per core the
+/// process may use (the owners hand seeds to each other every EC; more threads than cores would mostly wait).
 int bucket_threads(const RetrieveInput& in) {
   if (in.policy != SeedPolicy::Random || in.n_buckets < 2 || in.leaves.rows < 2) return 1;
-  return static_cast<int>(std::min<int64_t>(resolve_threads(in.n_threads), in.n_buckets));
+  const int64_t t = std::min<int64_t>(resolve_threads(in.n_threads), available_cores());
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, in.n_buckets)));
 }
 
 /// The Random policy's seeds in EC order, drawn exactly as pick_seed draws them: (bucket, rank of the seed
