@@ -27,7 +27,8 @@ _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
 @dataclass(frozen=True, slots=True)
 class StringSource:
-    """A column of strings in Arrow layout (``pyarrow.LargeStringArray``, one chunk)."""
+    """A column of strings in Arrow layout (``pyarrow.LargeStringArray``, or a ``ChunkedArray`` of them: each
+    chunk is encoded in place, never concatenated)."""
 
     array: Any
     tokens_apply: bool = True  # missing tokens and blanks count as missing (text columns, as in the pandas path)
@@ -85,6 +86,8 @@ def source_of_arrow(col: Any) -> StringSource | DictSource | None:
     import pyarrow as pa
 
     if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks > 1 and pa.types.is_large_string(col.type):
+            return StringSource(col)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     t = col.type
     if pa.types.is_dictionary(t):
@@ -127,13 +130,23 @@ def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int], n_
         unknown, missing = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out, column,
                                                    n_threads)
         return out, unknown, missing
-    arr = src.array
-    bufs = arr.buffers()
-    offsets = _np_buffer(bufs[1], np.int64, n + 1, arr.offset)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
-    validity, voff = _validity(arr)
     ko, kd, kc = _keys(mapping)
-    unknown, missing = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out, column, n_threads)
+    chunks = src.array.chunks if hasattr(src.array, "chunks") else [src.array]
+    unknown = missing = 0
+    start = 0
+    for arr in chunks:
+        m = len(arr)
+        if m == 0:
+            continue
+        bufs = arr.buffers()
+        offsets = _np_buffer(bufs[1], np.int64, m + 1, arr.offset)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
+        validity, voff = _validity(arr)
+        u, k = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out[start:start + m], column,
+                                         n_threads)
+        unknown += u
+        missing += k
+        start += m
     return out, unknown, missing
 
 

@@ -134,11 +134,7 @@ class Table:
         names = [str(c) for c in data.column_names]
         cols = dict(zip(names, data.columns))
 
-        def source(col: Any) -> Any:
-            src = _enc.source_of_arrow(col)
-            return src if src is not None else col.to_pandas()
-
-        fast = _fast_encode(cls, cols, schema, data.num_rows, threads, source, _row_position)
+        fast = _fast_encode(cls, cols, schema, data.num_rows, threads, _arrow_source, _row_position)
         if fast is not None:
             return fast
         return cls._from_pandas_legacy(data.to_pandas(), schema)
@@ -236,13 +232,19 @@ class Table:
 
     @classmethod
     def from_csv(cls, path: str | os.PathLike[str], schema: Schema, sep: str | None = None,
-                 encoding: str = "utf-8") -> Table:
+                 encoding: str = "utf-8", *, n_threads: int | None = None) -> Table:
         """Read a CSV file (``,`` or ARX's ``;``, detected from the header when ``sep`` is None and the schema
         gives no ``sep``).
 
         Every column is read as text; numeric attributes are converted after reading. Error messages name
         rows by their line in the file (the header is line 1). Columns the schema does not declare are left
-        out (:func:`csv_columns` lists the file's columns).
+        out (:func:`csv_columns` lists the file's columns). Empty cells are missing values; spaces at the
+        start of a field are skipped.
+
+        The file is parsed by pyarrow's CSV reader into Arrow string columns encoded in C++ (``n_threads``
+        as in :meth:`from_pandas`); a file or value that path cannot take exactly (a bad value, bytes that
+        are not ``encoding``, a quote after spaces, a short row) is read again with pandas, which gives the
+        same table or the error message.
 
         Raises
         ------
@@ -267,13 +269,42 @@ class Table:
         if dups:
             raise ValueError(f"The header of {name!r} names column(s) {dups} more than once: every column needs a "
                              f"distinct name.")
+        threads = _threads(n_threads, "Table.from_csv")
+        where = _file_line(name)
+        from anoncore.data import _csv
+
+        kept = [a for a in schema.attributes if a.role != "identifier"]
+        arrow = _csv.read_arrow(name, names, sep, encoding) if all(a.name in names for a in schema.attributes) else None
+        # A column whose values are not all keys known in advance (no hierarchy or order, or a label that
+        # starts with a space) would take a cell with leading spaces as a value of its own: look for them there;
+        # elsewhere such a cell is no key and the file is read again trimmed when the encoding misses.
+        open_cols = [arrow.column(a.name) for a in kept if arrow is not None and _takes_any_text(a)]
+        trimmed = bool(open_cols) and _csv.leading_space(open_cols)
+        if trimmed:
+            arrow = _csv.read_arrow(name, names, sep, encoding, trimmed=True)
+        for attempt in (0, 1):
+            if arrow is None or arrow.num_rows == 0:
+                break
+            fast = _fast_encode(cls, dict(zip(names, arrow.columns)), schema, arrow.num_rows, threads,
+                                _arrow_source, where)
+            if fast is not None:
+                return fast
+            if attempt or trimmed or not _csv.leading_space([arrow.column(a.name) for a in kept]):
+                break
+            arrow = _csv.read_arrow(name, names, sep, encoding, trimmed=True)
+        return cls._from_csv_pandas(name, schema, sep, encoding, n_threads, where)
+
+    @classmethod
+    def _from_csv_pandas(cls, name: str, schema: Schema, sep: str, encoding: str, n_threads: int | None,
+                         where: Callable[[int], str]) -> Table:
+        """:meth:`from_csv` through ``pandas.read_csv``: the reading that defines its values and messages."""
         try:
-            df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[], skipinitialspace=True,
+            df = pd.read_csv(name, sep=sep, dtype=str, keep_default_na=False, na_values=[], skipinitialspace=True,
                              quoting=csv.QUOTE_MINIMAL, encoding=encoding)
         except UnicodeDecodeError as exc:
             raise ValueError(_decode_error(name, sep, encoding, exc)) from None
         df.columns = [str(c).strip() for c in df.columns]
-        return cls.from_pandas(df, schema, _where=lambda i: f"line {i + 2} of {name!r}")
+        return cls.from_pandas(df, schema, n_threads=n_threads, _where=where)
 
     @classmethod
     def _from_codes(
@@ -652,6 +683,25 @@ def _open_binary(path: str) -> Any:
 
         return gzip.open(path, "rb")
     return open(path, "rb")
+
+
+def _takes_any_text(a: Attribute) -> bool:
+    """Whether the encoder takes any text of a column as a value (so a leading space would go unnoticed)."""
+    if a.kind == "numeric":
+        return False
+    labels = a.hierarchy.leaves if a.hierarchy is not None else a.order
+    return labels is None or any(str(v).startswith(" ") for v in labels)
+
+
+def _file_line(name: str) -> Callable[[int], str]:
+    """Row ``i`` of a CSV file (blank lines skipped) is named by its line: the header is line 1."""
+    return lambda i: f"line {i + 2} of {name!r}"
+
+
+def _arrow_source(col: Any) -> Any:
+    """The encoder's source of an Arrow column, or the column as pandas (for the pandas path)."""
+    src = _enc.source_of_arrow(col)
+    return src if src is not None else col.to_pandas()
 
 
 def _row_position(i: int) -> str:
