@@ -310,7 +310,7 @@ class Partition:
         vals = t.numeric_values(name)
         pairs = np.stack([self.gen_lo[:, j], self.gen_hi[:, j]], axis=1)
         uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
-        text = [_fmt_num(vals[a]) if a == b else f"[{_fmt_num(vals[a])}-{_fmt_num(vals[b])}]"
+        text = [_fmt_num(vals[a]) if a == b else f"[{_fmt_num(vals[a])}, {_fmt_num(vals[b])}]"
                 for a, b in uniq.tolist()]
         first2: dict[str, int] = {}
         remap = np.array([first2.setdefault(x, len(first2)) for x in text], dtype=np.int32)
