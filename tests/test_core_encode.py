@@ -190,3 +190,21 @@ def test_clean_tables_take_the_cpp_path(monkeypatch):
     got = Table.from_pandas(df2, drop)
     _same(got, ref2)
     assert got.dropped_rows.tolist() == [3, 5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.text(alphabet="ab\x00é", max_size=40), min_size=0, max_size=30, unique=True),
+       extra=st.lists(st.text(alphabet="ab\x00é", max_size=40), max_size=30), seed=st.integers(0, 2**16))
+def test_string_lookup_equals_a_dict_at_every_length(keys, extra, seed):
+    """Keys of 0..40 bytes sharing prefixes and suffixes (the word compare of short keys, memcmp of long ones)
+    give exactly a Python dict's lookup; rows in runs and shuffled."""
+    rng = np.random.default_rng(seed)
+    mapping = {k: i * 3 + 1 for i, k in enumerate(keys)}
+    pool = keys + extra + ["a" * 16, "a" * 15 + "b", "b" + "a" * 15, "a" * 32, "a" * 31 + "b", "a" * 33]
+    values = [pool[i] for i in rng.integers(0, len(pool), 200)]
+    values += sorted(values)  # runs of one value
+    src = enc.source_of_arrow(pa.array(values, type=pa.large_string()))
+    got, unknown, missing = enc.encode_source(src, mapping, 2)
+    want = [mapping.get(v, enc.UNKNOWN) for v in values]
+    assert got.tolist() == want
+    assert (unknown, missing) == (want.count(enc.UNKNOWN), 0)

@@ -70,6 +70,8 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
   bytes_.assign(data.begin(), data.end());
   offsets_.assign(offsets.begin(), offsets.end());
   codes_.assign(codes.begin(), codes.end());
+  short_mask_ = mask_;
+  short_slots_.assign(cap, ShortSlot{{{0, 0, 0, 0}}, -1, kEncodeUnknown});
   for (int64_t k = 0; k < n_keys; ++k) {
     const int64_t a = offsets[k], b = offsets[k + 1];
     if (a < 0 || b < a || b > data.size) throw std::invalid_argument("key offsets out of range");
@@ -80,8 +82,17 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
     while (slot_key_[s] >= 0) s = (s + 1) & mask_;
     slot_key_[s] = k;
     slot_hash_[s] = h;
+    if (b - a <= kShortBytes) insert_short(p, b - a, codes[k]);
   }
 }
+
+void LabelHash::insert_short(const uint8_t* p, int64_t n, int32_t code) {
+  const ShortKey k = load_short(p, n);
+  uint64_t s = hash_short(k, n) & short_mask_;
+  while (short_slots_[s].len >= 0) s = (s + 1) & short_mask_;
+  short_slots_[s] = ShortSlot{k, static_cast<int32_t>(n), code};
+}
+
 
 int32_t LabelHash::find(const uint8_t* p, int64_t n) const {
   const uint64_t h = hash_bytes(p, n);
@@ -110,6 +121,7 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
     const uint8_t* base = data.data;
     int64_t prev_a = -1, prev_len = -1;
     int32_t prev_code = kEncodeUnknown;
+    LabelHash::ShortKey prev_key{{0, 0, 0, 0}};
     int64_t unknown = 0, missing = 0;
     for (int64_t i = lo; i < hi; ++i) {
       if (!valid_at(validity, validity_offset + i)) {
@@ -119,8 +131,17 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
       }
       const int64_t a = offsets[i], len = offsets[i + 1] - a;
       if (len < 0 || a + len > data.size) throw std::invalid_argument("string offsets are not increasing");
-      // Runs of one value (sorted or clustered data) skip the hash.
-      if (len != prev_len || std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
+      // Runs of one value (sorted or clustered data) skip the hash; short strings are compared as words.
+      if (len <= LabelHash::kShortBytes) {
+        const LabelHash::ShortKey k = LabelHash::load_short(base + a, len);
+        if (len != prev_len || !LabelHash::same_short(k, prev_key)) {
+          prev_code = keys.find_short(k, len);
+          prev_key = k;
+          prev_a = -1;
+          prev_len = len;
+        }
+      } else if (len != prev_len || prev_a < 0 ||
+                 std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
         prev_code = keys.find(base + a, len);
         prev_a = a;
         prev_len = len;
