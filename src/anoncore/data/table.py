@@ -99,8 +99,8 @@ class Table:
             raise ValueError(f"The data has duplicate column name(s) {dups}: every column needs a distinct name.")
         where = _where if _where is not None else _row_position
         threads = _threads(n_threads, "Table.from_pandas")
-        fast = _fast_encode(cls, {c: df[c] for c in df.columns if not isinstance(df[c], pd.DataFrame)}, schema,
-                            len(df), threads, _enc.source_of_series, where)
+        fast = _fast_encode(cls, dict(df.items()), schema, len(df), threads, _enc.source_of_series,
+                            where)
         if fast is not None:
             return fast
         return cls._from_pandas_legacy(df, schema, where)
@@ -413,7 +413,7 @@ class Table:
             if idx == list(range(self.codes.shape[1])) and self.codes.flags.c_contiguous:
                 self._cache[key] = _readonly(self.codes.view())  # every column, in order: no copy
             else:
-                self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, idx]))
+                self._cache[key] = _readonly(np.take(self.codes, idx, axis=1))  # 2-3x numpy's fancy index
         return self._cache[key]  # type: ignore[no-any-return]
 
     def hierarchy(self, name: str) -> Hierarchy | None:
