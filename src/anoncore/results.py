@@ -282,14 +282,15 @@ class Partition:
                     tok = len(values)
                     values.append(suppressed_token)
                 idx = _core.core.publish_codes(np.ascontiguousarray(labels), sup_rows, class_map, tok, threads)
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(values, type=pa.string())))
+                # safe=False: the kernel wrote indices into `values` only (bounds-checked there), no second pass
+                arrays.append(pa.DictionaryArray.from_arrays(idx, pa.array(values, type=pa.string()), safe=False))
                 continue
             codes = t.column(c) if rows is None else t.column(c)[rows]
             d = t.dictionary(c)
             if isinstance(d, np.ndarray):
                 arrays.append(pa.array(d[codes]))
             else:
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(list(d), type=pa.string())))
+                arrays.append(pa.DictionaryArray.from_arrays(codes, pa.array(list(d), type=pa.string()), safe=False))
         names.append("ec")
         arrays.append(pa.array(labels))
         return pa.Table.from_arrays(arrays, names=names)
