@@ -81,3 +81,32 @@ def test_published_arrow_types_and_no_python_frame(monkeypatch: pytest.MonkeyPat
     write_published(p, io.BytesIO(), include_suppressed=True)
     with pytest.raises(ValueError, match="'format' parameter"):
         write_published(p, io.BytesIO(), format="xlsx")
+
+
+@pytest.mark.parametrize("algorithm", ["flash", "sabre"])
+def test_cli_output_csv_and_parquet_hold_the_published_frame(tmp_path: Path, algorithm: str) -> None:
+    """anonymize -o writes (through the temporary file) what published_frame gives, as CSV or Parquet; the
+    suppressed rows are flagged and `audit --published` passes on both."""
+    from anoncore.data.schema import Schema
+    from tests.test_cli_harden import run, write_census
+
+    data, schema = write_census(tmp_path, 1500, rng=11)
+    extra = (["--model", "k=5", "--suppression-limit", "0.05"] if algorithm == "flash" else ["-k", "5", "-t", "0.5"])
+    base = ["anonymize", str(data), "--schema", str(schema), "--algorithm", algorithm, *extra, "--no-metrics",
+            "--include-suppressed"]
+    csv_out, pq_out = tmp_path / "pub.csv", tmp_path / "pub.parquet"
+    for out in (csv_out, pq_out):
+        code, _, err = run([*base, "-o", str(out)])
+        assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+    table = Table.from_csv(data, Schema.from_toml(schema))
+    got_csv = pd.read_csv(csv_out, dtype=str, keep_default_na=False)
+    got_pq = pd.read_parquet(pq_out)
+    assert list(got_csv.columns) == list(got_pq.columns) and got_csv.columns[-1] == "suppressed"
+    for c in got_csv.columns:
+        assert got_csv[c].tolist() == got_pq[c].astype(str).tolist(), c
+    assert len(got_pq) == table.n_rows
+    sup = got_pq["suppressed"].to_numpy()
+    assert (got_pq.loc[sup, "ec"] == -1).all() and (got_pq.loc[sup, table.quasi_identifiers[0]] == "*").all()
+    code, _, err = run(["audit", str(csv_out), "--schema", str(schema), "--published", "--model", "k=5"])
+    assert code == 0, err
