@@ -87,8 +87,9 @@ def test_published_arrow_types_and_no_python_frame(monkeypatch: pytest.MonkeyPat
 def test_cli_output_csv_and_parquet_hold_the_published_frame(tmp_path: Path, algorithm: str) -> None:
     """anonymize -o writes (through the temporary file) what published_frame gives, as CSV or Parquet; the
     suppressed rows are flagged and `audit --published` passes on both."""
-    from anoncore.data.schema import Schema
     from tests.test_cli_harden import run, write_census
+
+    from anoncore.data.schema import Schema
 
     data, schema = write_census(tmp_path, 1500, rng=11)
     extra = (["--model", "k=5", "--suppression-limit", "0.05"] if algorithm == "flash" else ["-k", "5", "-t", "0.5"])

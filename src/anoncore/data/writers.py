@@ -43,7 +43,7 @@ def published_arrow(partition: Any, include_suppressed: bool = False, suppressed
     >>> from anoncore.datasets import toy_table
     >>> p = Partition.from_levels(toy_table(), [1, 1])
     >>> published_arrow(p).column_names
-    ['age', 'zip', 'disease', 'ec']
+    ['zip', 'age', 'disease', 'ec']
     """
     import pyarrow as pa
 
@@ -136,7 +136,7 @@ def write_published(partition: Any, dest: str | os.PathLike[str] | BinaryIO | Te
     >>> write_published(Partition.from_levels(toy_table(), [1, 1]), buf)
     6
     >>> buf.getvalue().splitlines()[0]
-    'age,zip,disease,ec'
+    'zip,age,disease,ec'
     """
     from anoncore._validation import check_option
 
