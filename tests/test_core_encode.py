@@ -208,3 +208,16 @@ def test_string_lookup_equals_a_dict_at_every_length(keys, extra, seed):
     want = [mapping.get(v, enc.UNKNOWN) for v in values]
     assert got.tolist() == want
     assert (unknown, missing) == (want.count(enc.UNKNOWN), 0)
+
+
+def test_hierarchy_keys_are_made_once_per_hierarchy_and_token_set():
+    h = flat_hierarchy(["a", "b", "NA", "?"], root="*", name="h")
+    df = pd.DataFrame({"c": ["a", "NA", "?", "b"]})
+    first = enc.hierarchy_keys(h, {"?"})
+    assert enc.hierarchy_keys(h, {"?"}) is first and enc.hierarchy_keys(h, {"NA"}) is not first
+    for tokens in (("?",), ("NA",), ("?",)):
+        schema = Schema.build({"c": h}, missing="drop", missing_tokens=tokens)
+        fast, legacy = _both(df, schema, 1)
+        assert isinstance(fast, Table) and isinstance(legacy, Table)
+        _same(fast, legacy)
+        assert fast.dropped_rows.tolist() == [2 if tokens == ("?",) else 1]

@@ -531,14 +531,17 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
                 return None
             mapping, numeric_dicts[a.name] = got
         elif h is not None:
-            mapping = h.leaf_lookup()
+            # text: the leaves and the missing labels, made once per hierarchy; dictionaries: leaves only
+            keys = _enc.hierarchy_keys(h, tokens) if isinstance(src, _enc.StringSource) else h.leaf_lookup()
         elif a.kind == "ordinal" and a.order is not None:
             mapping = {str(v): i for i, v in enumerate(a.order)}
         else:
             mapping = {}  # flat hierarchy: this pass finds the missing cells, the second one the codes
-        if isinstance(src, _enc.StringSource):
-            mapping.update(_enc.missing_keys(mapping, tokens))
-        _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
+        if a.kind == "numeric" or h is None:
+            if isinstance(src, _enc.StringSource):
+                mapping.update(_enc.missing_keys(mapping, tokens))
+            keys = mapping
+        _, unknown, missing = _enc.encode_source(src, keys, threads, out, j)
         if unknown and a.kind == "numeric" and h is not None:  # other spellings of the leaves ("30.0")
             got = _numeric_mapping(a, src, scan=True)
             if got is None:
