@@ -221,3 +221,25 @@ def test_hierarchy_keys_are_made_once_per_hierarchy_and_token_set():
         assert isinstance(fast, Table) and isinstance(legacy, Table)
         _same(fast, legacy)
         assert fast.dropped_rows.tolist() == [2 if tokens == ("?",) else 1]
+
+
+def test_select_columns_kernel_and_qi_codes():
+    from dataclasses import replace
+
+    from anoncore import _core
+    from anoncore.datasets import synthetic_census
+
+    rng = np.random.default_rng(2)
+    c = rng.integers(0, 9, (1000, 6)).astype(np.int32)
+    for idx in ([0, 2, 5], [5, 0, 0, 3], []):
+        got = _core.core.select_columns(c, np.asarray(idx, dtype=np.int64), 2)
+        assert got.flags.c_contiguous and np.array_equal(got, c[:, idx].reshape(1000, len(idx)))
+    with pytest.raises(IndexError):
+        _core.core.select_columns(c, np.array([6], dtype=np.int64), 1)
+    t = synthetic_census(500, rng=3)
+    first = replace(t.schema, attributes=tuple(sorted(t.schema.attributes, key=lambda a: a.role != "sensitive")))
+    moved = Table.from_pandas(t.to_pandas().astype(str), first)
+    idx = [moved.column_index(c) for c in moved.quasi_identifiers]
+    assert moved.columns[0] == t.sensitive[0] and idx != list(range(moved.n_columns))  # a copy is needed
+    q = moved.qi_codes()
+    assert q.flags.c_contiguous and np.array_equal(q, moved.codes[:, idx]) and np.array_equal(q, t.qi_codes())

@@ -208,4 +208,18 @@ void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t>
   });
 }
 
+void select_columns(Matrix<int32_t> codes, Span<int64_t> columns, MutMatrix<int32_t> out, int n_threads) {
+  const int64_t k = columns.size;
+  if (out.rows != codes.rows || out.cols != k) throw std::invalid_argument("out must have shape (n_rows, n_selected)");
+  for (int64_t c : columns)
+    if (c < 0 || c >= codes.cols) throw std::out_of_range("column index out of range");
+  parallel_chunks(codes.rows, kChunk, n_threads, [&](int64_t, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const int32_t* src = codes.row(i);
+      int32_t* dst = out.row(i);
+      for (int64_t j = 0; j < k; ++j) dst[j] = src[columns[j]];
+    }
+  });
+}
+
 }  // namespace anoncore::core

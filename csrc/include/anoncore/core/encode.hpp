@@ -109,4 +109,8 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
 void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
                    MutSpan<int32_t> out, int n_threads);
 
+/// out(i, k) = codes(i, columns[k]): a C-contiguous copy of some columns of a row-major code matrix (the
+/// quasi-identifiers of a table), row by row. Columns past the matrix raise std::out_of_range.
+void select_columns(Matrix<int32_t> codes, Span<int64_t> columns, MutMatrix<int32_t> out, int n_threads);
+
 }  // namespace anoncore::core
