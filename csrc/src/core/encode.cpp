@@ -121,7 +121,6 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
     const uint8_t* base = data.data;
     int64_t prev_a = -1, prev_len = -1;
     int32_t prev_code = kEncodeUnknown;
-    LabelHash::ShortKey prev_key{{0, 0, 0, 0}};
     int64_t unknown = 0, missing = 0;
     for (int64_t i = lo; i < hi; ++i) {
       if (!valid_at(validity, validity_offset + i)) {
@@ -131,15 +130,12 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
       }
       const int64_t a = offsets[i], len = offsets[i + 1] - a;
       if (len < 0 || a + len > data.size) throw std::invalid_argument("string offsets are not increasing");
-      // Runs of one value (sorted or clustered data) skip the hash; short strings are compared as words.
+      // Short strings: the word lookup, no run check (a compare with the previous row mispredicts on
+      // unsorted data: 14 % slower on Adult, 3 % faster on sorted). Long ones: runs of one value skip the hash.
       if (len <= LabelHash::kShortBytes) {
-        const LabelHash::ShortKey k = LabelHash::load_short(base + a, len);
-        if (len != prev_len || !LabelHash::same_short(k, prev_key)) {
-          prev_code = keys.find_short(k, len);
-          prev_key = k;
-          prev_a = -1;
-          prev_len = len;
-        }
+        prev_code = keys.find_short(LabelHash::load_short(base + a, len), len);
+        prev_a = -1;
+        prev_len = len;
       } else if (len != prev_len || prev_a < 0 ||
                  std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
         prev_code = keys.find(base + a, len);
