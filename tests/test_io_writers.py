@@ -111,3 +111,12 @@ def test_cli_output_csv_and_parquet_hold_the_published_frame(tmp_path: Path, alg
     assert (got_pq.loc[sup, "ec"] == -1).all() and (got_pq.loc[sup, table.quasi_identifiers[0]] == "*").all()
     code, _, err = run(["audit", str(csv_out), "--schema", str(schema), "--published", "--model", "k=5"])
     assert code == 0, err
+
+
+def test_to_arrow_of_a_fully_suppressed_partition_without_suppressed_rows_is_empty() -> None:
+    rng = np.random.default_rng(6)
+    t = _table(20, rng, False)
+    p = Partition.from_labels(t, rng.integers(0, 4, 20)).with_suppressed(np.ones(20, dtype=bool))
+    a = p.to_arrow(include_suppressed=False)
+    assert a.num_rows == 0 and a.column_names == list(p.to_pandas(include_suppressed=False).columns)
+    assert write_published(p, io.StringIO()) == 0
