@@ -8,6 +8,8 @@ DataFrame of strings and from an Arrow table) and publishing on synthetic census
 writes JSON to ``bench_out/``.
 
     PYTHONPATH=src python benchmarks/end_to_end.py --repeat 3
+    PYTHONPATH=src python benchmarks/end_to_end.py --only adult_1,adult_7a,census_b --repeat 20
+    PYTHONPATH=src python benchmarks/end_to_end.py --no-arx --io --repeat 5
     PYTHONPATH=src python benchmarks/end_to_end.py --no-arx --scaling --rows 1000000,10000000
 """
 
@@ -58,7 +60,7 @@ def best(f: Any, repeat: int) -> float:
     return min(out)
 
 
-def arx_rows(repeat: int, threads: int | None) -> dict[str, Any]:
+def arx_rows(repeat: int, threads: int | None, only: set[str] | None = None) -> dict[str, Any]:
     from anoncore.datasets import load_adult_arx, load_census_income_arx
 
     tables = {"plain": load_adult_arx(), "occ": load_adult_arx(sensitive="occupation")}
@@ -67,6 +69,8 @@ def arx_rows(repeat: int, threads: int | None) -> dict[str, Any]:
     cases += [(f"census_{k}", census, v) for k, v in CENSUS_CONFIGS.items()]
     out = {}
     for name, table, (spec, limit, metric) in cases:
+        if only and name.split("_")[0] + "_" + name.split("_")[1] not in only:
+            continue
         df, schema, models = strings_frame(table), table.schema, _models(spec)
         phases: dict[str, list[float]] = {"encode": [], "search": [], "publish": []}
         for _ in range(repeat if name.startswith("adult") else max(1, repeat // 2)):
@@ -86,6 +90,48 @@ def arx_rows(repeat: int, threads: int | None) -> dict[str, Any]:
         out[name] = row
         print(f"{name:28s} encode {row['encode']:8.1f}  search {row['search']:8.1f}  publish {row['publish']:7.1f}"
               f"  total {row['total_ms']:8.1f} ms   ARX {row['arx_ms']:8.1f} ms  ratio {row['arx_over_ours']:5.2f}x",
+              flush=True)
+    return out
+
+
+def io_rows(repeat: int, threads: int | None) -> dict[str, Any]:
+    """``Table.from_csv`` (pyarrow's reader into the C++ encoder) next to its pandas reading, and the published
+    table written as CSV (streamed record batches, and the pandas frame the command line wrote before) and
+    Parquet, on Adult and census-income."""
+    import tempfile
+
+    from anoncore.cli import _common as cli
+    from anoncore.cli.anonymize import published_frame
+    from anoncore.data.table import _file_line
+    from anoncore.data.writers import write_published
+    from anoncore.datasets import load_adult_arx, load_census_income_arx, shared_data_dir
+
+    data = shared_data_dir()
+    cases = [("adult", data / "adult" / "adult.csv", load_adult_arx(), [0, 4, 1, 1, 3, 2, 2, 1, 0]),
+             ("census", data / "census-income" / "arx" / "census.csv.gz",
+              load_census_income_arx(sensitive="detailed_occupation_recode"), [4, 0, 2, 2, 0, 1, 2, 2])]
+    out: dict[str, Any] = {}
+    folder = Path(tempfile.mkdtemp())
+    for name, path, table, levels in cases:
+        p = str(path)
+        pandas_s = best(lambda p=p, t=table: Table._from_csv_pandas(p, t.schema, ";", "utf-8", threads,
+                                                                      _file_line(p)), repeat)
+        arrow_s = best(lambda p=p, t=table: Table.from_csv(p, t.schema, sep=";", n_threads=threads), repeat)
+        part = Partition.from_levels(table, levels)
+        frame_s = best(lambda part=part: cli.write_csv(cli._readable(published_frame(part, True)),
+                                                       str(folder / "a.csv")), repeat)
+        csv_s = best(lambda part=part: write_published(part, folder / "b.csv", include_suppressed=True,
+                                                       n_threads=threads), repeat)
+        pq_s = best(lambda part=part: write_published(part, folder / "b.parquet", include_suppressed=True,
+                                                      n_threads=threads), repeat)
+        same = (folder / "a.csv").read_bytes() == (folder / "b.csv").read_bytes()
+        row = {"from_csv_pandas_ms": 1e3 * pandas_s, "from_csv_arrow_ms": 1e3 * arrow_s,
+               "write_csv_pandas_ms": 1e3 * frame_s, "write_csv_stream_ms": 1e3 * csv_s,
+               "write_parquet_ms": 1e3 * pq_s, "csv_bytes_equal": same}
+        out[name] = row
+        print(f"{name:8s} from_csv: pandas reading {row['from_csv_pandas_ms']:7.1f} ms, pyarrow {row['from_csv_arrow_ms']:7.1f}"
+              f" ms | write {table.n_rows:,} rows: pandas frame CSV {row['write_csv_pandas_ms']:7.1f} ms, streamed CSV "
+              f"{row['write_csv_stream_ms']:7.1f} ms (same bytes: {same}), Parquet {row['write_parquet_ms']:7.1f} ms",
               flush=True)
     return out
 
@@ -129,12 +175,17 @@ def main() -> int:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--e2e-threads", type=int, default=1,
                     help="threads of encoding and publishing in the ARX rows (0 = every core; the search: 1)")
+    ap.add_argument("--only", default="", help="comma-separated ARX rows, e.g. adult_1,adult_7a,census_b")
+    ap.add_argument("--io", action="store_true", help="also from_csv and the CSV / Parquet writers")
     ap.add_argument("--out", default="bench_out/end_to_end.json")
     a = ap.parse_args()
     print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs", flush=True)
     res: dict[str, Any] = {"loadavg_start": os.getloadavg()}
     if not a.no_arx:
-        res["arx"] = arx_rows(a.repeat, None if a.e2e_threads == 0 else a.e2e_threads)
+        res["arx"] = arx_rows(a.repeat, None if a.e2e_threads == 0 else a.e2e_threads,
+                              {x.strip() for x in a.only.split(",") if x.strip()} or None)
+    if a.io:
+        res["io"] = io_rows(a.repeat, None if a.e2e_threads == 0 else a.e2e_threads)
     if a.scaling:
         res["scaling"] = scaling([int(float(x)) for x in a.rows.split(",")], [int(x) for x in a.threads.split(",")],
                                  a.repeat)

@@ -190,3 +190,56 @@ def test_clean_tables_take_the_cpp_path(monkeypatch):
     got = Table.from_pandas(df2, drop)
     _same(got, ref2)
     assert got.dropped_rows.tolist() == [3, 5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.text(alphabet="ab\x00é", max_size=40), min_size=0, max_size=30, unique=True),
+       extra=st.lists(st.text(alphabet="ab\x00é", max_size=40), max_size=30), seed=st.integers(0, 2**16))
+def test_string_lookup_equals_a_dict_at_every_length(keys, extra, seed):
+    """Keys of 0..40 bytes sharing prefixes and suffixes (the word compare of short keys, memcmp of long ones)
+    give exactly a Python dict's lookup; rows in runs and shuffled."""
+    rng = np.random.default_rng(seed)
+    mapping = {k: i * 3 + 1 for i, k in enumerate(keys)}
+    pool = keys + extra + ["a" * 16, "a" * 15 + "b", "b" + "a" * 15, "a" * 32, "a" * 31 + "b", "a" * 33]
+    values = [pool[i] for i in rng.integers(0, len(pool), 200)]
+    values += sorted(values)  # runs of one value
+    src = enc.source_of_arrow(pa.array(values, type=pa.large_string()))
+    got, unknown, missing = enc.encode_source(src, mapping, 2)
+    want = [mapping.get(v, enc.UNKNOWN) for v in values]
+    assert got.tolist() == want
+    assert (unknown, missing) == (want.count(enc.UNKNOWN), 0)
+
+
+def test_hierarchy_keys_are_made_once_per_hierarchy_and_token_set():
+    h = flat_hierarchy(["a", "b", "NA", "?"], root="*", name="h")
+    df = pd.DataFrame({"c": ["a", "NA", "?", "b"]})
+    first = enc.hierarchy_keys(h, {"?"})
+    assert enc.hierarchy_keys(h, {"?"}) is first and enc.hierarchy_keys(h, {"NA"}) is not first
+    for tokens in (("?",), ("NA",), ("?",)):
+        schema = Schema.build({"c": h}, missing="drop", missing_tokens=tokens)
+        fast, legacy = _both(df, schema, 1)
+        assert isinstance(fast, Table) and isinstance(legacy, Table)
+        _same(fast, legacy)
+        assert fast.dropped_rows.tolist() == [2 if tokens == ("?",) else 1]
+
+
+def test_select_columns_kernel_and_qi_codes():
+    from dataclasses import replace
+
+    from anoncore import _core
+    from anoncore.datasets import synthetic_census
+
+    rng = np.random.default_rng(2)
+    c = rng.integers(0, 9, (1000, 6)).astype(np.int32)
+    for idx in ([0, 2, 5], [5, 0, 0, 3], []):
+        got = _core.core.select_columns(c, np.asarray(idx, dtype=np.int64), 2)
+        assert got.flags.c_contiguous and np.array_equal(got, c[:, idx].reshape(1000, len(idx)))
+    with pytest.raises(IndexError):
+        _core.core.select_columns(c, np.array([6], dtype=np.int64), 1)
+    t = synthetic_census(500, rng=3)
+    first = replace(t.schema, attributes=tuple(sorted(t.schema.attributes, key=lambda a: a.role != "sensitive")))
+    moved = Table.from_pandas(t.to_pandas().astype(str), first)
+    idx = [moved.column_index(c) for c in moved.quasi_identifiers]
+    assert moved.columns[0] == t.sensitive[0] and idx != list(range(moved.n_columns))  # a copy is needed
+    q = moved.qi_codes()
+    assert q.flags.c_contiguous and np.array_equal(q, moved.codes[:, idx]) and np.array_equal(q, t.qi_codes())

@@ -92,6 +92,21 @@ void bind_encode(py::module_& m) {
       py::arg("labels").noconvert(), py::arg("suppressed").noconvert(), py::arg("class_map").noconvert(),
       py::arg("token"), py::arg("n_threads"),
       "Published dictionary index per row: token where suppressed (empty = none), else class_map[labels[i]].");
+  m.def(
+      "select_columns",
+      [](const CArray<int32_t>& codes, const CArray<int64_t>& columns, int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        auto cols = span_of(columns, "columns");
+        CArray<int32_t> out({cv.rows, cols.size});
+        auto ov = mut_matrix_of(out, "out");
+        {
+          py::gil_scoped_release nogil;
+          core::select_columns(cv, cols, ov, n_threads);
+        }
+        return out;
+      },
+      py::arg("codes").noconvert(), py::arg("columns").noconvert(), py::arg("n_threads"),
+      "A C-contiguous copy of the given columns of a row-major int32 code matrix, in the given order.");
 }
 
 void bind_publish(py::module_& m) {

@@ -291,6 +291,9 @@ class Partition:
         sup = self.suppressed
         any_sup = bool(sup.any())
         rows = None if include_suppressed or not any_sup else np.flatnonzero(~sup)
+        # the kernels read an empty row selection as "every row": no published row = every row, sliced to 0
+        nothing = rows is not None and rows.size == 0
+        rows = None if nothing else rows
         sel = np.zeros(0, dtype=np.int64) if rows is None else rows.astype(np.int64)
         labels = self.labels if rows is None else self.labels[rows]
         qis = t.quasi_identifiers
@@ -336,7 +339,8 @@ class Partition:
                                                              safe=False))
         names.append("ec")
         arrays.append(pa.array(labels))
-        return pa.Table.from_arrays(arrays, names=names)
+        out = pa.Table.from_arrays(arrays, names=names)
+        return out.slice(0, 0) if nothing else out
 
     def _class_dictionary(self, name: str) -> tuple[list[str], NDArray[np.int32]]:
         """Distinct published labels of a quasi-identifier and the index of each class's label among them
@@ -354,7 +358,7 @@ class Partition:
         vals = t.numeric_values(name)
         pairs = np.stack([self.gen_lo[:, j], self.gen_hi[:, j]], axis=1)
         uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
-        text = [_fmt_num(vals[a]) if a == b else f"[{_fmt_num(vals[a])}-{_fmt_num(vals[b])}]"
+        text = [_fmt_num(vals[a]) if a == b else f"[{_fmt_num(vals[a])}, {_fmt_num(vals[b])}]"
                 for a, b in uniq.tolist()]
         first2: dict[str, int] = {}
         remap = np.array([first2.setdefault(x, len(first2)) for x in text], dtype=np.int32)

@@ -70,6 +70,8 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
   bytes_.assign(data.begin(), data.end());
   offsets_.assign(offsets.begin(), offsets.end());
   codes_.assign(codes.begin(), codes.end());
+  short_mask_ = mask_;
+  short_slots_.assign(cap, ShortSlot{{{0, 0, 0, 0}}, -1, kEncodeUnknown});
   for (int64_t k = 0; k < n_keys; ++k) {
     const int64_t a = offsets[k], b = offsets[k + 1];
     if (a < 0 || b < a || b > data.size) throw std::invalid_argument("key offsets out of range");
@@ -80,8 +82,17 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
     while (slot_key_[s] >= 0) s = (s + 1) & mask_;
     slot_key_[s] = k;
     slot_hash_[s] = h;
+    if (b - a <= kShortBytes) insert_short(p, b - a, codes[k]);
   }
 }
+
+void LabelHash::insert_short(const uint8_t* p, int64_t n, int32_t code) {
+  const ShortKey k = load_short(p, n);
+  uint64_t s = hash_short(k, n) & short_mask_;
+  while (short_slots_[s].len >= 0) s = (s + 1) & short_mask_;
+  short_slots_[s] = ShortSlot{k, static_cast<int32_t>(n), code};
+}
+
 
 int32_t LabelHash::find(const uint8_t* p, int64_t n) const {
   const uint64_t h = hash_bytes(p, n);
@@ -119,8 +130,14 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
       }
       const int64_t a = offsets[i], len = offsets[i + 1] - a;
       if (len < 0 || a + len > data.size) throw std::invalid_argument("string offsets are not increasing");
-      // Runs of one value (sorted or clustered data) skip the hash.
-      if (len != prev_len || std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
+      // Short strings: the word lookup, no run check (a compare with the previous row mispredicts on
+      // unsorted data: 14 % slower on Adult, 3 % faster on sorted). Long ones: runs of one value skip the hash.
+      if (len <= LabelHash::kShortBytes) {
+        prev_code = keys.find_short(LabelHash::load_short(base + a, len), len);
+        prev_a = -1;
+        prev_len = len;
+      } else if (len != prev_len || prev_a < 0 ||
+                 std::memcmp(base + a, base + prev_a, static_cast<size_t>(len)) != 0) {
         prev_code = keys.find(base + a, len);
         prev_a = a;
         prev_len = len;
@@ -183,6 +200,20 @@ void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t>
       const int64_t c = labels[i];
       if (c < 0 || c >= m) throw std::out_of_range("class label out of range");
       out[i] = (suppressed.size != 0 && suppressed[i] != 0) ? token : class_map[c];
+    }
+  });
+}
+
+void select_columns(Matrix<int32_t> codes, Span<int64_t> columns, MutMatrix<int32_t> out, int n_threads) {
+  const int64_t k = columns.size;
+  if (out.rows != codes.rows || out.cols != k) throw std::invalid_argument("out must have shape (n_rows, n_selected)");
+  for (int64_t c : columns)
+    if (c < 0 || c >= codes.cols) throw std::out_of_range("column index out of range");
+  parallel_chunks(codes.rows, kChunk, n_threads, [&](int64_t, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const int32_t* src = codes.row(i);
+      int32_t* dst = out.row(i);
+      for (int64_t j = 0; j < k; ++j) dst[j] = src[columns[j]];
     }
   });
 }

@@ -140,6 +140,11 @@ def gather_codes(
     column: int,
     n_threads: int,
 ) -> tuple[int, int]: ...
+def select_columns(codes: NDArray[np.int32], columns: NDArray[np.int64], n_threads: int) -> NDArray[np.int32]:
+    """
+    A C-contiguous copy of the given columns of a row-major int32 code matrix, in the given order.
+    """
+
 def publish_codes(
     labels: NDArray[np.int64], suppressed: NDArray[np.bool_], class_map: NDArray[np.int32], token: int, n_threads: int
 ) -> NDArray[np.int32]:

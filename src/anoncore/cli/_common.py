@@ -233,7 +233,7 @@ def read_table(path: str, schema: Any, args: Any, notes: list[str], expected: Se
             return read_table(tmp, schema, args, notes, expected)
         finally:
             os.remove(tmp)
-    table = Table.from_csv(path, schema, sep=args.sep, encoding=args.encoding)
+    table = Table.from_csv(path, schema, sep=args.sep, encoding=args.encoding, n_threads=getattr(args, "threads", None))
     cols = csv_columns(path, args.sep or schema.sep, args.encoding)
     left = [c for c in cols if c not in schema.names and c not in expected]
     if left:

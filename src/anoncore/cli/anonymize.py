@@ -205,8 +205,9 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     p.add_argument("--threads", type=_cli._nonneg_int_arg, default=None,
                    help="worker threads (default: all cores); the output does not depend on it")
     p.add_argument("-o", "--output", default=None, metavar="OUT.csv",
-                   help="write the published table here, '-' for stdout (suppressed rows left out unless "
-                        "--include-suppressed); written only when the audit passed, through a temporary file")
+                   help="write the published table here (CSV; Parquet for a .parquet or .pq name), '-' for stdout "
+                        "(suppressed rows left out unless --include-suppressed); written only when the audit "
+                        "passed, through a temporary file")
     p.add_argument("--include-suppressed", action="store_true",
                    help="with --output: keep suppressed rows, fully suppressed (every quasi-identifier '*', ec -1) "
                         "and flagged in a column 'suppressed'")
@@ -273,6 +274,19 @@ def published_frame(partition: Any, include_suppressed: bool) -> Any:
 
 #: The ``ec`` value of every suppressed row in a file written with ``--include-suppressed``.
 SUPPRESSED_EC = -1
+
+
+def _write_published(partition: Any, path: str, include_suppressed: bool, out: TextIO, threads: int | None) -> None:
+    """Stream the published table to ``path`` (CSV, or Parquet for a ``.parquet`` / ``.pq`` name) through
+    :func:`anoncore.cli.atomic_output`, or as CSV to ``out`` for ``-``; the values of :func:`published_frame`."""
+    from anoncore.data.writers import write_published
+
+    if path == "-":
+        write_published(partition, out, format="csv", include_suppressed=include_suppressed, n_threads=threads)
+        return
+    fmt = "parquet" if path.lower().endswith((".parquet", ".pq")) else "csv"
+    with _cli.atomic_output(path, mode="wb") as fh:
+        write_published(partition, fh, format=fmt, include_suppressed=include_suppressed, n_threads=threads)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -350,8 +364,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             if passed is False:  # never publish what the audit rejected
                 notes.append(f"the audit failed: {args.output} was not written")
             else:
-                df = _cli._readable(published_frame(partition, args.include_suppressed))
-                _cli.write_csv(df, args.output, out)
+                _write_published(partition, args.output, args.include_suppressed, out, args.threads)
                 written = args.output
         head = _cli._readable(_cli._published_head(partition, args.head))
         timings["publish"] = time.perf_counter() - t0

@@ -9,6 +9,7 @@ and falls back to the pandas path, which words the error messages, whenever a va
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,8 @@ _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
 @dataclass(frozen=True, slots=True)
 class StringSource:
-    """A column of strings in Arrow layout (``pyarrow.LargeStringArray``, one chunk)."""
+    """A column of strings in Arrow layout (``pyarrow.LargeStringArray``, or a ``ChunkedArray`` of them: each
+    chunk is encoded in place, never concatenated)."""
 
     array: Any
     tokens_apply: bool = True  # missing tokens and blanks count as missing (text columns, as in the pandas path)
@@ -41,6 +43,38 @@ class DictSource:
     labels: list[str]
     validity: NDArray[np.uint8]
     validity_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class KeySet:
+    """Text keys of an encoding made once: the mapping and its Arrow-layout key arrays for the kernel."""
+
+    mapping: dict[str, int]
+    offsets: NDArray[np.int64]
+    data: NDArray[np.uint8]
+    codes: NDArray[np.int32]
+
+
+_HIERARCHY_KEYS: OrderedDict[tuple[int, frozenset[str]], tuple[Any, KeySet]] = OrderedDict()
+
+
+def hierarchy_keys(h: Any, tokens: set[str]) -> KeySet:
+    """The keys of a text column with hierarchy ``h``: its leaf labels and the labels that count as missing,
+    made once per hierarchy and token set (a hierarchy is immutable; the 64 most recent are kept)."""
+    key = (id(h), frozenset(tokens))
+    got = _HIERARCHY_KEYS.get(key)
+    if got is not None and got[0] is h:
+        _HIERARCHY_KEYS.move_to_end(key)
+        return got[1]
+    mapping = h.leaf_lookup()
+    mapping.update(missing_keys(mapping, tokens))
+    ks = KeySet(mapping, *_keys(mapping))
+    for a in (ks.offsets, ks.data, ks.codes):
+        a.setflags(write=False)
+    _HIERARCHY_KEYS[key] = (h, ks)
+    while len(_HIERARCHY_KEYS) > 64:
+        _HIERARCHY_KEYS.popitem(last=False)
+    return ks
 
 
 def _label(u: Any) -> str:
@@ -71,11 +105,12 @@ def source_of_series(s: pd.Series) -> StringSource | DictSource | None:
         return DictSource(np.asarray(cat.codes), [_label(c) for c in cat.categories], _EMPTY_U8, 0)
     if isinstance(dt, pd.StringDtype) or (dt == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")):
         try:
-            arr = pa.array(s, type=pa.large_string(), from_pandas=True)
+            # the array, not the Series: pyarrow then asks it for its Arrow data without probing the Series
+            arr = pa.array(s.array, type=pa.large_string(), from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return None
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        if isinstance(arr, pa.ChunkedArray) and arr.num_chunks <= 1:
+            arr = arr.combine_chunks() if arr.num_chunks == 0 else arr.chunk(0)
         return StringSource(arr)
     return None
 
@@ -85,6 +120,8 @@ def source_of_arrow(col: Any) -> StringSource | DictSource | None:
     import pyarrow as pa
 
     if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks > 1 and pa.types.is_large_string(col.type):
+            return StringSource(col)
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     t = col.type
     if pa.types.is_dictionary(t):
@@ -112,28 +149,41 @@ def _keys(mapping: Mapping[str, int]) -> tuple[NDArray[np.int64], NDArray[np.uin
     return offsets, np.ascontiguousarray(data), np.fromiter(mapping.values(), dtype=np.int32, count=len(raw))
 
 
-def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int], n_threads: int,
+def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | KeySet, n_threads: int,
                   out: NDArray[np.int32] | None = None, column: int = 0) -> tuple[NDArray[np.int32], int, int]:
     """Codes of a column: ``mapping[value]``, ``-2`` for a null cell, ``-1`` for a value not in ``mapping``.
 
-    ``mapping`` already gives ``-2`` to the labels that count as missing. The codes go to ``out[:, column]``
-    (a new array when ``out`` is None). Returns ``(out, n_unknown, n_missing)``. ``n_threads=0``: every core.
+    ``mapping`` (or a :class:`KeySet` made once) already gives ``-2`` to the labels that count as missing.
+    The codes go to ``out[:, column]`` (a new array when ``out`` is None). Returns ``(out, n_unknown,
+    n_missing)``. ``n_threads=0``: every core.
     """
+    keyset = mapping if isinstance(mapping, KeySet) else None
+    labels: Mapping[str, int] = keyset.mapping if keyset is not None else mapping  # type: ignore[assignment]
     n = len(src.index) if isinstance(src, DictSource) else len(src.array)
     if out is None:
         out = np.empty(n, dtype=np.int32)
     if isinstance(src, DictSource):
-        table = np.fromiter((mapping.get(lab, UNKNOWN) for lab in src.labels), dtype=np.int32, count=len(src.labels))
+        table = np.fromiter((labels.get(lab, UNKNOWN) for lab in src.labels), dtype=np.int32, count=len(src.labels))
         unknown, missing = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out, column,
                                                    n_threads)
         return out, unknown, missing
-    arr = src.array
-    bufs = arr.buffers()
-    offsets = _np_buffer(bufs[1], np.int64, n + 1, arr.offset)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
-    validity, voff = _validity(arr)
-    ko, kd, kc = _keys(mapping)
-    unknown, missing = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out, column, n_threads)
+    ko, kd, kc = (keyset.offsets, keyset.data, keyset.codes) if keyset is not None else _keys(labels)
+    chunks = src.array.chunks if hasattr(src.array, "chunks") else [src.array]
+    unknown = missing = 0
+    start = 0
+    for arr in chunks:
+        m = len(arr)
+        if m == 0:
+            continue
+        bufs = arr.buffers()
+        offsets = _np_buffer(bufs[1], np.int64, m + 1, arr.offset)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
+        validity, voff = _validity(arr)
+        u, k = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out[start:start + m], column,
+                                         n_threads)
+        unknown += u
+        missing += k
+        start += m
     return out, unknown, missing
 
 

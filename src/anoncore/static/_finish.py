@@ -12,6 +12,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from anoncore import _core
 from anoncore.audit import AuditReport, audit
 from anoncore.data.table import Table
 from anoncore.results import Achieved, Partition, Result
@@ -21,7 +24,10 @@ __all__ = ["achieved_from", "finish"]
 
 def achieved_from(partition: Partition, report: AuditReport, extra: Mapping[str, Any] | None = None) -> Achieved:
     """The uniform ``achieved`` dict of a partition and its audit (see :class:`anoncore.results.Achieved`)."""
-    sizes = partition.class_sizes
+    # one thread: a bincount over the rows is memory-bound (0.3 ms for 300k rows), and a parallel region on a
+    # busy machine waits for a descheduled thread (15 ms measured for the same rows at load 7 on 2 cores)
+    sizes = _core.core.class_sizes(np.ascontiguousarray(partition.labels, dtype=np.int64),
+                                   np.ascontiguousarray(partition.suppressed, dtype=bool), partition.n_classes, 1)
     kept = sizes[sizes > 0]
     out = Achieved(passed=bool(report.passed), k=int(kept.min()) if kept.size else 0, n_classes=int(kept.size),
                    n_suppressed=int(partition.n_suppressed))

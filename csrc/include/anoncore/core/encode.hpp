@@ -3,6 +3,7 @@
 // Every kernel is data-parallel over rows in fixed chunks, so the output never depends on the thread count.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "anoncore/core/views.hpp"
@@ -22,7 +23,61 @@ class LabelHash {
   /// The code of bytes [p, p + n), or kEncodeUnknown.
   int32_t find(const uint8_t* p, int64_t n) const;
 
+  /// Keys of at most kShortBytes bytes are also held as (length, four words) read by load_short: a lookup
+  /// compares words, never calls memcmp.
+  static constexpr int64_t kShortBytes = 32;
+  struct ShortKey {
+    uint64_t w[4];
+  };
+  /// The words of a string of n <= kShortBytes bytes: equal for two strings of one length iff equal bytes.
+  static ShortKey load_short(const uint8_t* p, int64_t n) {
+    ShortKey k{{0, 0, 0, 0}};
+    if (n >= 16) {  // bytes [0, 16) and [n - 16, n) cover the string
+      std::memcpy(&k.w[0], p, 8);
+      std::memcpy(&k.w[1], p + 8, 8);
+      std::memcpy(&k.w[2], p + n - 16, 8);
+      std::memcpy(&k.w[3], p + n - 8, 8);
+    } else if (n >= 8) {
+      std::memcpy(&k.w[0], p, 8);
+      std::memcpy(&k.w[1], p + n - 8, 8);
+    } else if (n >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      k.w[0] = (static_cast<uint64_t>(b) << 32) | a;
+    } else if (n > 0) {
+      k.w[0] = (static_cast<uint64_t>(p[0]) << 16) | (static_cast<uint64_t>(p[n >> 1]) << 8) | p[n - 1];
+    }
+    return k;
+  }
+  static bool same_short(const ShortKey& a, const ShortKey& b) {
+    return ((a.w[0] ^ b.w[0]) | (a.w[1] ^ b.w[1]) | (a.w[2] ^ b.w[2]) | (a.w[3] ^ b.w[3])) == 0;
+  }
+  /// find() for a string of n <= kShortBytes bytes given by its words (inline: the encoding loop's lookup).
+  int32_t find_short(const ShortKey& k, int64_t n) const {
+    for (uint64_t s = hash_short(k, n) & short_mask_;; s = (s + 1) & short_mask_) {
+      const ShortSlot& slot = short_slots_[s];
+      if (slot.len < 0) return kEncodeUnknown;
+      if (slot.len == n && same_short(slot.key, k)) return slot.code;
+    }
+  }
+
  private:
+  static uint64_t hash_short(const ShortKey& k, int64_t n) {
+    // Independent products (no serial chain): the lookups of consecutive rows overlap in the pipeline.
+    const uint64_t x = (k.w[0] * 0x9E3779B97F4A7C15ULL) ^ (k.w[1] * 0xbf58476d1ce4e5b9ULL) ^
+                       (k.w[2] * 0x94d049bb133111ebULL) ^ (k.w[3] * 0xff51afd7ed558ccdULL) ^ static_cast<uint64_t>(n);
+    return ((x ^ (x >> 29)) * 0xc4ceb9fe1a85ec53ULL) >> 32;
+  }
+  struct ShortSlot {
+    ShortKey key;
+    int32_t len;  // -1: empty
+    int32_t code;
+  };
+  std::vector<ShortSlot> short_slots_;
+  uint64_t short_mask_ = 0;
+  void insert_short(const uint8_t* p, int64_t n, int32_t code);
+
   std::vector<int64_t> slot_key_;  // key index per slot, -1 empty
   std::vector<uint64_t> slot_hash_;
   std::vector<uint8_t> bytes_;
@@ -53,5 +108,9 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
 /// Publishing: out[i] = suppressed[i] ? token : class_map[labels[i]] (suppressed may be empty).
 void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
                    MutSpan<int32_t> out, int n_threads);
+
+/// out(i, k) = codes(i, columns[k]): a C-contiguous copy of some columns of a row-major code matrix (the
+/// quasi-identifiers of a table), row by row. Columns past the matrix raise std::out_of_range.
+void select_columns(Matrix<int32_t> codes, Span<int64_t> columns, MutMatrix<int32_t> out, int n_threads);
 
 }  // namespace anoncore::core
