@@ -166,6 +166,7 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("evaluations", &Engine::evaluations)
       .def_property_readonly("rollup_work", &Engine::rollup_work)
       .def_property_readonly("primed_sources", &Engine::primed_sources)
+      .def_property("parallel_grain", &Engine::parallel_grain, &Engine::set_parallel_grain)
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;

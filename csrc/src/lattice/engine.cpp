@@ -222,7 +222,8 @@ void Engine::Impl::build_bottom(Matrix<int32_t> codes, const std::vector<uint64_
     }
   }
   if (m > 0) {
-    merge_row_histograms(s, s.ids.data(), sa.codes.data, n, G, m, f->count.data(), f->hoff, f->hval, f->hcnt);
+    if (const int T = par_threads(n); T > 1) merge_rows_par(T, s.ids.data(), sa.codes.data, n, G, *f);
+    else merge_row_histograms(s, s.ids.data(), sa.codes.data, n, G, m, f->count.data(), f->hoff, f->hval, f->hcnt);
   }
   if (use_mask) bottom_masks(*f);
   bottom = f;
@@ -304,6 +305,11 @@ std::shared_ptr<const BottomState> Engine::bottom_state() const {
 bool Engine::reused_bottom() const { return impl_->reused; }
 int64_t Engine::rollup_work() const { return impl_->work.load(); }
 int64_t Engine::primed_sources() const { return impl_->n_primed; }
+int64_t Engine::parallel_grain() const { return impl_->par_grain; }
+void Engine::set_parallel_grain(int64_t grain) {
+  if (grain < 1) throw std::invalid_argument("parallel_grain must be at least 1");
+  impl_->par_grain = grain;
+}
 bool Engine::predicate_monotone() const { return impl_->p_monotone; }
 bool Engine::metric_monotone() const { return impl_->m_monotone; }
 std::vector<int32_t> Engine::heights() const {

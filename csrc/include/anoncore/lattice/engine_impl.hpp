@@ -105,6 +105,15 @@ struct Engine::Impl {
 
   void merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const;
 
+  // ---- threads inside one evaluation (freqset_par.cpp) ---------------------------------------------------
+  // A set of at least 2 * par_grain items (source classes of a roll-up, rows of the bottom) is merged and
+  // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output.
+  int64_t par_grain = int64_t{1} << 16;
+  /// Threads for a pass over `items` items: 1 below the grain, with one thread, or inside a parallel region.
+  int par_threads(int64_t items) const;
+  void merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst) const;
+  void merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G, FreqSet& dst);
+
   // A deferred source composes while its anchor has at most compose_k times its classes (otherwise it is
   // merged in full first). Composing costs a pass over the anchor's classes per roll-up from the source, and
   // the judge of the new set another (its lists) when it is not cut on class size; merging costs one pass
