@@ -10,7 +10,8 @@ load hits them alike. Every thread count must give the same levels, score and su
 is printed as DIFFERENT and makes the exit status 1). Writes JSON to ``--out``.
 
     PYTHONPATH=src python benchmarks/lattice_threads.py --threads 1,2
-    python benchmarks/lattice_threads.py --threads 1,2,4,8,16 --synthetic 20000000   # a 16-core machine
+    python benchmarks/lattice_threads.py --threads 1,2,4,8,16 --synthetic 2e7 --synthetic-threads 1,4,16
+    bash benchmarks/lattice_threads.sh    # the same on the device machine (16 cores): build, run, JSON to $OUT
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "asv_benchmarks"))
-if (ROOT / "src" / "anoncore").exists() and any((ROOT / "src" / "anoncore").glob("_core*.so")):
+if os.environ.get("ANONCORE_INSTALLED") != "1" and any((ROOT / "src" / "anoncore").glob("_core*.so")):
     sys.path.insert(0, str(ROOT / "src"))  # a dev build; otherwise the installed anoncore
 
 
@@ -76,6 +77,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--synthetic", type=float, default=0, help="rows of the synthetic case (0: none)")
     ap.add_argument("--synthetic-repeat", type=int, default=1)
+    ap.add_argument("--synthetic-threads", default=None, help="thread counts of the synthetic case (default: --threads)")
     ap.add_argument("--only", default=None, help="regular expression on the case names")
     ap.add_argument("--out", default="bench_out/lattice_threads.json")
     a = ap.parse_args()
@@ -83,13 +85,15 @@ def main() -> int:
     from anoncore._tablecache import clear_table_caches
     from anoncore.static import lattice as L
 
-    threads = [int(x) for x in a.threads.split(",")]
+    all_threads = [int(x) for x in a.threads.split(",")]
     print(f"anoncore from {Path(anoncore.__file__).parent}, {os.cpu_count()} CPUs, load "
           f"{tuple(round(x, 1) for x in os.getloadavg())}, OpenMP {anoncore._core.has_openmp}", flush=True)
     res: dict[str, Any] = {}
     bad = 0
     for name, (table, models, limit, metric) in cases(int(a.synthetic), a.only).items():
-        repeat = a.synthetic_repeat if name.startswith("synthetic") else a.repeat
+        syn = name.startswith("synthetic")
+        repeat = a.synthetic_repeat if syn else a.repeat
+        threads = [int(x) for x in a.synthetic_threads.split(",")] if syn and a.synthetic_threads else all_threads
         first: dict[int, list[float]] = {t: [] for t in threads}
         again: dict[int, list[float]] = {t: [] for t in threads}
         outcome: dict[int, Any] = {}

@@ -140,3 +140,26 @@ def test_adult_search_evaluates_the_same_nodes_at_two_threads(adult_occupation) 
     got = [_search(adult_occupation, models, 0.04, "loss", th, 65536) for th in (1, 2)]
     assert got[0] == got[1]
     assert got[0][1] == (1, 4, 0, 0, 3, 2, 2, 1)  # ARX's optimum (ARX-TIMINGS.md row 5)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.integers(4, 60), st.integers(1, 4), st.integers(1, 4),
+       st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(list(METRICS)))
+def test_k_and_distinct_l_from_masks_equal_exhaustive(seed: int, n_rows: int, k: int, ll: int, limit: float,
+                                                       metric: str) -> None:
+    # k-anonymity + distinct-l with at most 64 sensitive values: the value masks decide both, so the rolled-up
+    # sets carry no histograms and the judge has no second pass; the optimum, its suppressed rows and the
+    # audit must still match the exhaustive oracle (which counts the distinct values of each class).
+    table = _table(seed, n_rows)
+    models = [M("KAnonymity", k=k), M("DistinctLDiversity", l=ll)]
+    ref = oracle.exhaustive(table, models, limit, metric)
+    got = _search(table, models, limit, metric, 1, 65536)
+    if ref["best"] is None:
+        assert not got[0]
+        return
+    assert got[1] in ref["argmin"]
+    st_ = oracle.node_stats(table, got[1], models, math.floor(limit * table.n_rows))
+    assert got[4] == st_["suppressed"]
+    res = lattice_search(table, models, suppression_limit=limit, metric=metric, n_threads=1)
+    assert res.partition.levels == got[1]
+    assert res.achieved["passed"]

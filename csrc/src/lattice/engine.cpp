@@ -94,6 +94,9 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
                  metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;
   m = needs_hist ? sa_m : 0;
   use_mask = needs_hist && m > 0 && m <= 64 && (support_mono || distinct_l > 0);
+  // With masks, k-anonymity and distinct-l are judged from the counts and masks alone (judge_monotone): the
+  // roll-ups then merge no histograms and the judge has no second pass (the same verdicts, classes and order).
+  hist_sets = needs_hist && !(use_mask && all_supp_monotone);
 }
 
 /// One pass over the (row-major) codes: the per-QI value counts and, when packed, the rows' bottom keys

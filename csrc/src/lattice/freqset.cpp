@@ -69,7 +69,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   dst.n_classes = G;
   if (classes_only) return;
   or_masks(src, s.ids.data(), C, G, dst);
-  if (m > 0 && needs_hist) {
+  if (m > 0 && hist_sets) {
     if (defer_src) {
       // judged early: the histograms are merged only when needed (see judge)
       if (src.hsrc && composes(src)) {
@@ -127,7 +127,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
   const bool compose = defer_src && composes(src);
   const bool keep = defer_src && packed && src.hsrc && !src.hsrc->hsrc && src.mid_uses < max_mid_uses;
   if (keep) const_cast<FreqSet&>(src).mid_uses++;
-  if (m > 0 && needs_hist && !compose && !keep) ensure_hist(src, s);
+  if (m > 0 && hist_sets && !compose && !keep) ensure_hist(src, s);
   if (packed) {
     rollup_packed(src, target, dst, s, defer_src);
     return;
@@ -156,7 +156,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
     dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
   }
   or_masks(src, s.ids.data(), C, G, dst);
-  if (m > 0 && needs_hist) merge_from(src, s.ids.data(), C, G, dst, s);
+  if (m > 0 && hist_sets) merge_from(src, s.ids.data(), C, G, dst, s);
 }
 
 /// The bottom's value masks from its histograms.

@@ -47,6 +47,8 @@ struct Engine::Impl {
   int64_t distinct_l = 0;
   bool needs_hist = false;
   bool support_mono = false;  // some criterion has a support part (support_violates)
+  bool hist_sets = false;     // the rolled-up sets carry histograms: needs_hist, unless the value masks decide every
+                              // criterion (k-anonymity and distinct-l only, with masks): then only the bottom has them
   bool use_mask = false;      // the sets carry value masks (FreqSet::vmask): needs_hist, m <= 64 and a
                               // support part or distinct-l
   bool p_monotone = false;
