@@ -18,7 +18,7 @@ and the search's time per evaluated node. ARX's per-node cost is taken from ARX-
 checked: Adult 0.15-0.84 ms, census-income 3.4-4.7 ms). Writes a CSV to ``--out`` and prints a summary.
 
     PYTHONPATH=src python benchmarks/lattice_grid.py                 # the whole sample (a few minutes)
-    PYTHONPATH=src python benchmarks/lattice_grid.py --quick          # about a third of it
+    PYTHONPATH=src python benchmarks/lattice_grid.py --quick --table  # a third of it and the docs table
 """
 
 from __future__ import annotations
@@ -57,6 +57,36 @@ def family_models(family: str, k: int) -> list[Any]:
     return [am.KAnonymity(k), *extra]
 
 
+# the points of the table in docs/lattice-speed.md (--table)
+TABLE_POINTS = [(d, f, k, lim, m) for d in ("adult", "census") for f, k, lim, m in (
+    ("k", 5, 0.0, "loss"), ("k", 5, 0.04, "loss"), ("k", 5, 0.10, "loss"), ("k", 5, 0.50, "loss"),
+    ("k", 100, 0.50, "loss"), ("k", 5, 0.10, "dm"), ("k", 5, 0.10, "dm_star"), ("k", 5, 0.10, "entropy_nm"),
+    ("k", 5, 0.10, "precision_nm"), ("k", 5, 0.10, "aecs"), ("k", 5, 0.10, "height"), ("distinct5", 5, 0.0, "loss"),
+    ("recursive43", 5, 0.04, "loss"), ("equal02", 5, 0.04, "loss"), ("hier02", 5, 0.25, "loss"),
+    ("beta2", 5, 0.04, "loss"), ("delta2", 5, 0.04, "loss"))]
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The TABLE_POINTS rows of a run as a markdown table."""
+    by = {(r["data"], r["family"], r["k"], r["limit"], r["metric"]): r for r in rows}
+    head = ("| data | models | limit | metric | evaluated / lattice | classes rolled up per node | search CPU | "
+            "per node | publish + audit |")
+    out = [head, "|---|---|---:|---|---:|---:|---:|---:|---:|"]
+    for key in TABLE_POINTS:
+        r = by.get(key)
+        if r is None:
+            continue
+        d, f, k, lim, m = key
+        name = f"k={k}" if f == "k" else f"k={k} + {f}"
+        if r.get("infeasible"):
+            out.append(f"| {d} | {name} | {100 * lim:.0f} % | {m} | infeasible | | | | |")
+            continue
+        out.append(f"| {d} | {name} | {100 * lim:.0f} % | {m} | {r['evaluated']:,} / {r['lattice']:,} | "
+                   f"{r['classes_per_node']:,} | {r['search_ms']:.1f} ms | {r['ms_per_node']:.3f} ms | "
+                   f"{r['cpu_ms'] - r['search_ms']:.1f} ms |")
+    return "\n".join(out)
+
+
 def grid(quick: bool) -> list[tuple[str, str, int, float, str]]:
     from anoncore.static.lattice import METRICS
 
@@ -77,7 +107,7 @@ def grid(quick: bool) -> list[tuple[str, str, int, float, str]]:
                 for lim in (0.01, 0.50):
                     pts.append((data, fam, k, lim, "loss"))
     pts = list(dict.fromkeys(pts))
-    return pts[::3] if quick else pts
+    return [p for i, p in enumerate(pts) if i % 3 == 0 or p in TABLE_POINTS] if quick else pts
 
 
 def main() -> int:
@@ -87,7 +117,20 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", default=None, help="adult or census")
     ap.add_argument("--out", default="bench_out/lattice_grid.csv")
+    ap.add_argument("--table", action="store_true", help="print the docs table (docs/lattice-speed.md)")
+    ap.add_argument("--table-from", default=None, help="print the docs table of an earlier run's CSV, run nothing")
     a = ap.parse_args()
+    if a.table_from:
+        with open(a.table_from, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        for r in rows:
+            r["k"], r["limit"], r["infeasible"] = int(r["k"]), float(r["limit"]), int(r["infeasible"])
+            for c in ("evaluated", "lattice", "classes_per_node"):
+                r[c] = int(r[c] or 0)
+            for c in ("search_ms", "cpu_ms", "ms_per_node"):
+                r[c] = float(r[c] or 0)
+        print(markdown(rows))
+        return 0
     from benchmarks.bench_lattice import load_census_income_arx  # type: ignore[import-not-found]
     from benchmarks.common import adult  # type: ignore[import-not-found]
 
@@ -161,6 +204,8 @@ def main() -> int:
         print(f"{data}: {len(sub)} points, repeat call CPU median {np.median(rep):.1f} ms (max {rep.max():.1f}), "
               f"per node median {np.median(mpn):.3f} ms (max {mpn.max():.3f}); ARX {ARX_MS_PER_NODE[data][0]:.2f}-"
               f"{ARX_MS_PER_NODE[data][1]:.2f} ms per node")
+    if a.table:
+        print(markdown(rows))
     print(f"{len(rows)} points in {time.perf_counter() - t_all:.0f} s, load {os.getloadavg()[0]:.1f}; CSV {a.out}")
     return 0
 
