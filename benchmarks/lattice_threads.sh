@@ -6,7 +6,8 @@
 # benchmarks/lattice_threads.py with it. Budget: build ~2-3 min, ARX rows ~1 min, synthetic ~2-3 min.
 #
 # The ARX rows need the data: before the call, here,
-#   mkdir -p bench_out/shared_data && cp -r /work/shared/data/adult /work/shared/data/census-income bench_out/shared_data/
+#   mkdir -p bench_out/shared_data/census-income && cp -r /work/shared/data/adult bench_out/shared_data/ &&
+#   cp -r /work/shared/data/census-income/arx bench_out/shared_data/census-income/   (5 MB)
 # Call: run(command="bash benchmarks/lattice_threads.sh", carry=["bench_out/shared_data"], timeout_s=560)
 # Extra arguments go to lattice_threads.py (e.g. --synthetic 0 to leave the synthetic case out).
 set -euo pipefail
