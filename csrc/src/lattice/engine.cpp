@@ -311,6 +311,8 @@ bool Engine::reused_bottom() const { return impl_->reused; }
 int64_t Engine::rollup_work() const { return impl_->work.load(); }
 int64_t Engine::primed_sources() const { return impl_->n_primed; }
 int64_t Engine::parallel_grain() const { return impl_->par_grain; }
+bool Engine::load_aware() const { return impl_->load_aware; }
+void Engine::set_load_aware(bool on) { impl_->load_aware = on; }
 void Engine::set_parallel_grain(int64_t grain) {
   if (grain < 1) throw std::invalid_argument("parallel_grain must be at least 1");
   impl_->par_grain = grain;

@@ -603,9 +603,10 @@ def lattice_search(
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
         Threads inside the evaluation of a large node (the histogram merges of frequency sets of at least
-        131,072 classes or rows) and for Samarati's level scans (None: all cores). The optimal search evaluates
-        the same nodes in the same order at any thread count, so the result and the statistics do not depend
-        on it; with small frequency sets (Adult, census-income) it runs on one thread.
+        131,072 classes, or of the bottom's 1,048,576 rows; at most the cores the load average leaves idle)
+        and for Samarati's level scans (None: all cores). The optimal search evaluates the same nodes in the
+        same order at any thread count, so the result and the statistics do not depend on it; with small
+        frequency sets (Adult, census-income) it runs on one thread.
     gs_factor : float in [0, 1], default=0.5
         ARX's generalization/suppression factor of Loss, entropy and precision.
     aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max', 'rank'}, default='geometric_mean'

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -111,6 +112,13 @@ struct Engine::Impl {
   // A set of at least 2 * par_grain items (source classes of a roll-up, rows of the bottom) is merged and
   // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output.
   int64_t par_grain = int64_t{1} << 16;
+  // hold the threads to the cores the load average leaves idle (see par_threads); ANONCORE_LATTICE_LOAD_AWARE=0
+  // in the environment turns it off for the Engines built afterwards (tests of the parallel paths)
+  bool load_aware = load_aware_default();
+  static bool load_aware_default() {
+    const char* v = std::getenv("ANONCORE_LATTICE_LOAD_AWARE");
+    return v == nullptr || std::string(v) != "0";
+  }
   /// Threads for a pass over `items` items: 1 below the grain, with one thread, or inside a parallel region.
   int par_threads(int64_t items) const;
   void merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst) const;

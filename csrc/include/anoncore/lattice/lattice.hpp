@@ -180,6 +180,10 @@ class Engine {
   /// output never depends on it; a test lowers it to run the parallel paths on small tables).
   int64_t parallel_grain() const;
   void set_parallel_grain(int64_t grain);
+  /// Whether the threads of a node are held to the cores the machine's load average leaves idle (default true;
+  /// a test turns it off to run the parallel paths on a busy machine).
+  bool load_aware() const;
+  void set_load_aware(bool on);
 
  private:
   friend class detail::OptimalSearch;
