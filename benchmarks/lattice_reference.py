@@ -11,6 +11,9 @@ partition and the search statistics (nodes evaluated / inferred / popped, queue 
         --compare bench_out/lattice_ref_before.json
     PYTHONPATH=src python benchmarks/lattice_reference.py --timing --repeat 5 --out bench_out/lattice_time.json
 
+``--threads N`` runs every search with ``n_threads=N`` (default: None, all cores); ``--results-only`` compares
+only the outcome (levels, score, suppressed rows, classes, partition hash), not the search statistics.
+
 ``--timing`` also measures the ARX configurations: the best of ``--repeat`` repeat calls (the table's caches
 warm) and the best of ``--repeat`` first calls (the table's cache cleared before each call); ``--cpu`` takes
 the process's CPU time instead of wall time (one thread: less sensitive to a loaded machine).
@@ -68,8 +71,13 @@ def summary(res: Any, metric: str) -> dict[str, Any]:
             "n_classes": int(res.partition.n_classes), "hash": partition_hash(res.partition), **keep}
 
 
+THREADS: int | None = None
+RESULT_KEYS = ("levels", "score", "suppressed", "n_classes", "hash", "infeasible")
+
+
 def run_one(table: Table, models: list[Any], limit: float, metric: str, strategy: str = "optimal",
             **kw: Any) -> dict[str, Any]:
+    kw.setdefault("n_threads", THREADS)
     try:
         res = L.lattice_search(table, models, suppression_limit=limit, metric=metric, strategy=strategy, **kw)
     except InfeasibleError:
@@ -184,7 +192,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default=None, help="regular expression on the ARX case names")
     ap.add_argument("--cpu", action="store_true", help="time the process's CPU time (a loaded machine)")
+    ap.add_argument("--threads", type=int, default=None, help="n_threads of every search (default: all cores)")
+    ap.add_argument("--results-only", action="store_true", help="compare outcomes, not search statistics")
     args = ap.parse_args()
+    global THREADS
+    THREADS = args.threads
     cases = arx_cases()
     if args.only:
         cases = {k: v for k, v in cases.items() if re.search(args.only, k)}
@@ -200,7 +212,10 @@ def main() -> int:
     Path(args.out).write_text(json.dumps(result, indent=1, sort_keys=True))
     if args.compare and not args.timing:
         old = json.loads(Path(args.compare).read_text())
-        diff = [k for k in sorted(set(old) | set(result)) if old.get(k) != result.get(k)]
+        def outcome(v: Any) -> Any:
+            return {k: v[k] for k in RESULT_KEYS if k in v} if args.results_only and isinstance(v, dict) else v
+
+        diff = [k for k in sorted(set(old) | set(result)) if outcome(old.get(k)) != outcome(result.get(k))]
         print(f"{len(result)} cases, {len(diff)} differ from {args.compare}")
         for k in diff[:20]:
             print(" ", k, old.get(k), "->", result.get(k))

@@ -166,6 +166,8 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("evaluations", &Engine::evaluations)
       .def_property_readonly("rollup_work", &Engine::rollup_work)
       .def_property_readonly("primed_sources", &Engine::primed_sources)
+      .def_property("parallel_grain", &Engine::parallel_grain, &Engine::set_parallel_grain)
+      .def_property("load_aware", &Engine::load_aware, &Engine::set_load_aware)
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;

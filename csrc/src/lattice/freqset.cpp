@@ -69,7 +69,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   dst.n_classes = G;
   if (classes_only) return;
   or_masks(src, s.ids.data(), C, G, dst);
-  if (m > 0 && needs_hist) {
+  if (m > 0 && hist_sets) {
     if (defer_src) {
       // judged early: the histograms are merged only when needed (see judge)
       if (src.hsrc && composes(src)) {
@@ -93,6 +93,10 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
 
 /// dst's histograms from src's through the class map ids (src's histograms must be present).
 void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const {
+  if (const int T = par_threads(C); T > 1) {
+    merge_from_par(T, src, ids, C, G, dst);
+    return;
+  }
   merge_histograms(s, ids, C, G, m, [&](int64_t i) {
     return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
   }, [&](int64_t i, auto&& add) {
@@ -123,7 +127,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
   const bool compose = defer_src && composes(src);
   const bool keep = defer_src && packed && src.hsrc && !src.hsrc->hsrc && src.mid_uses < max_mid_uses;
   if (keep) const_cast<FreqSet&>(src).mid_uses++;
-  if (m > 0 && needs_hist && !compose && !keep) ensure_hist(src, s);
+  if (m > 0 && hist_sets && !compose && !keep) ensure_hist(src, s);
   if (packed) {
     rollup_packed(src, target, dst, s, defer_src);
     return;
@@ -152,7 +156,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
     dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
   }
   or_masks(src, s.ids.data(), C, G, dst);
-  if (m > 0 && needs_hist) merge_from(src, s.ids.data(), C, G, dst, s);
+  if (m > 0 && hist_sets) merge_from(src, s.ids.data(), C, G, dst, s);
 }
 
 /// The bottom's value masks from its histograms.

@@ -197,7 +197,7 @@ NodeResult Engine::Impl::judge(const FreqSet& f, Scratch& s, bool early) const {
   s.viol.assign(static_cast<size_t>(C), 0);
   s.viol_m.assign(static_cast<size_t>(C), 0);
   const int64_t* cnt = f.count.data();
-  const bool full = needs_hist && !crit.empty();
+  const bool full = hist_sets && !crit.empty();
   // A deferred set judged early checks distinct-l with the other criteria, class by class on the fly (pass
   // 2), so `suppressed_size` is exact only when the judge is not cut; a cut node has S > limit and its
   // partial suppressed_size is a lower bound, which the search only uses in ways that stay valid (a

@@ -1,13 +1,11 @@
 // The globally optimal search of the lattice (branch and bound with predictive tagging, Flash-style probes,
-// the sweep, parallel batches): the class OptimalSearch, one per Engine::optimal call.
+// the sweep): the class OptimalSearch, one per Engine::optimal call.
 #include "anoncore/lattice/search.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <memory>
 #include <vector>
-
-#include "anoncore/core/parallel.hpp"
 
 namespace anoncore::lattice::detail {
 
@@ -22,7 +20,6 @@ OptimalSearch::OptimalSearch(Engine::Impl& impl, const InterruptHook& hook, std:
       codec(H),
       pq(impl.r, codec.on),
       known(impl.r, codec),
-      pre(impl.r, codec),
       eval0(impl.n_eval),
       grouped_bound(impl.metric.kind == MetricKind::kDM || impl.metric.kind == MetricKind::kDMStar),
       early(trace == nullptr),  // a trace records exact suppressed counts of every evaluated node
@@ -31,7 +28,6 @@ OptimalSearch::OptimalSearch(Engine::Impl& impl, const InterruptHook& hook, std:
       // would not tighten the node's bound (every metric but DM / DM*, where the grouping's Σ n_E² bounds the
       // children: probing first was measured worse there).
       probe_first(!grouped_bound && (impl.p_monotone || impl.min_size > 1 || impl.support_mono)),
-      threads(std::max(1, impl.n_threads)),
       // Inferred-infeasible subtrees without the queue. A popped node x below an infeasible tag T only generates
       // its children. Its spanning-tree descendants y <= T that are not evaluated would be popped later in the
       // same way (inferred infeasible: nothing below a tag is ever evaluated once the tag exists), with key
@@ -44,10 +40,9 @@ OptimalSearch::OptimalSearch(Engine::Impl& impl, const InterruptHook& hook, std:
       // popped and are dropped; those walked while the incumbent is still worse than the final one may be nodes
       // the queue would not have reached (a cost only; measured 89 of 6,181 walked on Adult 1, <= 4 on the other
       // ARX rows). Interrupts are polled every 4096 nodes walked. Not with DM / DM* (a popped node's key may be
-      // raised from its predecessors' evaluations first), parallel batches, unpacked levels or a trace (which
-      // lists every inferred node).
-      eager(trace == nullptr && !grouped_bound && codec.on &&
-            !(threads > 1 && !(impl.p_monotone && impl.m_monotone))) {
+      // raised from its predecessors' evaluations first), unpacked levels or a trace (which lists every
+      // inferred node).
+      eager(trace == nullptr && !grouped_bound && codec.on) {
   I.cut_on = I.dm_cut_on = false;
 }
 
@@ -132,10 +127,7 @@ void OptimalSearch::consider(const std::vector<int32_t>& x, const NodeResult& re
 
 NodeResult OptimalSearch::eval_node(const std::vector<int32_t>& x, bool may_cut) {
   if (const NodeResult* kr = known.find(x.data())) return *kr;
-  NodeResult res;
-  if (!pre.take(x.data(), res)) {
-    res = I.dm_cut_on && may_cut ? I.evaluate_dm_bounded(x.data()) : I.evaluate(x.data(), early);
-  }
+  const NodeResult res = I.dm_cut_on && may_cut ? I.evaluate_dm_bounded(x.data()) : I.evaluate(x.data(), early);
   known.emplace(x.data(), res);
   if (!sweep_known.empty()) {
     int64_t idx = 0;
@@ -450,72 +442,26 @@ bool OptimalSearch::decided(uint64_t c) const {  // a tag decides the node (eval
 }
 
 // ---- the queue ------------------------------------------------------------------------------------------------
-/// The next batch; false when the search is over (no node left at or below the incumbent).
+/// The next node (batch[0]); false when the search is over (no node left at or below the incumbent).
+// The search takes one node at a time at any thread count: threads work inside a node's evaluation (the
+// roll-up's grouping, the histogram merges and the judge of a large frequency set, freqset_par.cpp), never on
+// nodes ahead in the queue. Speculative batches of queued nodes, judged in parallel, were measured to lose:
+// a node taken later is often decided by a tag or a probe that an earlier one creates, so a batch evaluates
+// nodes the serial search never needs (2M-row synthetic census, k=5 + distinct-3 + equal t=0.3, 2 %: 382 ->
+// 445 evaluations and 2.4x the time with 2 threads; 776 -> 980 evaluations on 20M rows with 16 threads), and
+// the threads wait at the join. So the evaluations, their order and every statistic are the serial search's.
 bool OptimalSearch::next_batch() {
-  // Next batch: the queue head (one node with one thread; up to 2 per thread otherwise). Nodes that will
-  // need an evaluation are rolled up and judged in parallel (read-only cache, one scratch per thread); the
-  // batch is then processed in queue order exactly as in the serial search, so the optimum (and its
-  // tie-break) does not depend on the thread count; only the number of evaluations may.
   nb = 0;
   bpos = 0;
-  // With a monotone predicate and metric, tagging decides most nodes, so speculative batch evaluations
-  // are mostly wasted (measured: 604 -> 873 evaluations on 1.2M rows): such searches stay serial.
-  const bool speculate = threads > 1 && !(I.p_monotone && I.m_monotone);
-  const size_t B = speculate ? static_cast<size_t>(2 * threads) : 1;
-  while (!pq.empty() && nb < B) {
-    const auto& top = pq.top();
-    if (have_best && (top.key > best || (top.key == best && std::lexicographical_compare(
-                                                               out.best.begin(), out.best.end(),
-                                                               pq.levels(top), pq.levels(top) + r))))
-      break;
-    if (batch.size() <= nb) batch.emplace_back();
-    pq.pop_into(batch[nb++]);
-  }
-  if (nb == 0) return false;
-  if (nb > 1) evaluate_batch();
+  if (pq.empty()) return false;
+  const auto& top = pq.top();
+  if (have_best && (top.key > best || (top.key == best && std::lexicographical_compare(
+                                                             out.best.begin(), out.best.end(),
+                                                             pq.levels(top), pq.levels(top) + r))))
+    return false;
+  if (batch.empty()) batch.emplace_back();
+  pq.pop_into(batch[nb++]);
   return true;
-}
-
-/// The batch's nodes that will need an evaluation, rolled up and judged in parallel.
-void OptimalSearch::evaluate_batch() {
-  std::vector<size_t> todo;
-  for (size_t b = 0; b < nb; ++b) {
-    const auto& lv = batch[b].lv;
-    if (known.contains(lv.data()) || pre.contains(lv.data())) continue;
-    if (I.p_monotone && I.m_monotone && dominated_by_feasible(lv)) continue;
-    if (below_infeasible(lv)) continue;
-    todo.push_back(b);
-  }
-  // only worth a parallel region when the roll-ups are large (threads wait at the join otherwise)
-  int64_t work_est = 0;
-  for (size_t b : todo) work_est += I.source_for(batch[b].lv.data())->n_classes;
-  if (work_est < (int64_t{1} << 18)) todo.clear();
-  // deferred histograms of the shared sources are merged here, serially (the region only reads them),
-  // unless the roll-up composes the class maps (reads only) or the node is the cached set itself
-  // judged on the fly (reads only)
-  if (I.m > 0 && I.needs_hist)
-    for (size_t b : todo) {
-      const auto& src = I.source_for(batch[b].lv.data());
-      const bool self = src->levels == batch[b].lv;
-      const bool reads_only = I.defers(early) && (self ? src->hsrc != nullptr && !src->hsrc->hsrc : I.composes(*src));
-      if (!reads_only) I.ensure_hist(*src, I.scratch[0]);
-    }
-  std::vector<NodeResult> res(todo.size());
-  std::vector<std::shared_ptr<FreqSet>> fs(todo.size());
-  const auto nt = static_cast<int64_t>(todo.size());
-  const int64_t chunk = (nt + threads - 1) / threads;
-  parallel_chunks(nt, chunk, threads, [&](int64_t ci, int64_t lo, int64_t hi) {
-    Scratch& sc = I.scratch[static_cast<size_t>(ci)];
-    for (int64_t q = lo; q < hi; ++q) {
-      fs[static_cast<size_t>(q)] = I.freq(batch[todo[static_cast<size_t>(q)]].lv.data(), sc, early);
-      res[static_cast<size_t>(q)] = I.judge(*fs[static_cast<size_t>(q)], sc, early);
-    }
-  });
-  for (size_t q = 0; q < todo.size(); ++q) {
-    pre.emplace(batch[todo[q]].lv.data(), res[q]);
-    if (fs[q] != I.bottom) I.remember(fs[q]);
-    ++I.n_eval;
-  }
 }
 
 SearchResult OptimalSearch::queue_search() {
@@ -572,11 +518,10 @@ SearchResult OptimalSearch::queue_search() {
         }
         continue;
       }
-    } else if (!is_known && probe_first && !pre.contains(it.lv.data()) && probe(it.lv, false)) {
+    } else if (!is_known && probe_first && probe(it.lv, false)) {
       // Probe first (see probe_first): a popped node that is not yet decided is usually low in the lattice,
       // so its own grouping is the most expensive of its path; an infeasible node above it (with a
-      // non-monotone predicate: one violating the monotone part) decides it for free. (Not when a parallel
-      // batch has already judged the node.)
+      // non-monotone predicate: one violating the monotone part) decides it for free.
       ++out.inferred;
       if (trace) trace->push_back({it.lv, NodeResult{}, 2});
     } else {

@@ -602,8 +602,11 @@ def lattice_search(
         monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
-        Threads for batched node evaluations of non-monotone searches and Samarati's level scans (None: all
-        cores). The result does not depend on it.
+        Threads inside the evaluation of a large node (the histogram merges of frequency sets of at least
+        131,072 classes, or of the bottom's 1,048,576 rows; at most the cores the load average leaves idle)
+        and for Samarati's level scans (None: all cores). The optimal search evaluates the same nodes in the
+        same order at any thread count, so the result and the statistics do not depend on it; with small
+        frequency sets (Adult, census-income) it runs on one thread.
     gs_factor : float in [0, 1], default=0.5
         ARX's generalization/suppression factor of Loss, entropy and precision.
     aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max', 'rank'}, default='geometric_mean'
@@ -694,7 +697,7 @@ def lattice_search(
     stats = {"seconds": secs, "nodes_evaluated": out.evaluated, "nodes_inferred": out.inferred,
              "nodes_popped": out.popped, "search": "sweep" if out.swept else "queue",
              "lattice_size": lattice_size(problem.heights),
-             "bottom_classes": problem.engine.bottom_classes}
+             "bottom_classes": problem.engine.bottom_classes, "rollup_work": problem.engine.rollup_work}
     if problem.aggregate == "rank" and problem.metric == "loss":
         levels, stats["rank_nodes_evaluated"] = _rank_refine(problem, out.levels, out.result.metric)
         stats["seconds"] = time.perf_counter() - t0

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -47,6 +48,8 @@ struct Engine::Impl {
   int64_t distinct_l = 0;
   bool needs_hist = false;
   bool support_mono = false;  // some criterion has a support part (support_violates)
+  bool hist_sets = false;     // the rolled-up sets carry histograms: needs_hist, unless the value masks decide every
+                              // criterion (k-anonymity and distinct-l only, with masks): then only the bottom has them
   bool use_mask = false;      // the sets carry value masks (FreqSet::vmask): needs_hist, m <= 64 and a
                               // support part or distinct-l
   bool p_monotone = false;
@@ -104,6 +107,22 @@ struct Engine::Impl {
                      const std::shared_ptr<FreqSet>& defer_src = nullptr, bool classes_only = false) const;
 
   void merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const;
+
+  // ---- threads inside one evaluation (freqset_par.cpp) ---------------------------------------------------
+  // A set of at least 2 * par_grain items (source classes of a roll-up, rows of the bottom) is merged and
+  // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output.
+  int64_t par_grain = int64_t{1} << 16;
+  // hold the threads to the cores the load average leaves idle (see par_threads); ANONCORE_LATTICE_LOAD_AWARE=0
+  // in the environment turns it off for the Engines built afterwards (tests of the parallel paths)
+  bool load_aware = load_aware_default();
+  static bool load_aware_default() {
+    const char* v = std::getenv("ANONCORE_LATTICE_LOAD_AWARE");
+    return v == nullptr || std::string(v) != "0";
+  }
+  /// Threads for a pass over `items` items: 1 below the grain, with one thread, or inside a parallel region.
+  int par_threads(int64_t items) const;
+  void merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst) const;
+  void merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G, FreqSet& dst);
 
   // A deferred source composes while its anchor has at most compose_k times its classes (otherwise it is
   // merged in full first). Composing costs a pass over the anchor's classes per roll-up from the source, and

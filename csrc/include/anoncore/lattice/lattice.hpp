@@ -176,6 +176,14 @@ class Engine {
   int64_t rollup_work() const;
   /// Intermediate sources (meets) rolled up and cached by the optimal search so far (diagnostic).
   int64_t primed_sources() const;
+  /// Items per thread below which a frequency set is grouped and merged by one thread (default 65,536; the
+  /// output never depends on it; a test lowers it to run the parallel paths on small tables).
+  int64_t parallel_grain() const;
+  void set_parallel_grain(int64_t grain);
+  /// Whether the threads of a node are held to the cores the machine's load average leaves idle (default true;
+  /// a test turns it off to run the parallel paths on a busy machine).
+  bool load_aware() const;
+  void set_load_aware(bool on);
 
  private:
   friend class detail::OptimalSearch;

@@ -3,7 +3,7 @@
 // spanning tree of the lattice (key: a monotone lower bound of the objective), with predictive tagging
 // (antichains of minimal feasible / maximal infeasible nodes), Flash-style probes, the sweep (the same visits
 // without a queue on small lattices with a monotone predicate and metric), the walk of inferred-infeasible
-// subtrees, parallel speculative batches, and the incumbent's cuts (Loss with suppression, DM / DM*).
+// subtrees, and the incumbent's cuts (Loss with suppression, DM / DM*).
 // Internal to the lattice.
 #pragma once
 #include <cstdint>
@@ -48,7 +48,6 @@ class OptimalSearch {
   bool decided(uint64_t c) const;
   // the queue
   bool next_batch();
-  void evaluate_batch();
   SearchResult queue_search();
 
   Engine::Impl& I;
@@ -61,7 +60,6 @@ class OptimalSearch {
   NodeCodec codec;
   NodeQueue pq;
   KnownMap<NodeResult> known;  // evaluated nodes (lookups only: order never used)
-  NodeMap<NodeResult> pre;     // evaluated in parallel, not yet processed
   SearchResult out;
   double best = std::numeric_limits<double>::infinity();
   bool have_best = false;
@@ -69,7 +67,6 @@ class OptimalSearch {
   bool grouped_bound;
   bool early;
   bool probe_first;
-  int threads;
   bool eager;
   uint64_t below_tag = 0;  // packed: the code of the tag found by the last below_infeasible that held
   int64_t since_poll = 0;  // the interrupt hook is polled every 64 nodes taken
@@ -90,7 +87,7 @@ class OptimalSearch {
   double kmin = 0.0, scale = 0.0;
   std::vector<uint32_t> bstart, order;
   std::vector<uint64_t> field_mask;
-  // the queue's batch: batch[0, nb) reused (its levels vectors keep their storage)
+  // the queue's current node: batch[0, nb) with nb <= 1, reused (its levels vector keeps its storage)
   std::vector<QItem> batch;
   size_t nb = 0, bpos = 0;
 };
