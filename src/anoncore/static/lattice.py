@@ -73,6 +73,9 @@ METRICS: dict[str, int] = {
     "precision_nm": 6,
     "height": 7,
     "aecs": 8,
+    "kl_arx": 9,
+    "ambiguity": 10,
+    "kl": 11,
 }
 #: The engine's aggregate of each option; "rank" searches with "max" (the first component of RANK's sorted
 #: vector) and the ties are then ordered by their whole vector (_rank_refine).
@@ -597,9 +600,12 @@ def lattice_search(
         ``EnhancedBetaLikeness``, ``DeltaDisclosure`` (all on the same sensitive attribute).
     suppression_limit : float in [0, 1], default=0.0
         Largest fraction of rows that may be suppressed (ARX semantics: ``floor(limit * n_rows)`` rows).
-    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height', 'aecs'}
+    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height', \
+'aecs', 'kl', 'kl_arx', 'ambiguity'}
         Objective, as ARX defines it (ARX-ORACLES.md §7): ARX's Loss, discernibility (non-monotone DM and
-        monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
+        monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height, average equivalence
+        class size, KL divergence and ambiguity (:func:`anoncore.metrics.kl_divergence`: ``'kl'`` the paper's
+        reading, ``'kl_arx'`` ARX's; :func:`anoncore.metrics.ambiguity`).
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
         Threads for batched node evaluations of non-monotone searches and Samarati's level scans (None: all

@@ -37,6 +37,10 @@ enum class MetricKind : int {
   kPrecisionNM = 6,    // non-monotone precision
   kHeight = 7,         // Σ λ_j
   kAECS = 8,           // ARX's average equivalence class size N / (sF·C_kept + gF·[S > 0]) (§7.5)
+  kKLArx = 9,          // ARX's KL divergence (MetricSDNMKLDivergence): summed over records (objective_info.cpp)
+  kAmbiguity = 10,     // ARX's ambiguity (MetricSDNMAmbiguity): Σ_E n_E Π_j leaves_j(E) (objective_info.cpp)
+  kKL = 11,            // KL divergence over QI tuples (Machanavajjhala et al. 2007), a proper mixture under
+                       // suppression (objective_info.cpp)
 };
 
 enum class Aggregate : int { kGeometricMean = 0, kArithmeticMean = 1, kSum = 2, kMax = 3 };
