@@ -166,6 +166,12 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("evaluations", &Engine::evaluations)
       .def_property_readonly("rollup_work", &Engine::rollup_work)
       .def_property_readonly("primed_sources", &Engine::primed_sources)
+      .def("set_table_criteria", [](Engine& e, double avg_risk, double sample_uniqueness,
+                                    std::vector<int64_t> min_kept_size) {
+        e.set_table_criteria(lattice::TableCriteria{avg_risk, sample_uniqueness, std::move(min_kept_size)});
+      }, "avg_risk"_a = -1.0, "sample_uniqueness"_a = -1.0, "min_kept_size"_a = std::vector<int64_t>{},
+         "Table-level criteria judged on each node's published classes (negative / empty: not set); "
+         "min_kept_size has one entry per suppressed-row count 0..limit. Before any evaluation.")
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;

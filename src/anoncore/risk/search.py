@@ -1,8 +1,12 @@
 """Optimal full-domain search under risk-based (and other Python-evaluated) privacy models.
 
-A fallback in Python until the lattice engine evaluates these models itself: the engine scores every node for
-the models it knows (with their suppression), and the nodes are then tried in the order of (objective,
-levels); the first whose published partition passes the audit of the remaining models is the optimum.
+The lattice engine judges the table-level risk models whose statistic follows from a node's published class
+sizes (average re-identification risk, sample uniqueness, estimated k-map) with its own models; when no other
+model is asked for, its optimal search runs as for :func:`~anoncore.static.lattice.lattice_search`. The
+others (population uniqueness, exact k-map and delta-presence with a research subset, ARX's readings of
+ordered t-closeness and delta-disclosure) are a fallback in Python: the engine scores every node, and the
+nodes are then tried in the order of (objective, levels); the first whose published partition passes the
+audit of the remaining models is the optimum.
 """
 
 from __future__ import annotations
@@ -16,7 +20,14 @@ import numpy as np
 from anoncore.audit import _subset_of, audit
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import AverageReidentificationRisk, DeltaPresence, KAnonymity, KMap, PrivacyModel
+from anoncore.models import (
+    AverageReidentificationRisk,
+    DeltaPresence,
+    KAnonymity,
+    KMap,
+    PrivacyModel,
+    SampleUniqueness,
+)
 from anoncore.results import Partition, Result
 from anoncore.static._finish import achieved_from
 
@@ -27,6 +38,42 @@ def _engine_supports(m: Any) -> bool:
     from anoncore.static.lattice import _MODEL_KINDS
 
     return type(m).__name__ in _MODEL_KINDS and not m.lattice_unsupported()
+
+
+def _in_engine(m: Any) -> bool:
+    """A risk model the engine judges from the published class sizes (table_criteria.cpp)."""
+    return isinstance(m, (AverageReidentificationRisk, SampleUniqueness)) or (isinstance(m, KMap) and m.estimated)
+
+
+def _kmap_min_sizes(models: list[KMap], n_publish: int, limit: int) -> list[int]:
+    """Estimated k-map as a smallest published class per suppressed-row count S = 0..limit: a class of f
+    published records passes iff P(F < k) = poisson.cdf(k - f - 1, f (1 - pi) / pi) <= significance with
+    pi = (n_publish - S) / population_size (the audit's expression), which only falls as f grows (F = f +
+    Poisson(f (1 - pi) / pi) grows stochastically with f); f >= k always passes."""
+    from scipy.stats import poisson
+
+    S = np.arange(limit + 1)
+    n = (n_publish - S).astype(np.float64)
+    out = np.ones(limit + 1, dtype=np.int64)
+    for m in models:
+        assert m.population_size is not None
+        if n_publish > float(m.population_size):
+            raise ValueError(f"KMap: the population_size {m.population_size!r} is smaller than the {n_publish} "
+                             "records to publish.")
+        k, sig = int(m.k), float(m.significance)
+        pi = n / float(m.population_size)
+        need = np.full(limit + 1, k, dtype=np.int64)  # f >= k passes (and is the rule when pi >= 1)
+        open_ = pi < 1.0
+        for f in range(1, k):
+            if not open_.any():
+                break
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = poisson.cdf(k - f - 1, f * (1.0 - pi) / pi)
+            hit = open_ & (v <= sig)
+            need[hit] = f
+            open_ &= ~hit
+        out = np.maximum(out, need)
+    return [int(x) for x in out]
 
 
 def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyModel], suppression_limit: float = 0.0,
@@ -90,7 +137,8 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
         if not isinstance(m, PrivacyModel):
             raise TypeError(f"The 'models' parameter of risk_lattice_search must hold privacy models. Got {m!r}.")
     engine_models = [m for m in mlist if _engine_supports(m)]
-    py_models = [m for m in mlist if not _engine_supports(m)]
+    table_models = [m for m in mlist if not _engine_supports(m) and _in_engine(m)]
+    py_models = [m for m in mlist if not _engine_supports(m) and not _in_engine(m)]
     masks = [x for x in (_subset_of(m, table.n_rows) for m in py_models if isinstance(m, (KMap, DeltaPresence)))
              if x is not None]
     sub = None
@@ -104,6 +152,15 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
     work = table.take(idx) if idx is not None else table
     problem = LatticeProblem.build(work, engine_models or [KAnonymity(1)], suppression_limit, metric, gs_factor,
                                    aggregate, n_threads, "risk_lattice_search")
+    if table_models:
+        avg = [float(m.risk) for m in table_models if isinstance(m, AverageReidentificationRisk)]
+        uniq = [float(m.uniqueness) for m in table_models if isinstance(m, SampleUniqueness)]
+        kmaps = [m for m in table_models if isinstance(m, KMap)]
+        problem.engine.set_table_criteria(
+            min(avg) if avg else -1.0, min(uniq) if uniq else -1.0,
+            _kmap_min_sizes(kmaps, work.n_rows, problem.limit) if kmaps else [])
+    if not py_models:
+        return _engine_search(table, work, idx, problem, mlist, metric, suppression_limit, t0)
     # every node, scored by the engine
     cands: list[tuple[float, tuple[int, ...], dict[str, Any]]] = []
     for h in range(sum(problem.heights) + 1):
@@ -113,15 +170,8 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
                 cands.append((float(res["metric"]), tuple(lv), res))
     cands.sort(key=lambda c: (c[0], c[1]))
     t_engine = time.perf_counter()
-    n_audited = n_skipped = 0
-    avg_risks = [float(m.risk) for m in py_models if isinstance(m, AverageReidentificationRisk)]
+    n_audited = 0
     for value, lv, res in cands:
-        # exact shortcut: with nothing suppressed and no subset, the average risk is the engine's class count
-        # over the rows, so a node above a threshold needs no partition
-        if avg_risks and idx is None and res["suppressed"] == 0 and \
-                int(res["n_classes"]) > min(avg_risks) * work.n_rows:
-            n_skipped += 1
-            continue
         part, _ = problem.publish(lv)
         if idx is not None:
             supp = np.ones(table.n_rows, dtype=bool)
@@ -137,7 +187,33 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
     report = audit(table, part, mlist) if idx is not None else audit(work, part, mlist)
     achieved = achieved_from(part, report, {"levels": lv})  # the uniform keys of every static Result
     stats = {"seconds": t_end - t0, "engine_seconds": t_engine - t0, "nodes_scored": lattice_size(problem.heights),
-             "nodes_feasible": len(cands), "nodes_audited": n_audited, "nodes_skipped_by_class_count": n_skipped}
+             "nodes_feasible": len(cands), "nodes_audited": n_audited, "search": "fallback"}
     params = {"models": tuple(mlist), "suppression_limit": suppression_limit, "metric": metric}
     return Result("risk_lattice_search", part, params, achieved, {metric: value}, (), stats, report)
 
+
+
+def _engine_search(table: Table, work: Table, idx: Any, problem: Any, mlist: list[PrivacyModel], metric: str,
+                   suppression_limit: float, t0: float) -> Result:
+    """Every model judged by the engine: its optimal search, then the published partition (over the whole
+    table with a research subset) and the audit of every model."""
+    from anoncore.static.lattice import lattice_size
+
+    out = problem.engine.optimal(False, True)
+    if not out.feasible:
+        raise InfeasibleError(f"risk_lattice_search: no lattice node satisfies every model "
+                              f"{[type(m).__name__ for m in mlist]} within the suppression limit.")
+    lv = tuple(int(x) for x in out.levels)
+    t_engine = time.perf_counter()
+    part, _ = problem.publish(lv)
+    if idx is not None:
+        supp = np.ones(table.n_rows, dtype=bool)
+        supp[idx] = part.suppressed
+        part = Partition.from_levels(table, lv, supp)
+    report = audit(table, part, mlist) if idx is not None else audit(work, part, mlist)
+    achieved = achieved_from(part, report, {"levels": lv})
+    stats = {"seconds": time.perf_counter() - t0, "engine_seconds": t_engine - t0,
+             "nodes_evaluated": int(out.evaluated), "nodes_inferred": int(out.inferred),
+             "lattice_size": lattice_size(problem.heights), "search": "engine"}
+    params = {"models": tuple(mlist), "suppression_limit": suppression_limit, "metric": metric}
+    return Result("risk_lattice_search", part, params, achieved, {metric: float(out.result.metric)}, (), stats, report)

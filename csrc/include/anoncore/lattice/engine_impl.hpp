@@ -181,6 +181,11 @@ struct Engine::Impl {
 
   void remember(const std::shared_ptr<FreqSet>& f);
 
+  // ---- table-level criteria (table_criteria.cpp) ----------------------------------------------------------
+  TableCriteria tcrit;
+  bool has_tcrit = false;
+  bool table_holds(const FreqSet& f, const uint8_t* viol, int64_t S) const;
+
   // ---- judging (judge.cpp): the classes of a set against the criteria ----------------------------------
   void check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s, uint8_t& viol,
                    uint8_t& viol_m) const;

@@ -86,6 +86,16 @@ struct NodeResult {
   bool partial = false;
 };
 
+/// Table-level criteria (risk-based models judged on the published rows of a node, from its class sizes):
+/// they never suppress (a node fails them as a whole). Negative / empty: not set. table_criteria.cpp.
+struct TableCriteria {
+  double avg_risk = -1.0;             // published classes / published rows <= avg_risk
+  double sample_uniqueness = -1.0;    // published classes of one row / published rows <= sample_uniqueness
+  std::vector<int64_t> min_kept_size; // by the node's suppressed rows S (0..limit): every published class has
+                                      // at least this many rows (estimated k-map, whose threshold depends on
+                                      // the published rows N - S)
+};
+
 /// One search step (trace).
 struct TraceEntry {
   std::vector<int32_t> levels;
@@ -168,6 +178,10 @@ class Engine {
   /// and only n_classes of the result is set.
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
                       std::vector<int64_t>* first = nullptr, bool clean = false);
+  /// Adds table-level criteria (see TableCriteria) to the node predicate; with a positive suppression limit
+  /// feasibility is then no longer upward closed (the published rows depend on the other criteria's
+  /// suppression). Call before any evaluation.
+  void set_table_criteria(TableCriteria t);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   /// allow_sweep = false keeps the queue even where the sweep applies (tests compare both).
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace, bool allow_sweep = true);
