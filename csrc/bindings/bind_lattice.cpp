@@ -172,6 +172,10 @@ void bind_lattice(py::module_ m) {
       }, "avg_risk"_a = -1.0, "sample_uniqueness"_a = -1.0, "min_kept_size"_a = std::vector<int64_t>{},
          "Table-level criteria judged on each node's published classes (negative / empty: not set); "
          "min_kept_size has one entry per suppressed-row count 0..limit. Before any evaluation.")
+      .def("set_population", &Engine::set_population, "population"_a, "kmap_k"_a = 0, "delta_min"_a = -1.0,
+           "delta_max"_a = 2.0, py::keep_alive<1, 2>(),
+           "Exact k-map / delta-presence with a research subset: this Engine's rows are the subset, population "
+           "an Engine on the population table (same hierarchies, packed keys). Before any evaluation.")
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;

@@ -155,6 +155,11 @@ class Engine:
         """
         Table-level criteria judged on each node's published classes (negative / empty: not set); min_kept_size has one entry per suppressed-row count 0..limit. Before any evaluation.
         """
+    def set_population(self, population: Engine, kmap_k: int = 0, delta_min: float = -1.0,
+                       delta_max: float = 2.0) -> None:
+        """
+        Exact k-map / delta-presence with a research subset: this Engine's rows are the subset, population an Engine on the population table (same hierarchies, packed keys). Before any evaluation.
+        """
     def cheap_lower_bound(self, levels: NDArray[np.int32]) -> float:
         """
         Monotone lower bound of the objective without grouping.

@@ -52,8 +52,10 @@ def _sizes_pass(problem: Any, lv: tuple[int, ...], models: list[PopulationUnique
 
 
 def _in_engine(m: Any) -> bool:
-    """A risk model the engine judges from the published class sizes (table_criteria.cpp)."""
-    return isinstance(m, (AverageReidentificationRisk, SampleUniqueness)) or (isinstance(m, KMap) and m.estimated)
+    """A risk model the engine judges from the published class sizes (table_criteria.cpp): exact k-map
+    without a research subset is a smallest published class (its classes are the population's)."""
+    return isinstance(m, (AverageReidentificationRisk, SampleUniqueness)) or (
+        isinstance(m, KMap) and (m.estimated or m.subset is None))
 
 
 def _kmap_min_sizes(models: list[KMap], n_publish: int, limit: int) -> list[int]:
@@ -169,10 +171,27 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
     if table_models:
         avg = [float(m.risk) for m in table_models if isinstance(m, AverageReidentificationRisk)]
         uniq = [float(m.uniqueness) for m in table_models if isinstance(m, SampleUniqueness)]
-        kmaps = [m for m in table_models if isinstance(m, KMap)]
-        problem.engine.set_table_criteria(
-            min(avg) if avg else -1.0, min(uniq) if uniq else -1.0,
-            _kmap_min_sizes(kmaps, work.n_rows, problem.limit) if kmaps else [])
+        kmaps = [m for m in table_models if isinstance(m, KMap) and m.estimated]
+        sizes = _kmap_min_sizes(kmaps, work.n_rows, problem.limit) if kmaps else []
+        exact = [int(m.k) for m in table_models if isinstance(m, KMap) and not m.estimated]
+        if exact:
+            sizes = [max(x, max(exact)) for x in sizes] if sizes else [max(exact)] * (problem.limit + 1)
+        problem.engine.set_table_criteria(min(avg) if avg else -1.0, min(uniq) if uniq else -1.0, sizes)
+    pop_models = [m for m in py_models if isinstance(m, (KMap, DeltaPresence)) and m.subset is not None]
+    if pop_models:
+        # exact k-map and delta-presence with the research subset: the engine compares each node's published
+        # subset classes with the population's classes (an engine on the whole table, same hierarchies)
+        pop = LatticeProblem.build(table, [KAnonymity(1)], 0.0, "height", n_threads=n_threads,
+                                   caller="risk_lattice_search")
+        deltas = [m for m in pop_models if isinstance(m, DeltaPresence)]
+        ks = [int(m.k) for m in pop_models if isinstance(m, KMap)]
+        try:
+            problem.engine.set_population(pop.engine, max(ks) if ks else 0,
+                                          max(float(m.delta_min) for m in deltas) if deltas else -1.0,
+                                          min(float(m.delta_max) for m in deltas) if deltas else 2.0)
+            py_models = [m for m in py_models if m not in pop_models]
+        except ValueError:  # (another key layout: the Python fallback judges them)
+            pass
     if not py_models:
         return _engine_search(table, work, idx, problem, mlist, metric, suppression_limit, t0)
     # Best first over (objective, levels): the nodes in the order of the engine's cheap lower bound of the

@@ -185,6 +185,11 @@ struct Engine::Impl {
   TableCriteria tcrit;
   bool has_tcrit = false;
   bool table_holds(const FreqSet& f, const uint8_t* viol, int64_t S) const;
+  Impl* pop = nullptr;          // set_population: the population's engine (its cache is used under pop_mu)
+  int64_t pop_k = 0;
+  double pop_dmin = -1.0, pop_dmax = 2.0;
+  mutable std::mutex pop_mu;
+  bool population_holds(const FreqSet& f, const uint8_t* viol) const;
 
   // ---- judging (judge.cpp): the classes of a set against the criteria ----------------------------------
   void check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s, uint8_t& viol,

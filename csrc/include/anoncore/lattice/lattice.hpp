@@ -182,6 +182,13 @@ class Engine {
   /// feasibility is then no longer upward closed (the published rows depend on the other criteria's
   /// suppression). Call before any evaluation.
   void set_table_criteria(TableCriteria t);
+  /// Population-based criteria with a research subset (exact k-map, delta-presence): this Engine's rows are
+  /// the subset, `population` an Engine on the whole population table with the same hierarchies (packed keys
+  /// of the same layout; std::invalid_argument otherwise), kept alive by the caller. At a node, a population
+  /// class of F rows holding f published subset rows passes when f = 0 or F >= kmap_k (k-map; 0: not set)
+  /// and delta_min <= f / F <= delta_max (delta-presence; delta_min < 0: not set). Non-suppressing, judged
+  /// with the table-level criteria; delta-presence is not monotone. Call before any evaluation.
+  void set_population(Engine& population, int64_t kmap_k, double delta_min, double delta_max);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   /// allow_sweep = false keeps the queue even where the sweep applies (tests compare both).
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace, bool allow_sweep = true);
