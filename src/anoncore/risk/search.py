@@ -113,8 +113,8 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
     -------
     Result
         ``partition`` over the whole table (rows outside the research subset are flagged suppressed: they
-        are not published), ``achieved`` with the audit of every model, ``stats`` with the number of nodes
-        scored by the engine and audited in Python.
+        are not published), ``achieved`` with the audit of every model, ``stats`` with ``search`` ('engine'
+        or 'fallback'), the nodes evaluated by the engine and (fallback) audited in Python.
 
     Raises
     ------
@@ -123,9 +123,11 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
 
     Notes
     -----
-    Average re-identification risk, sample uniqueness and estimated k-map are judged by the lattice engine
-    (from each node's published class sizes, never suppressing); with only those and the engine's models the
-    engine's optimal search runs (``stats['search'] == 'engine'``). Otherwise (``'fallback'``), exact: a node
+    Average re-identification risk, sample uniqueness and k-map (estimated, or exact without a subset) are
+    judged by the lattice engine from each node's published class sizes, exact k-map and delta-presence with a
+    research subset against a second engine on the population table; they never suppress. With only those and
+    the engine's models the engine's optimal search runs (``stats['search'] == 'engine'``; docs/risk.md).
+    Otherwise (``'fallback'``: population uniqueness, ARX's readings), exact: a node
     is the optimum iff it is the first node, in (objective, levels) order, that the engine finds feasible and
     whose partition passes the other models. The nodes are evaluated in the order of the engine's lower bound
     of the objective, only while it does not exceed the best candidate not yet audited; population uniqueness
