@@ -168,6 +168,16 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("primed_sources", &Engine::primed_sources)
       .def_property("parallel_grain", &Engine::parallel_grain, &Engine::set_parallel_grain)
       .def_property("load_aware", &Engine::load_aware, &Engine::set_load_aware)
+      .def("set_table_criteria", [](Engine& e, double avg_risk, double sample_uniqueness,
+                                    std::vector<int64_t> min_kept_size) {
+        e.set_table_criteria(lattice::TableCriteria{avg_risk, sample_uniqueness, std::move(min_kept_size)});
+      }, "avg_risk"_a = -1.0, "sample_uniqueness"_a = -1.0, "min_kept_size"_a = std::vector<int64_t>{},
+         "Table-level criteria judged on each node's published classes (negative / empty: not set); "
+         "min_kept_size has one entry per suppressed-row count 0..limit. Before any evaluation.")
+      .def("set_population", &Engine::set_population, "population"_a, "kmap_k"_a = 0, "delta_min"_a = -1.0,
+           "delta_max"_a = 2.0, py::keep_alive<1, 2>(),
+           "Exact k-map / delta-presence with a research subset: this Engine's rows are the subset, population "
+           "an Engine on the population table (same hierarchies, packed keys). Before any evaluation.")
       .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;

@@ -13,14 +13,16 @@ Two families live here:
   full-domain node;
 * ARX's metrics, reproducing ARX's numbers bit for bit or within 1e-8 (``Loss`` with gs-factor, ``round10``
   and aggregates, non-uniform entropy, DM, DM*, AECS, precision), as documented in
-  ``shared/data/adult/ARX-ORACLES.md`` section 7.
+  ``shared/data/adult/ARX-ORACLES.md`` section 7, and ARX's KL divergence and ambiguity (from ARX's
+  definitions; no ARX reference values exist for them).
 
 Domains. A categorical (or ordinal) attribute's domain is its hierarchy's leaves; a numeric attribute's is the
 declared ``[L, U]`` of its :class:`~anoncore.Attribute` (``domain=``) or else the range of its values in the
 data. ARX's Loss uses the hierarchy's rows (= leaves, including leaves absent from the data) as domain size.
 
-All functions return losses (lower is better). KL and JS divergences between distributions live in the
-distance module.
+All functions return losses (lower is better). KL and JS divergences between sensitive-value distributions
+live in the distance module; :func:`kl_divergence` here compares the published table with the original over
+the quasi-identifier tuples.
 """
 
 from __future__ import annotations
@@ -45,9 +47,11 @@ __all__ = [
     "METRICS",
     "aecs",
     "ail",
+    "ambiguity",
     "discernibility",
     "height",
     "information_loss",
+    "kl_divergence",
     "loss",
     "ncp",
     "non_uniform_entropy",
@@ -56,6 +60,8 @@ __all__ = [
 
 AGGREGATES = ("sum", "arithmetic_mean", "geometric_mean", "maximum", "rank")
 METRICS = ("ail", "ncp", "dm", "dm_star", "precision", "aecs", "loss", "non_uniform_entropy", "height")
+#: Metrics information_loss computes only when named (not in its default set).
+_NAMED_ONLY = ("kl_divergence", "ambiguity")
 
 # Range costs understood by the kernel _core.metrics.range_cost_sums.
 _COST_COUNT, _COST_CAO, _COST_SPAN = 0, 1, 2
@@ -410,6 +416,133 @@ def aecs(table: Table, partition: Partition, gs_factor: float = 0.5) -> float:
     return v.n_rows / denom if denom > 0 else math.inf
 
 
+# ---------------------------------------------------------------------------------------------- KL, ambiguity
+def _leaf_view(v: _View) -> tuple[NDArray[np.float64], float]:
+    """Per class: leaf combinations a_E = Π_j leaves_j(E) under its published values; and |dom| = Π_j |dom_j|
+    (hierarchy leaves, absent ones included; the codes of an attribute without hierarchy)."""
+    area = np.ones(v.kept.shape[0], dtype=np.float64)
+    max_area = 1.0
+    for j, q in enumerate(v.qis):
+        h = v.table.hierarchy(q)
+        dom = h.n_leaves if h is not None else v.table.cardinality(q)
+        area *= (v.gen_hi[:, j].astype(np.int64) - v.gen_lo[:, j] + 1).astype(np.float64)
+        max_area *= float(dom)
+    return area, max_area
+
+
+def kl_divergence(table: Table, partition: Partition, reading: str = "paper") -> float:
+    """Kullback-Leibler divergence (bits) of the published table from the original over the QI tuples.
+
+    Parameters
+    ----------
+    table : Table
+    partition : Partition
+    reading : {'paper', 'arx'}, default='paper'
+        ``'paper'``: the divergence of the two distributions over the QI tuples (Machanavajjhala et al.).
+        ``'arx'``: ARX's ``MetricSDNMKLDivergence``, a sum over the records.
+
+    Returns
+    -------
+    float
+        With ``p_t = c_t / N`` (c_t: records with QI tuple t), a published class E of ``n_E`` published records
+        spread uniformly over the ``a_E = Π_j leaves_j(E)`` leaf combinations under its generalized values, and
+        the S suppressed records spread over the whole domain ``|dom| = Π_j |dom_j|``, each record r has the
+        published density ``q_r = n_E / (N a_E)`` (published) or ``S / (N |dom|)`` (suppressed).
+        ``'arx'``: ``Σ_records p_r log2(p_r / q_r)`` (each tuple counted once per record, as ARX does).
+        ``'paper'``: ``Σ_t p_t log2(p_t / Q(t))`` with ``Q(t) = q_r + S / (N |dom|)`` for a published record's
+        tuple (the published distribution including the suppressed records' spread), ``S / (N |dom|)`` for a
+        suppressed one. Both are >= 0 and 0 for the original table.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad ``reading``, or a partition of another table.
+
+    Notes
+    -----
+    Domains are the hierarchies' leaves (leaves absent from the data included), as ARX's domain shares; an
+    attribute without hierarchy uses its codes. ``'paper'`` is written per record, which is per tuple when the
+    records of a tuple share a class (full-domain generalization); for a local recoding whose published boxes
+    overlap, each record uses its own class's box. Both are lattice search metrics (``metric='kl'``,
+    ``'kl_arx'``). docs/lattice.md gives the bounds the search uses.
+
+    References
+    ----------
+    A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam, "l-diversity: privacy beyond
+    k-anonymity", ACM TKDD 1(1), 2007, doi:10.1145/1217299.1217302 (§ experiments: KL divergence of the
+    anonymized table). F. Prasser et al., ARX, ``MetricSDNMKLDivergence``.
+
+    Examples
+    --------
+    >>> import anoncore
+    >>> from anoncore.metrics import kl_divergence
+    >>> t = anoncore.datasets.toy_table()
+    >>> kl_divergence(t, anoncore.Partition.from_levels(t, [0, 0]))
+    0.0
+    """
+    rd = check_option(reading, "reading", "kl_divergence", ["paper", "arx"])
+    v = _view(table, partition, "kl_divergence")
+    area, max_area = _leaf_view(v)
+    n = float(v.n_rows)
+    _, inv, cnt = np.unique(v.table.qi_codes(), axis=0, return_inverse=True, return_counts=True)
+    p = cnt[inv.reshape(-1)] / n
+    labels = np.asarray(v.partition.labels, dtype=np.int64)
+    supp = np.asarray(v.partition.suppressed, dtype=bool)
+    base = v.n_suppressed / n / max_area
+    with np.errstate(divide="ignore"):
+        q_kept = v.kept[labels] / n / area[labels]
+    if rd == "arx":
+        q = np.where(supp, base, q_kept)
+        terms = p * np.log2(p / q)
+    else:
+        q = np.where(supp, base, q_kept + base)
+        terms = np.log2(p / q) / n
+    return max(0.0, float(terms.sum()))
+
+
+def ambiguity(table: Table, partition: Partition) -> float:
+    """ARX's ambiguity: the number of leaf combinations each record could be, summed over the records.
+
+    Parameters
+    ----------
+    table : Table
+    partition : Partition
+
+    Returns
+    -------
+    float
+        ``Σ_E n_E Π_j leaves_j(E) + S Π_j |dom_j|``: a published record counts the leaf combinations under its
+        class's generalized values (leaves absent from the data included), a suppressed one the whole domain.
+        Between N (the original table) and ``N Π_j |dom_j|``; not normalised (ARX's value).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A partition of another table.
+
+    Notes
+    -----
+    ARX's ``MetricSDNMAmbiguity``, a variant of Goldberger and Tassa's ambiguity (theirs averages the record
+    counts; ARX sums them). A lattice search metric (``metric='ambiguity'``).
+
+    References
+    ----------
+    J. Goldberger, T. Tassa, "Efficient anonymizations with enhanced utility", Transactions on Data Privacy
+    3(2), 2010, 149-175.
+
+    Examples
+    --------
+    >>> import anoncore
+    >>> from anoncore.metrics import ambiguity
+    >>> t = anoncore.datasets.toy_table()
+    >>> ambiguity(t, anoncore.Partition.from_levels(t, [0, 0]))
+    6.0
+    """
+    v = _view(table, partition, "ambiguity")
+    area, max_area = _leaf_view(v)
+    return float((v.kept.astype(np.float64) * area).sum() + v.n_suppressed * max_area)
+
+
 # ---------------------------------------------------------------------------------------------- precision
 def precision(
     table: Table,
@@ -725,8 +858,9 @@ def information_loss(
     table : Table
     partition : Partition
     metrics : sequence of {'ail', 'ncp', 'dm', 'dm_star', 'precision', 'aecs', 'loss', \
-'non_uniform_entropy', 'height'}, default=None
-        Which metrics; by default all of them (``'height'`` only for a partition built from levels).
+'non_uniform_entropy', 'height', 'kl_divergence', 'ambiguity'}, default=None
+        Which metrics; by default all of them but ``'kl_divergence'`` and ``'ambiguity'`` (``'height'`` only
+        for a partition built from levels).
 
     Returns
     -------
@@ -759,9 +893,9 @@ def information_loss(
             if not isinstance(m, str):
                 raise TypeError(f"The 'metrics' parameter of information_loss must be a sequence of str. "
                                 f"Got {_plain(m)} instead.")
-            if m not in METRICS:
+            if m not in METRICS + _NAMED_ONLY:
                 raise ValueError(f"The 'metrics' parameter of information_loss must hold names among "
-                                 f"{set(METRICS)}. Got {_plain(m)} instead.")
+                                 f"{set(METRICS + _NAMED_ONLY)}. Got {_plain(m)} instead.")
     funcs: dict[str, Any] = {
         "ail": lambda: ail(table, partition),
         "ncp": lambda: ncp(table, partition),
@@ -772,5 +906,7 @@ def information_loss(
         "loss": lambda: loss(table, partition),
         "non_uniform_entropy": lambda: non_uniform_entropy(table, partition),
         "height": lambda: height(partition),
+        "kl_divergence": lambda: kl_divergence(table, partition),
+        "ambiguity": lambda: ambiguity(table, partition),
     }
     return {m: funcs[m]() for m in names}

@@ -156,6 +156,8 @@ def metric_value(table: Any, st: dict[str, Any], metric: str, gs: float = 0.5, a
         kept = sum(1 for _, _, v in cls if not v)
         den = sF * kept + (gF if S > 0 else 0.0)
         return N / den if den > 0 else math.inf
+    if metric in ("kl", "kl_arx", "ambiguity"):
+        return _spread_metric(table, st, metric)
     if metric == "dm_star":
         return float(sum(n * n for _, n, _ in cls))
     if metric == "dm":
@@ -334,3 +336,36 @@ def support_violates(model: Any, support: set[int], ref: Counter, N: int, sa_hie
     if abs(lp.fun - model.t) < 1e-7:
         return None  # type: ignore[return-value]
     return bool(lp.fun > model.t)
+
+
+def _spread_metric(table: Any, st: dict[str, Any], metric: str) -> float:
+    """KL divergence (ARX's per-record reading, or over QI tuples) and ARX's ambiguity, from the definitions:
+    a published class is spread uniformly over the leaf combinations under its hierarchy nodes (leaf_count),
+    the suppressed records over the whole domain (product of the hierarchies' leaf counts)."""
+    qis = table.quasi_identifiers
+    hs = [table.hierarchy(q) for q in qis]
+    N = table.n_rows
+    lv = st["levels"]
+    S = st["suppressed"]
+    dom = math.prod(h.n_leaves for h in hs)
+    cls = {key: (n, v) for key, n, v in st["classes"]}
+
+    def area(key: tuple[int, ...]) -> int:
+        return math.prod(int(h.leaf_count[node]) for h, node in zip(hs, key))
+
+    if metric == "ambiguity":
+        return float(sum(n * (dom if v else area(key)) for key, (n, v) in cls.items()))
+    tuples = Counter(map(tuple, table.qi_codes().tolist()))
+    total = 0.0
+    for t, c in tuples.items():
+        key = tuple(int(h.ancestor[t[j], lv[j]]) for j, h in enumerate(hs))
+        n, v = cls[key]
+        p = c / N
+        spread = S / (N * dom)
+        if metric == "kl_arx":
+            q = spread if v else n / (N * area(key))
+            total += c * p * math.log2(p / q)  # one term per record of the tuple (ARX)
+        else:
+            q = spread if v else n / (N * area(key)) + spread
+            total += p * math.log2(p / q)
+    return total

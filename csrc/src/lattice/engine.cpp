@@ -90,8 +90,10 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
   for (const Criterion& c : crit) gen_monotone = gen_monotone && !(c.kind == CriterionKind::kEntropyL && c.b == 1.0);
   p_monotone = (all_supp_monotone || limit == 0) && gen_monotone;
   support_mono = !all_supp_monotone;  // some criterion beyond k-anonymity / distinct-l: a support part
-  m_monotone = limit == 0 || metric.kind == MetricKind::kDMStar || metric.kind == MetricKind::kEntropy ||
-                 metric.kind == MetricKind::kPrecision || metric.kind == MetricKind::kHeight;
+  // (ARX's KL divergence can fall upward even without suppression: docs/lattice.md)
+  m_monotone = (limit == 0 && metric.kind != MetricKind::kKLArx) || metric.kind == MetricKind::kDMStar ||
+               metric.kind == MetricKind::kEntropy || metric.kind == MetricKind::kPrecision ||
+               metric.kind == MetricKind::kHeight;
   m = needs_hist ? sa_m : 0;
   use_mask = needs_hist && m > 0 && m <= 64 && (support_mono || distinct_l > 0);
   // With masks, k-anonymity and distinct-l are judged from the counts and masks alone (judge_monotone): the

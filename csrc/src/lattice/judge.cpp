@@ -261,6 +261,7 @@ NodeResult Engine::Impl::judge(const FreqSet& f, Scratch& s, bool early) const {
     res.metric = res.lower_bound;
     return res;
   }
+  if (has_tcrit && res.feasible) res.feasible = table_holds(f, s.viol.data(), S);
   score(f, s, S, res);
   return res;
 }

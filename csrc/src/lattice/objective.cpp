@@ -148,6 +148,10 @@ double Engine::Impl::cheap_lb(const int32_t* lv) const {
       return static_cast<double>(n);  // Σ n_E² >= N
     case MetricKind::kAECS:
       return 0.0;  // (N / C needs the classes: lower_bound_of)
+    case MetricKind::kKLArx:
+    case MetricKind::kAmbiguity:
+    case MetricKind::kKL:
+      return info_cheap_lb(lv);
   }
   return 0.0;
 }
@@ -205,6 +209,10 @@ double Engine::Impl::lower_bound_of(const FreqSet& f) const {
     }
     case MetricKind::kAECS:
       return aecs_lb(f.n_classes);
+    case MetricKind::kKLArx:
+    case MetricKind::kAmbiguity:
+    case MetricKind::kKL:
+      return info_lower_bound(f);
     default:
       return cheap_lb(f.levels.data());
   }
@@ -275,6 +283,11 @@ void Engine::Impl::score(const FreqSet& f, Scratch& s, int64_t S, NodeResult& re
       res.lower_bound = aecs_lb(C);
       break;
     }
+    case MetricKind::kKLArx:
+    case MetricKind::kAmbiguity:
+    case MetricKind::kKL:
+      info_score(f, s.viol.data(), S, res);
+      break;
   }
 }
 

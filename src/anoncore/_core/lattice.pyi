@@ -150,6 +150,16 @@ class Engine:
         """
         This Engine's BottomState, to build later Engines on the same table faster.
         """
+    def set_table_criteria(self, avg_risk: float = -1.0, sample_uniqueness: float = -1.0,
+                           min_kept_size: Sequence[int] = []) -> None:
+        """
+        Table-level criteria judged on each node's published classes (negative / empty: not set); min_kept_size has one entry per suppressed-row count 0..limit. Before any evaluation.
+        """
+    def set_population(self, population: Engine, kmap_k: int = 0, delta_min: float = -1.0,
+                       delta_max: float = 2.0) -> None:
+        """
+        Exact k-map / delta-presence with a research subset: this Engine's rows are the subset, population an Engine on the population table (same hierarchies, packed keys). Before any evaluation.
+        """
     def cheap_lower_bound(self, levels: NDArray[np.int32]) -> float:
         """
         Monotone lower bound of the objective without grouping.

@@ -24,7 +24,8 @@ from anoncore.distributed import _cli as _dask_cli
 __all__ = ["ALGORITHMS", "SUPPRESSED_EC", "Algorithm", "add_arguments", "published_frame", "register",
            "register_algorithm", "run"]
 
-LATTICE_METRICS = ("loss", "dm", "dm_star", "entropy", "entropy_nm", "precision", "precision_nm", "height")
+LATTICE_METRICS = ("loss", "dm", "dm_star", "entropy", "entropy_nm", "precision", "precision_nm", "height", "aecs",
+                   "kl", "kl_arx", "ambiguity")
 
 
 @dataclass(frozen=True)

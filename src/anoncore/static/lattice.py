@@ -73,6 +73,9 @@ METRICS: dict[str, int] = {
     "precision_nm": 6,
     "height": 7,
     "aecs": 8,
+    "kl_arx": 9,
+    "ambiguity": 10,
+    "kl": 11,
 }
 #: The engine's aggregate of each option; "rank" searches with "max" (the first component of RANK's sorted
 #: vector) and the ties are then ordered by their whole vector (_rank_refine).
@@ -569,6 +572,154 @@ def _rank_refine(problem: LatticeProblem, levels: Sequence[int], best: float) ->
     return min(keyed)[1], len(box)
 
 
+def _probe_up(problem: LatticeProblem, node: NDArray[np.int32], mono: bool) -> tuple[NDArray[np.int32], int]:
+    """A node above ``node`` (infeasible in a way that holds below it: the engine's tagging rule) that is still
+    so: each QI in turn is raised as far as the rule keeps holding (binary search on its level). Returns it
+    and the evaluations spent."""
+    x = np.array(node, dtype=np.int32)
+    spent = 0
+    for j, H in enumerate(problem.heights):
+        lo, hi = int(x[j]), int(H)  # lo holds; find the largest level that holds
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            x[j] = mid
+            res = problem.evaluate(x.tolist())
+            spent += 1
+            if not res["feasible"] and (mono or res["suppressed_size"] > problem.limit):
+                lo = mid
+            else:
+                hi = mid - 1
+        x[j] = lo
+    return x, spent
+
+
+def _geometric_seed(problem: LatticeProblem) -> tuple[int, ...] | None:
+    """The optimum of the same problem under Loss's geometric mean (the engine reuses the table's bottom)."""
+    w = dict(zip(problem.table.quasi_identifiers, problem.weights)) if problem.weights else None
+    geo = LatticeProblem.build(problem.table, problem.models, problem.suppression_limit, "loss",
+                               problem.gs_factor, "geometric_mean", weights=w)
+    out = geo.engine.optimal(False, True)
+    return tuple(int(x) for x in out.levels) if out.feasible else None
+
+
+#: Largest box (nodes) _rank_search enumerates with numpy; a larger one goes through _rank_refine.
+_RANK_MAX_BOX = 2_000_000
+#: _rank_search probes up from an infeasible node only while more candidates than this remain (a probe costs
+#: about Σ log2(h_j) evaluations; a few candidates are cheaper to evaluate than to prune).
+_RANK_PROBE_MIN = 128
+
+
+def _rank_search(problem: LatticeProblem, levels: Sequence[int], best: float,
+                 suppressed: int) -> tuple[tuple[int, ...], int]:
+    """The RANK optimum given an optimum ``levels`` of the ``max`` aggregate (value ``best``, ``suppressed``
+    rows), by a best-first walk over a vector bound instead of evaluating the whole box (_rank_refine).
+
+    Each node's per-QI Loss terms without suppression (the engine's per-(QI, level) doubles) bound its terms
+    with any suppression from below, so their descending sort bounds its RANK vector from below, component
+    by component, hence lexicographically. The nodes of the box (levels whose own term is <= ``best``) are
+    sorted by (bound vector, levels) and walked in that order: a node is evaluated only while its (bound,
+    levels) precedes the incumbent's (vector, levels), and the walk stops at the first that does not (every
+    later one is no better). A feasible node without suppression has its bound as vector (no classify).
+    Returns the node and the number of nodes evaluated."""
+    r = len(problem.heights)
+    terms: list[list[float]] = []
+    for j, H in enumerate(problem.heights):
+        node = np.zeros(r, dtype=np.int32)
+        col = []
+        for lv in range(H + 1):
+            node[j] = lv
+            col.append(float(problem.engine.cheap_lower_bound(node)))
+        terms.append(col)
+    axes = [np.array([lv for lv, t in enumerate(col) if t <= best], dtype=np.int32) for col in terms]
+    size = math.prod(len(a) for a in axes)
+    if size > _RANK_MAX_BOX:
+        return _rank_refine(problem, levels, best)
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, r)  # levels in lexicographic order
+    bound = np.stack([np.asarray(terms[j])[grid[:, j]] for j in range(r)], axis=1)
+    bound = -np.sort(-bound, axis=1)  # descending
+    order = np.lexsort(tuple(bound[:, j] for j in range(r - 1, -1, -1)), axis=0)  # stable: ties keep levels order
+    if problem.limit == 0:
+        # a feasible node suppresses nothing, so its vector is its bound, and one whose largest term is below
+        # the max optimum would contradict it: such nodes are infeasible
+        order = order[bound[order, 0] == best]
+
+    def vector(nd: tuple[int, ...], res: dict[str, Any], b: tuple[float, ...]) -> tuple[float, ...]:
+        if res["suppressed"] == 0:
+            return b
+        _, _, sup, _ = problem.engine.classify(np.asarray(nd, dtype=np.int32), False)
+        return rank_vector(problem, nd, sup)
+
+    inc_lv = tuple(int(x) for x in levels)
+    inc_b = tuple(float(x) for x in sorted((terms[j][inc_lv[j]] for j in range(r)), reverse=True))
+    inc = vector(inc_lv, {"suppressed": suppressed}, inc_b)
+    # a second incumbent: the optimum of the geometric mean of the same terms (one more search; on Adult it is
+    # often the RANK optimum or close to it), which tightens the walk's cut from the start
+    seed = _geometric_seed(problem) if len(order) > 4 * _RANK_PROBE_MIN else None
+    if seed is not None and seed != inc_lv:
+        res = problem.evaluate(seed)
+        if res["feasible"] and res["metric"] == best:
+            sb = tuple(float(x) for x in sorted((terms[j][seed[j]] for j in range(r)), reverse=True))
+            v = vector(seed, res, sb)
+            inc, inc_lv = min((inc, inc_lv), (v, seed))
+    # Infeasible nodes whose infeasibility holds below them (a monotone predicate, or the monotone part of
+    # the criteria over the limit: the engine's tagging rule), each raised by _probe_up; a candidate below
+    # one of them is skipped. Nodes are evaluated one by one (the engine's cache of frequency sets serves the
+    # next roll-up).
+    mono = bool(problem.engine.predicate_monotone)
+    tags = np.empty((0, r), dtype=np.int32)
+
+    def cutoff() -> int:
+        """First position of ``order`` whose (bound, levels) is not before the incumbent's (vector, levels)."""
+        key = (inc, inc_lv)
+        lo, hi = 0, len(order)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            i = int(order[mid])
+            if (tuple(float(x) for x in bound[i]), tuple(int(x) for x in grid[i])) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    evaluated = 0
+    pos, end = 0, cutoff()
+    chunk_end = 0
+    below: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+    n_tags0 = 0  # tags checked for the current chunk at once; later ones one by one
+    while pos < end:
+        if pos >= chunk_end:  # the next chunk of candidates against every tag at once
+            chunk_end = min(end, pos + 256)
+            nodes = grid[order[pos:chunk_end]]
+            below = np.zeros(len(nodes), dtype=bool)
+            if len(tags):
+                cover = np.all(nodes[:, None, :] <= tags[None, :, :], axis=2)
+                below = np.asarray(np.any(cover, axis=1), dtype=bool)
+            n_tags0 = len(tags)
+        i = int(order[pos])
+        skip = bool(below[pos - (chunk_end - len(below))])
+        pos += 1
+        node = grid[i]
+        if skip or (len(tags) > n_tags0 and bool((node <= tags[n_tags0:]).all(axis=1).any())):
+            continue
+        nd = tuple(int(x) for x in node)
+        if nd == inc_lv:
+            continue
+        res = problem.evaluate(node)
+        evaluated += 1
+        if not res["feasible"]:
+            if (mono or res["suppressed_size"] > problem.limit) and end - pos > _RANK_PROBE_MIN:
+                top, n_probe = _probe_up(problem, node, mono)
+                evaluated += n_probe
+                tags = np.concatenate([tags, top[None, :]])
+            continue
+        if res["metric"] == best:
+            v = vector(nd, res, tuple(float(x) for x in bound[i]))
+            if (v, nd) < (inc, inc_lv):
+                inc, inc_lv = v, nd
+                end = min(end, cutoff())
+    return inc_lv, evaluated
+
+
 # ---------------------------------------------------------------------------------------------- searches
 def lattice_search(
     table: Table,
@@ -597,9 +748,12 @@ def lattice_search(
         ``EnhancedBetaLikeness``, ``DeltaDisclosure`` (all on the same sensitive attribute).
     suppression_limit : float in [0, 1], default=0.0
         Largest fraction of rows that may be suppressed (ARX semantics: ``floor(limit * n_rows)`` rows).
-    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height', 'aecs'}
+    metric : {'loss', 'dm', 'dm_star', 'entropy', 'entropy_nm', 'precision', 'precision_nm', 'height', \
+'aecs', 'kl', 'kl_arx', 'ambiguity'}
         Objective, as ARX defines it (ARX-ORACLES.md §7): ARX's Loss, discernibility (non-monotone DM and
-        monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height.
+        monotone DM*), non-uniform entropy (monotone / non-monotone), precision, height, average equivalence
+        class size, KL divergence and ambiguity (:func:`anoncore.metrics.kl_divergence`: ``'kl'`` the paper's
+        reading, ``'kl_arx'`` ARX's; :func:`anoncore.metrics.ambiguity`).
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
         Threads inside the evaluation of a large node (the histogram merges of frequency sets of at least
@@ -699,7 +853,8 @@ def lattice_search(
              "lattice_size": lattice_size(problem.heights),
              "bottom_classes": problem.engine.bottom_classes, "rollup_work": problem.engine.rollup_work}
     if problem.aggregate == "rank" and problem.metric == "loss":
-        levels, stats["rank_nodes_evaluated"] = _rank_refine(problem, out.levels, out.result.metric)
+        levels, stats["rank_nodes_evaluated"] = _rank_search(problem, out.levels, out.result.metric,
+                                                             out.result.suppressed)
         stats["seconds"] = time.perf_counter() - t0
         if tuple(levels) != tuple(out.levels):
             return _finish(problem, "lattice_optimal", levels, {"strategy": "optimal"}, trace, stats)

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -199,6 +200,16 @@ struct Engine::Impl {
 
   void remember(const std::shared_ptr<FreqSet>& f);
 
+  // ---- table-level criteria (table_criteria.cpp) ----------------------------------------------------------
+  TableCriteria tcrit;
+  bool has_tcrit = false;
+  bool table_holds(const FreqSet& f, const uint8_t* viol, int64_t S) const;
+  Impl* pop = nullptr;          // set_population: the population's engine (its cache is used under pop_mu)
+  int64_t pop_k = 0;
+  double pop_dmin = -1.0, pop_dmax = 2.0;
+  mutable std::mutex pop_mu;
+  bool population_holds(const FreqSet& f, const uint8_t* viol) const;
+
   // ---- judging (judge.cpp): the classes of a set against the criteria ----------------------------------
   void check_class(int64_t nE, const int32_t* hv, const int64_t* hc, int64_t nnz, Scratch& s, uint8_t& viol,
                    uint8_t& viol_m) const;
@@ -218,6 +229,30 @@ struct Engine::Impl {
 
   double entropy_mono(const int32_t* lv) const;
   double aecs_lb(int64_t n_classes) const;
+
+  // KL divergence and ambiguity (objective_info.cpp): tables over the bottom classes (the QI tuples), built
+  // once on first use (thread-safe), and the per-node value and bounds.
+  struct InfoTables {
+    double log2_max_area = 0.0;              // Σ_j log2 |dom_j| (the suppressed rows' area)
+    double max_area = 1.0;                   // Π_j |dom_j|
+    double kl_const = 0.0;                   // Σ_t w_t log2 p_t
+    double slack = 0.0;                      // absolute margin of the KL cheap bound
+    std::vector<std::vector<double>> level;  // per QI and level: KL Σ_t w_t log2 leaves, ambiguity mean ln leaves
+    std::vector<double> w;                   // ARX KL: per bottom class w_t = c_t² / N
+  };
+  mutable std::once_flag info_once;
+  mutable InfoTables info;
+  bool info_kind() const {
+    return metric.kind == MetricKind::kKLArx || metric.kind == MetricKind::kAmbiguity ||
+           metric.kind == MetricKind::kKL;
+  }
+  const InfoTables& info_tables() const;
+  double info_cheap_lb(const int32_t* lv) const;
+  double info_lower_bound(const FreqSet& f) const;
+  void info_score(const FreqSet& f, const uint8_t* viol, int64_t S, NodeResult& res) const;
+  double kl_value(const FreqSet& f, const uint8_t* viol, int64_t S) const;
+  void kl_class_weights(const FreqSet& f, std::vector<double>& W) const;
+  double class_area(const FreqSet& f, int64_t c) const;
 
   // DM / DM* probe paths (a heuristic only: any path is exact). ln of Σ_v n_v² over the values of QI j at
   // level l (the one-QI partition's DM*). Under independent QIs, a node's Σ n_E² / N² (the chance that two

@@ -37,6 +37,10 @@ enum class MetricKind : int {
   kPrecisionNM = 6,    // non-monotone precision
   kHeight = 7,         // Σ λ_j
   kAECS = 8,           // ARX's average equivalence class size N / (sF·C_kept + gF·[S > 0]) (§7.5)
+  kKLArx = 9,          // ARX's KL divergence (MetricSDNMKLDivergence): summed over records (objective_info.cpp)
+  kAmbiguity = 10,     // ARX's ambiguity (MetricSDNMAmbiguity): Σ_E n_E Π_j leaves_j(E) (objective_info.cpp)
+  kKL = 11,            // KL divergence over QI tuples (Machanavajjhala et al. 2007), a proper mixture under
+                       // suppression (objective_info.cpp)
 };
 
 enum class Aggregate : int { kGeometricMean = 0, kArithmeticMean = 1, kSum = 2, kMax = 3 };
@@ -80,6 +84,16 @@ struct NodeResult {
   // (optimal search only) the grouping stopped as soon as lower_bound exceeded the incumbent (DM / DM*):
   // the node is neither the optimum nor below it, its feasibility is unknown (never used for tagging)
   bool partial = false;
+};
+
+/// Table-level criteria (risk-based models judged on the published rows of a node, from its class sizes):
+/// they never suppress (a node fails them as a whole). Negative / empty: not set. table_criteria.cpp.
+struct TableCriteria {
+  double avg_risk = -1.0;             // published classes / published rows <= avg_risk
+  double sample_uniqueness = -1.0;    // published classes of one row / published rows <= sample_uniqueness
+  std::vector<int64_t> min_kept_size; // by the node's suppressed rows S (0..limit): every published class has
+                                      // at least this many rows (estimated k-map, whose threshold depends on
+                                      // the published rows N - S)
 };
 
 /// One search step (trace).
@@ -164,6 +178,17 @@ class Engine {
   /// and only n_classes of the result is set.
   NodeResult classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSpan<uint8_t> suppressed,
                       std::vector<int64_t>* first = nullptr, bool clean = false);
+  /// Adds table-level criteria (see TableCriteria) to the node predicate; with a positive suppression limit
+  /// feasibility is then no longer upward closed (the published rows depend on the other criteria's
+  /// suppression). Call before any evaluation.
+  void set_table_criteria(TableCriteria t);
+  /// Population-based criteria with a research subset (exact k-map, delta-presence): this Engine's rows are
+  /// the subset, `population` an Engine on the whole population table with the same hierarchies (packed keys
+  /// of the same layout; std::invalid_argument otherwise), kept alive by the caller. At a node, a population
+  /// class of F rows holding f published subset rows passes when f = 0 or F >= kmap_k (k-map; 0: not set)
+  /// and delta_min <= f / F <= delta_max (delta-presence; delta_min < 0: not set). Non-suppressing, judged
+  /// with the table-level criteria; delta-presence is not monotone. Call before any evaluation.
+  void set_population(Engine& population, int64_t kmap_k, double delta_min, double delta_max);
   /// Globally optimal node: minimal objective among feasible nodes, ties -> lexicographically smallest levels.
   /// allow_sweep = false keeps the queue even where the sweep applies (tests compare both).
   SearchResult optimal(const InterruptHook& hook, std::vector<TraceEntry>* trace, bool allow_sweep = true);
