@@ -7,6 +7,7 @@ from . import castle as castle
 from . import core as core
 from . import criteria as criteria
 from . import distance as distance
+from . import distributed as distributed
 from . import graph as graph
 from . import lattice as lattice
 from . import metrics as metrics
