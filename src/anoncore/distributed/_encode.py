@@ -201,9 +201,17 @@ def _dict_map(a: Attribute, labels: list[Any]) -> NDArray[np.int32]:
     return out
 
 
-def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.int32], j: int) -> None:
+def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.int32], j: int,
+                        post: NDArray[np.int32] | None = None) -> None:
     """Leaf codes of an Arrow column (chunked; dictionary, string or numeric chunks) into out[:, j]; errors name
-    the column, the partition and the row as encode_column's."""
+    the column, the partition and the row as encode_column's. ``post``: write ``post[leaf code]`` instead (the
+    map is applied to the small per-chunk tables, not to the rows)."""
+
+    def then(table: NDArray[np.int32]) -> NDArray[np.int32]:
+        if post is None:
+            return table
+        return np.where(table >= 0, post[np.maximum(table, 0)], -1).astype(np.int32)
+
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -229,7 +237,7 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                 ok = idx.size == 0 or (int(idx.min()) >= 0 and int(idx.max()) < lut[1].size)
                 unknown = -1
                 if ok:
-                    unknown, _ = _core.core.gather_codes(idx, lut[1], _NO_BITS, 0, dst, j, 1)
+                    unknown, _ = _core.core.gather_codes(idx, then(lut[1]), _NO_BITS, 0, dst, j, 1)
                 if unknown != 0:
                     bad = (idx < 0) | (idx >= lut[1].size)
                     bad[~bad] = lut[1][idx[~bad]] < 0
@@ -237,7 +245,8 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                     raise ValueError(f"Value {vals[i].item()!r} of column {a.name!r} (partition {partition}, row {start + i}) "
                                      f"is missing from its hierarchy {h.name!r}.")
             else:
-                dst[:, j] = encode_column(a, pd.Series(vals), partition, start)
+                codes = encode_column(a, pd.Series(vals), partition, start)
+                dst[:, j] = codes if post is None else post[codes]
         else:
             if not pa.types.is_dictionary(t):
                 if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
@@ -245,9 +254,10 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                 chunk = pc.dictionary_encode(chunk)
             src = source_of_arrow(chunk)
             if not isinstance(src, DictSource):
-                dst[:, j] = encode_column(a, chunk.to_pandas(), partition, start)
+                codes = encode_column(a, chunk.to_pandas(), partition, start)
+                dst[:, j] = codes if post is None else post[codes]
             else:
-                table = _dict_map(a, src.labels)
+                table = then(_dict_map(a, src.labels))
                 unknown, _ = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, dst, j, 1)
                 if unknown:
                     i = int(np.flatnonzero(dst[:, j] == -1)[0])

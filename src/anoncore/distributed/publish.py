@@ -30,38 +30,52 @@ def _node_keys(nodes: NDArray[np.int64], sizes: list[int]) -> NDArray[np.uint64]
     return key
 
 
+def _level_positions(h: Any, level: int) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
+    """(position of every leaf's ancestor at ``level`` among that level's nodes, the level's node ids)."""
+    anc = np.asarray(h.ancestor[:, level], dtype=np.int64)
+    level_nodes = np.unique(anc)
+    return np.searchsorted(level_nodes, anc).astype(np.int32), level_nodes
+
+
 def suppressed_node_keys(result: FrequencyResult) -> tuple[NDArray[np.uint64], list[int]]:
-    """The suppressed classes of a search result as sorted distinct mixed-radix keys of their generalized node
-    ids (radix: each QI hierarchy's node count), with the radices."""
+    """The suppressed classes of a search result as sorted distinct mixed-radix keys of their generalized
+    values (per QI: the position of the class's node among the nodes of the chosen level; radix: that level's
+    node count), with the radices."""
     freq = result.frequencies
     qis = list(freq.attributes[: freq.n_qi])
-    sizes = [int(a.hierarchy.n_nodes) for a in qis]  # type: ignore[union-attr]
     leaf = freq.codes[np.asarray(result.suppressed_items, dtype=bool), : freq.n_qi]
-    nodes = np.empty(leaf.shape, dtype=np.int64)
+    pos = np.empty(leaf.shape, dtype=np.int64)
+    sizes = []
     for j, a in enumerate(qis):
-        nodes[:, j] = a.hierarchy.ancestor[leaf[:, j], result.levels[j]]  # type: ignore[union-attr]
-    return np.unique(_node_keys(nodes, sizes)), sizes
+        at, level_nodes = _level_positions(a.hierarchy, result.levels[j])
+        pos[:, j] = at[leaf[:, j]]
+        sizes.append(int(level_nodes.size))
+    return np.unique(_node_keys(pos, sizes)), sizes
 
 
 def _generalize_partition(df: pd.DataFrame, qis: list[Attribute], levels: tuple[int, ...], supp: NDArray[np.uint64],
                           sizes: list[int], keep_cols: list[str], partition_info: Any = None) -> pd.DataFrame:
     i = partition_info["number"] if partition_info else 0
     codes = encode_frame(df, qis, i)
-    nodes = np.empty(codes.shape, dtype=np.int64)
+    pos = np.empty(codes.shape, dtype=np.int64)
+    nodes = []
     for j, a in enumerate(qis):
-        nodes[:, j] = a.hierarchy.ancestor[codes[:, j], levels[j]]  # type: ignore[union-attr]
-    kept = ~_core.distributed.is_member(_node_keys(nodes, sizes), supp)
+        at, level_nodes = _level_positions(a.hierarchy, levels[j])
+        pos[:, j] = at[codes[:, j]]
+        nodes.append(level_nodes)
+    kept = ~_core.distributed.is_member(_node_keys(pos, sizes), supp)
     out = df.loc[kept, keep_cols].copy()
     for j, a in enumerate(qis):
-        labels = np.asarray(a.hierarchy.labels, dtype=object)  # type: ignore[union-attr]
-        out[a.name] = pd.array(labels[nodes[kept, j]], dtype="string")
+        labels = np.asarray(a.hierarchy.labels, dtype=object)[nodes[j]]  # type: ignore[union-attr]
+        out[a.name] = pd.array(labels[pos[kept, j]], dtype="string")
     return out
 
 
 def _publish_unit(fs: Any, unit: tuple[str, list[int]], i: int, out_fs: Any, out_dir: str, qis: list[Attribute],
                   levels: tuple[int, ...], supp: NDArray[np.uint64], sizes: list[int], keep_cols: list[str],
                   kinds: dict[str, str]) -> tuple[int, int]:
-    """Generalize one Parquet task in Arrow (dictionary columns in, dictionary columns out) and write it as
+    """Generalize one Parquet task in Arrow (dictionary columns in, dictionary columns out: each row's value is
+    gathered straight from its chunk's dictionary to the position of its generalized node) and write it as
     ``part-<i>.parquet`` under out_dir; returns (input rows, published rows)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -70,28 +84,30 @@ def _publish_unit(fs: Any, unit: tuple[str, list[int]], i: int, out_fs: Any, out
 
     tab = read_parquet_unit(fs, unit, keep_cols, [c for c in keep_cols if kinds.get(c) == "text"])
     n = tab.num_rows
-    codes = np.empty((n, len(qis)), dtype=np.int32)
-    nodes = np.empty((n, len(qis)), dtype=np.int64)
+    key = np.zeros(n, dtype=np.uint64)
+    cols_pos, dicts = [], []
     for j, a in enumerate(qis):
-        encode_arrow_column(a, tab.column(a.name), i, codes, j)
-        nodes[:, j] = a.hierarchy.ancestor[codes[:, j], levels[j]]  # type: ignore[union-attr]
-    kept = ~_core.distributed.is_member(_node_keys(nodes, sizes), supp)
-    mask = pa.array(kept)
+        at, level_nodes = _level_positions(a.hierarchy, levels[j])
+        col = np.empty((n, 1), dtype=np.int32)
+        encode_arrow_column(a, tab.column(a.name), i, col, 0, post=at)
+        key *= np.uint64(sizes[j])
+        key += col[:, 0].astype(np.uint64)
+        cols_pos.append(col[:, 0])
+        dicts.append(pa.array([a.hierarchy.labels[int(v)] for v in level_nodes], type=pa.string()))  # type: ignore[union-attr]
+    kept = ~_core.distributed.is_member(key, supp)
+    n_kept = int(kept.sum())
+    mask = None if n_kept == n else pa.array(kept)
     cols = {}
     for name in keep_cols:
         j = next((j for j, a in enumerate(qis) if a.name == name), -1)
         if j < 0:
-            cols[name] = tab.column(name).filter(mask)
-            continue
-        h = qis[j].hierarchy
-        level_nodes = np.unique(h.ancestor[:, levels[j]])  # type: ignore[union-attr]
-        pos = np.full(int(h.n_nodes), -1, dtype=np.int32)  # type: ignore[union-attr]
-        pos[level_nodes] = np.arange(level_nodes.size, dtype=np.int32)
-        labels = pa.array([h.labels[int(v)] for v in level_nodes], type=pa.string())  # type: ignore[union-attr]
-        cols[name] = pa.DictionaryArray.from_arrays(pa.array(pos[nodes[kept, j]]), labels)
+            cols[name] = tab.column(name) if mask is None else tab.column(name).filter(mask)
+        else:
+            idx = cols_pos[j] if mask is None else cols_pos[j][kept]
+            cols[name] = pa.DictionaryArray.from_arrays(pa.array(idx), dicts[j])
     with out_fs.open(f"{out_dir}/part-{i:05d}.parquet", "wb") as fh:
-        pq.write_table(pa.table(cols), fh, store_schema=False)
-    return n, int(kept.sum())
+        pq.write_table(pa.table(cols), fh, store_schema=False, write_statistics=False)
+    return n, n_kept
 
 
 def publish_parquet(source: Any, schema: Schema, result: FrequencyResult, path: str,
