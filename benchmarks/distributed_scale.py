@@ -140,7 +140,7 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="4GiB")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--suppression", type=float, default=0.04)
-    ap.add_argument("--split-every", type=int, default=8)
+    ap.add_argument("--split-every", type=int, default=16)
     ap.add_argument("--no-sensitive", action="store_true", help="frequency set of the QIs only (k-anonymity "
                     "needs no sensitive attribute); default: with salary, as a search with l/t models needs")
     ap.add_argument("--no-publish", action="store_true", help="time the frequency set and the search only")
