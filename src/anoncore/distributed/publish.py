@@ -149,7 +149,8 @@ def publish_parquet(source: Any, schema: Schema, result: FrequencyResult, path: 
             fs, units, kinds = parquet_units(source, [a.name for a in qis], rows_per_task, optional=tuple(candidates))
             keep_cols = [c for c in candidates if c in kinds]
             out_fs.makedirs(tmp, exist_ok=True)
-            counts = compute(*[delayed(_publish_unit)(fs, u, i, out_fs, tmp, qis, result.levels, supp, sizes,
+            supp_once = delayed(supp, pure=True)  # one node of the graph, not a copy in every task
+            counts = compute(*[delayed(_publish_unit)(fs, u, i, out_fs, tmp, qis, result.levels, supp_once, sizes,
                                                            keep_cols, kinds) for i, u in enumerate(units)])  # type: ignore[no-untyped-call]
             n_in = sum(c[0] for c in counts)
             n_pub = sum(c[1] for c in counts)
