@@ -142,11 +142,10 @@ std::vector<int32_t> shard_of(Span<uint64_t> keys, int32_t n_shards) {
 }
 
 Items merge_items(const std::vector<ItemsView>& parts) {
-  int64_t total = 0, largest = 0;
+  int64_t largest = 0;
   for (const auto& p : parts) {
     if (p.counts.size != p.keys.size || p.ranks.size != p.keys.size)
       throw std::invalid_argument("keys, counts and ranks must have the same length");
-    total += p.keys.size;
     largest = std::max(largest, p.keys.size);
   }
   Items items;
@@ -177,7 +176,6 @@ Items merge_items(const std::vector<ItemsView>& parts) {
       }
     }
   }
-  (void)total;
   if (!sorted || !std::is_sorted(items.ranks.begin(), items.ranks.end())) {
     std::vector<int64_t> order(items.keys.size());
     for (size_t p = 0; p < order.size(); ++p) order[p] = static_cast<int64_t>(p);
