@@ -24,6 +24,7 @@ void bind_graph(py::module_ m);
 void bind_workload(py::module_ m);
 void bind_risk(py::module_ m);
 void bind_datasets(py::module_ m);
+void bind_distributed(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -50,4 +51,5 @@ PYBIND11_MODULE(_core, m) {
   bind_workload(m.def_submodule("workload"));
   bind_risk(m.def_submodule("risk"));
   bind_datasets(m.def_submodule("datasets"));
+  bind_distributed(m.def_submodule("distributed"));
 }

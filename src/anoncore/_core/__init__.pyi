@@ -8,6 +8,7 @@ from . import core as core
 from . import criteria as criteria
 from . import datasets as datasets
 from . import distance as distance
+from . import distributed as distributed
 from . import graph as graph
 from . import lattice as lattice
 from . import metrics as metrics
