@@ -49,7 +49,7 @@ from anoncore.models import (
 )
 from anoncore.results import Partition
 
-__all__ = ["ALGORITHMS", "TwoPhaseResult", "two_phase"]
+__all__ = ["ALGORITHMS", "TwoPhaseResult", "audit_labels", "two_phase"]
 
 ALGORITHMS = ("sabre", "burel", "tmondrian", "lmondrian", "dmondrian")
 SPLITS = ("hilbert", "rows")
@@ -424,13 +424,15 @@ def _run_part(df: pd.DataFrame, schema: Schema, algorithm: str, sa: Attribute, r
                                        reference=np.ascontiguousarray(ref, dtype=np.int64))
         labels = out.labels
     pub = Partition.from_labels(table, np.asarray(labels, dtype=np.int64)).to_pandas()
+    for c in body.columns:  # generalized labels as strings, every other column in its input type
+        pub[c] = pub[c].astype("string") if c in schema.quasi_identifiers else pub[c].astype(body[c].dtype)
     pub[_ROW] = rows
     pub[_PART] = p
     return pub
 
 
 def _empty_out(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
-    cols = {c: pd.Series([], dtype=object if c in schema.quasi_identifiers else df[c].dtype)
+    cols = {c: pd.Series([], dtype="string" if c in schema.quasi_identifiers else df[c].dtype)
             for c in df.columns if c not in (_PART, _ROW)}
     out = pd.DataFrame(cols)
     out["ec"] = pd.Series([], dtype=np.int64)
@@ -637,4 +639,68 @@ def _assign_regions(df: pd.DataFrame, qis: list[Attribute], lo: NDArray[np.int32
     out = df.copy()
     out[_PART] = _region_of(codes, lo, hi)
     out[_ROW] = row_offset + np.arange(len(df), dtype=np.int64)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ audit by a label column
+def _label_counts(df: pd.DataFrame, label: str, sa: Attribute | None, partition_info: Any = None) -> pd.DataFrame:
+    i = partition_info["number"] if partition_info else 0
+    g = pd.DataFrame({"__label": df[label].astype("string").fillna("<NA>")})
+    g["__sa"] = encode_column(sa, df[sa.name], i) if sa is not None else np.zeros(len(df), dtype=np.int32)
+    return g.groupby(["__label", "__sa"], sort=False).size().rename("__n").reset_index()
+
+
+def audit_labels(ddf: Any, schema: Schema, models: Any, label: str, *, suppressed_label: str | None = None,
+                 sensitive: str | None = None) -> dict[str, Any]:
+    """Audit a dask DataFrame whose classes are the values of column ``label`` (rows labelled
+    ``suppressed_label`` are suppressed): per-class sizes and sensitive histograms merged over the partitions
+    (a dask group-by), every model checked by the in-memory audit's kernels against the sensitive distribution
+    of **every** input row (suppressed ones included, the in-memory audit's ``reference='table'``).
+
+    Returns ``{"passed", "n_rows", "n_suppressed", "n_published", "n_classes", "<Model>.<parameter>": achieved}``.
+
+    Examples
+    --------
+    See docs/distributed.md ("Auditing by a label column").
+    """
+    from anoncore.audit import _check_models
+
+    mods = _check_models(models)
+    if label not in ddf.columns:
+        raise ValueError(f"The data has no label column {label!r} (columns: {list(map(str, ddf.columns))}).")
+    sa = None
+    if any(m.needs_sensitive for m in mods):
+        sa = schema[schema.sensitive_column(sensitive, caller="audit_labels")]
+        if sa.hierarchy is None:
+            raise ValueError(f"Sensitive attribute {sa.name!r} needs a hierarchy (its leaf dictionary codes it).")
+    meta = pd.DataFrame({"__label": pd.Series([], dtype="string"), "__sa": pd.Series([], dtype=np.int32),
+                         "__n": pd.Series([], dtype=np.int64)})
+    parts = ddf.map_partitions(_label_counts, label, sa, meta=meta)
+    tot = parts.groupby(["__label", "__sa"], sort=False)["__n"].sum(split_every=8).compute().reset_index()
+    labels = tot["__label"].to_numpy(dtype=object)
+    n_i = tot["__n"].to_numpy(dtype=np.int64)
+    s_i = tot["__sa"].to_numpy(dtype=np.int64)
+    m_vals = int(sa.hierarchy.n_leaves) if sa is not None else 1  # type: ignore[union-attr]
+    ref = np.bincount(s_i, weights=n_i, minlength=m_vals).astype(np.int64)
+    sup = labels == suppressed_label if suppressed_label is not None else np.zeros(labels.size, dtype=bool)
+    keep = ~sup
+    uniq, cls = np.unique(labels[keep].astype(str), return_inverse=True)
+    G = uniq.size
+    sizes = np.bincount(cls, weights=n_i[keep], minlength=G).astype(np.int64)
+    hist = np.zeros((G, m_vals), dtype=np.int64)
+    np.add.at(hist, (cls, s_i[keep]), n_i[keep])
+    out: dict[str, Any] = {"n_rows": int(n_i.sum()), "n_suppressed": int(n_i[sup].sum()),
+                           "n_published": int(sizes.sum()), "n_classes": int(G)}
+    from anoncore.audit import _class_values
+    from anoncore.distributed.publish import _Shim
+
+    passed = True
+    empty = sizes == 0
+    for m in mods:
+        values = _class_values(m, sa.name if sa is not None and m.needs_sensitive else None, _Shim(sa),  # type: ignore[arg-type]
+                               sizes, empty, lambda _: (hist, ref), 1)
+        v = m.evaluate(values)
+        passed = passed and bool(v.passed)
+        out[f"{type(m).__name__}.{m.parameter}"] = float(v.achieved)
+    out["passed"] = passed
     return out
