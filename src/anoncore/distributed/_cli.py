@@ -28,9 +28,9 @@ def add_anonymize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parts", type=int, default=None, metavar="N",
                    help="Parquet DATA, sabre/burel/*mondrian: parts anonymized apart, each on one worker "
                         "(default: the input's partitions)")
-    p.add_argument("--split", choices=("rows", "hilbert"), default="rows",
+    p.add_argument("--split", choices=("hilbert", "rows"), default="hilbert",
                    help="Parquet DATA, sabre/burel: how each sensitive bucket's rows are dealt to the parts "
-                        "(default rows: input order; hilbert: along the Hilbert curve)")
+                        "(default hilbert: along the Hilbert curve of the quasi-identifiers; rows: input order)")
 
 
 def _log(message: str) -> None:
