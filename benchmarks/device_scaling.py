@@ -1,10 +1,13 @@
 """Thread scaling of the data-parallel phases on a many-core machine (run by device_scaling.sh).
 
-Synthetic census tables of ``--rows`` rows (default 10M and 40M): encoding from Arrow strings
-(``Table.from_arrow``), publishing (``Partition.to_arrow``), the audit (k-anonymity + distinct l-diversity)
-and ``Partition.from_levels`` (no ``n_threads`` knob: timed once per table); then the lattice search on the
-census-income rows a, c, e (when the data is found). Best of ``--repeat``; prints one line per measurement
-and writes JSON to ``bench_out/device_scaling.json``.
+Per row count in ``--rows`` (default 10M and 40M synthetic census rows) and thread count in ``--threads``: the
+generator (``synthetic_census``), encoding from Arrow strings (``Table.from_arrow``), ``Partition.from_levels``
+(levels 1), publishing (``Partition.to_arrow``), the audit (k-anonymity + distinct l-diversity) and BUREL
+(3 QIs, beta 4); SABRE-KNN (t 0.35, k 6) at ``--knn-rows`` (default 1M: its retrieval is serial per bucket and
+takes seconds per million rows); then the lattice search on the census-income rows a, c, e (when the data is
+found). ``--phases`` picks phases, ``--large-phases`` those run at row counts above 10M (the cheap ones by
+default). Best of ``--repeat`` (wall; the CPU time of the same run is kept too); prints one line per
+measurement and a table (wall ms and speedup over the first thread count), and writes JSON to ``--out``.
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+ALL_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "burel", "sabre_knn")
+CHEAP_PHASES = ("generate", "encode", "from_levels", "publish", "audit")
 
-def best(f: Any, repeat: int) -> float:
+
+def best(f: Any, repeat: int) -> tuple[float, float]:
+    """(best wall, CPU time of that run) over ``repeat`` runs."""
     out = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         f()
-        out.append(time.perf_counter() - t0)
+        out.append((time.perf_counter() - t0, time.process_time() - c0))
     return min(out)
 
 
@@ -40,37 +47,74 @@ def arrow_strings(table: Any) -> Any:
     return pa.table(cols)
 
 
-def phases(n: int, threads: list[int], repeat: int) -> dict[str, Any]:
+def phase_calls(n: int, phases: list[str]) -> dict[str, Any]:
+    """One callable f(n_threads) per phase, on tables made once (with every core)."""
     import anoncore as ac
     from anoncore.datasets import synthetic_census
     from anoncore.models import DistinctLDiversity, KAnonymity
 
     t0 = time.perf_counter()
     table = synthetic_census(n, rng=1)
-    t_gen = time.perf_counter() - t0
-    arrow = arrow_strings(table)
-    print(f"[{n:,} rows] generated in {t_gen:.1f} s, Arrow strings in {time.perf_counter() - t0 - t_gen:.1f} s",
-          flush=True)
+    print(f"[{n:,} rows] generated in {time.perf_counter() - t0:.1f} s (every core)", flush=True)
     levels = [1] * len(table.quasi_identifiers)
-    t_fl = best(lambda: ac.Partition.from_levels(table, levels), repeat)
-    print(f"[{n:,} rows] Partition.from_levels {t_fl * 1e3:9.1f} ms (no n_threads knob)", flush=True)
+    calls: dict[str, Any] = {}
+    if "generate" in phases:
+        calls["generate"] = lambda th: synthetic_census(n, rng=1, n_threads=th)
+    if "encode" in phases:
+        arrow = arrow_strings(table)
+        calls["encode"] = lambda th: ac.Table.from_arrow(arrow, table.schema, n_threads=th)
+    if "from_levels" in phases:
+        calls["from_levels"] = lambda th: ac.Partition.from_levels(table, levels, n_threads=th)
     p = ac.Partition.from_levels(table, levels)
-    models = [KAnonymity(5), DistinctLDiversity(2)]
-    cells = n * table.n_columns
-    out: dict[str, Any] = {"from_levels_s": t_fl}
-    base: dict[str, float] = {}
-    for th in threads:
-        r = {"encode": best(lambda th=th: ac.Table.from_arrow(arrow, table.schema, n_threads=th), repeat),
-             "publish": best(lambda th=th: p.to_arrow(n_threads=th), repeat),
-             "audit": best(lambda th=th: ac.audit(table, p, models, n_threads=th), repeat)}
-        if th == threads[0]:
-            base = dict(r)
-        out[str(th)] = r
-        print(f"[{n:,} rows] n_threads={th:2d}  " + "  ".join(
-            f"{k} {v * 1e3:8.1f} ms ({base[k] / v:4.1f}x)" for k, v in r.items())
-            + f"  encode {cells / r['encode'] / 1e6:6.0f} Mcells/s  publish {cells / r['publish'] / 1e6:6.0f} Mcells/s",
-            flush=True)
+    if "publish" in phases:
+        calls["publish"] = lambda th: p.to_arrow(n_threads=th)
+    if "audit" in phases:
+        models = [KAnonymity(5), DistinctLDiversity(2)]
+        calls["audit"] = lambda th: ac.audit(table, p, models, n_threads=th)
+    if "burel" in phases:
+        from anoncore.static.burel import likeness_model
+
+        t3 = synthetic_census(n, rng=1, n_qi=3, numeric="box")
+        calls["burel"] = lambda th: ac.burel(t3, likeness_model(beta=4.0), rng=0, n_threads=th)
+    return calls
+
+
+def knn_call(n: int) -> Any:
+    import anoncore as ac
+    from anoncore.datasets import synthetic_census
+    from anoncore.models import KAnonymity
+    from anoncore.static.sabre import closeness_model
+
+    t = synthetic_census(n, rng=0, numeric="box")
+    models = [KAnonymity(6), closeness_model(t, 0.35)]
+    return lambda th: ac.sabre(t, models, method="knn", rng=0, n_threads=th)
+
+
+def scale(label: str, calls: dict[str, Any], threads: list[int], repeat: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, f in calls.items():
+        row: dict[str, Any] = {}
+        for th in threads:
+            wall, cpu = best(lambda f=f, th=th: f(th), repeat)
+            row[str(th)] = {"wall_s": wall, "cpu_s": cpu}
+            base = row[str(threads[0])]["wall_s"]
+            print(f"[{label}] {name:12s} n_threads={th:2d}  wall {wall * 1e3:9.1f} ms  cpu {cpu * 1e3:9.1f} ms  "
+                  f"{base / wall:5.2f}x", flush=True)
+        out[name] = row
     return out
+
+
+def table(results: dict[str, Any], threads: list[int]) -> str:
+    """Compact table: wall ms and speedup over the first thread count, one line per (rows, phase)."""
+    head = f"{'rows':>11s} {'phase':12s} " + " ".join(f"{'t=' + str(t):>16s}" for t in threads)
+    lines = [head]
+    for label, phases in results.items():
+        for name, row in phases.items():
+            base = row[str(threads[0])]["wall_s"]
+            cells = " ".join(f"{row[str(t)]['wall_s'] * 1e3:8.0f} ({base / row[str(t)]['wall_s']:4.1f}x)"
+                             if str(t) in row else " " * 16 for t in threads)
+            lines.append(f"{label:>11s} {name:12s} {cells}")
+    return "\n".join(lines)
 
 
 def lattice_rows(threads: list[int], repeat: int) -> dict[str, Any]:
@@ -95,7 +139,7 @@ def lattice_rows(threads: list[int], repeat: int) -> dict[str, Any]:
                 clear_table_caches(census)
                 return L.lattice_search(census, models, suppression_limit=limit, metric=metric, n_threads=th)
 
-            s = best(run, repeat)
+            s = best(run, repeat)[0]
             levels = run().partition.levels
             ref = levels if ref is None else ref
             out[f"{name}_{th}"] = s
@@ -109,16 +153,33 @@ def main() -> int:
     ap.add_argument("--rows", default="10000000,40000000")
     ap.add_argument("--threads", default="1,2,4,8,16")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--phases", default=",".join(ALL_PHASES))
+    ap.add_argument("--large-phases", default=",".join(CHEAP_PHASES),
+                    help="phases run at row counts above 10M")
+    ap.add_argument("--knn-rows", type=int, default=1_000_000)
+    ap.add_argument("--no-lattice", action="store_true", help="skip the census-income lattice rows")
     ap.add_argument("--out", default="bench_out/device_scaling.json")
     a = ap.parse_args()
     import anoncore
 
     threads = [int(x) for x in a.threads.split(",")]
-    print(f"anoncore from {Path(anoncore.__file__).parent}, {os.cpu_count()} CPUs, load {os.getloadavg()}, "
-          f"OpenMP {anoncore._core.has_openmp}", flush=True)
-    res: dict[str, Any] = {"lattice": lattice_rows(threads, a.repeat)}
+    phases = [p for p in a.phases.split(",") if p]
+    unknown = set(phases) - set(ALL_PHASES)
+    if unknown:
+        ap.error(f"unknown phases {sorted(unknown)}; choose from {list(ALL_PHASES)}")
+    print(f"anoncore from {Path(anoncore.__file__).parent}, {len(os.sched_getaffinity(0))} cores, "
+          f"load {os.getloadavg()}, OpenMP {anoncore._core.has_openmp}", flush=True)
+    res: dict[str, Any] = {}
+    if not a.no_lattice:
+        res["lattice"] = lattice_rows(threads, a.repeat)
+    scaled: dict[str, Any] = {}
+    if "sabre_knn" in phases and a.knn_rows > 0:
+        scaled[f"{a.knn_rows:,}"] = scale(f"{a.knn_rows:,} rows", {"sabre_knn": knn_call(a.knn_rows)}, threads, 1)
     for n in [int(float(x)) for x in a.rows.split(",")]:
-        res[str(n)] = phases(n, threads, a.repeat)
+        ph = [p for p in phases if p != "sabre_knn" and (n <= 10_000_000 or p in a.large_phases.split(","))]
+        scaled[f"{n:,}"] = scale(f"{n:,} rows", phase_calls(n, ph), threads, a.repeat)
+    res["phases"] = scaled
+    print(f"load after {os.getloadavg()}\n" + table(scaled, threads), flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=1))
     return 0

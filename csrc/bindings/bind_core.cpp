@@ -1,6 +1,7 @@
 // Bindings for anoncore::core: group-by primitives used by the data model (Partition, Table).
 #include "anoncore/core/encode.hpp"
 #include "anoncore/core/groupby.hpp"
+#include "anoncore/core/publish.hpp"
 #include "common.hpp"
 
 namespace anoncore::bindings {
@@ -93,14 +94,80 @@ void bind_encode(py::module_& m) {
       "Published dictionary index per row: token where suppressed (empty = none), else class_map[labels[i]].");
 }
 
+void bind_publish(py::module_& m) {
+  m.def(
+      "publish_columns",
+      [](const CArray<int64_t>& labels, const CArray<bool>& suppressed, const CArray<int32_t>& class_map,
+         const CArray<int32_t>& tokens, const CArray<int64_t>& rows, int n_threads) {
+        auto lv = span_of(labels, "labels");
+        Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(suppressed.data()), static_cast<int64_t>(suppressed.size())};
+        if (sk.size != 0 && sk.size != lv.size) throw std::invalid_argument("suppressed has the wrong length");
+        auto cm = matrix_of(class_map, "class_map");
+        auto tv = span_of(tokens, "tokens", cm.cols);
+        auto rv = span_of(rows, "rows");
+        const int64_t n_out = rv.size > 0 ? rv.size : lv.size;
+        py::list cols;
+        std::vector<int32_t*> out;
+        for (int64_t j = 0; j < cm.cols; ++j) {
+          CArray<int32_t> a(n_out);
+          out.push_back(a.mutable_data());
+          cols.append(a);
+        }
+        {
+          py::gil_scoped_release nogil;
+          core::publish_qi_columns(lv, sk, cm, tv, rv, out, n_threads);
+        }
+        return cols;
+      },
+      py::arg("labels").noconvert(), py::arg("suppressed").noconvert(), py::arg("class_map").noconvert(),
+      py::arg("tokens").noconvert(), py::arg("rows").noconvert(), py::arg("n_threads"),
+      "Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): "
+      "column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int32 arrays.");
+  m.def(
+      "gather_column",
+      [](const CArray<int32_t>& codes, int64_t column, const CArray<int64_t>& rows, int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        if (column < 0 || column >= cv.cols) throw std::invalid_argument("column out of range");
+        auto rv = span_of(rows, "rows");
+        CArray<int32_t> out(rv.size > 0 ? rv.size : cv.rows);
+        int32_t* o = out.mutable_data();
+        {
+          py::gil_scoped_release nogil;
+          core::gather_code_column(cv, column, rv, o, n_threads);
+        }
+        return out;
+      },
+      py::arg("codes").noconvert(), py::arg("column"), py::arg("rows").noconvert(), py::arg("n_threads"),
+      "codes[rows, column] (rows empty = all) as a contiguous int32 array.");
+  m.def(
+      "gather_values",
+      [](const CArray<int32_t>& codes, int64_t column, const CArray<double>& values, const CArray<int64_t>& rows,
+         int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        if (column < 0 || column >= cv.cols) throw std::invalid_argument("column out of range");
+        auto vv = span_of(values, "values");
+        auto rv = span_of(rows, "rows");
+        CArray<double> out(rv.size > 0 ? rv.size : cv.rows);
+        double* o = out.mutable_data();
+        {
+          py::gil_scoped_release nogil;
+          core::gather_value_column(cv, column, vv, rv, o, n_threads);
+        }
+        return out;
+      },
+      py::arg("codes").noconvert(), py::arg("column"), py::arg("values").noconvert(), py::arg("rows").noconvert(),
+      py::arg("n_threads"), "values[codes[rows, column]] (rows empty = all) as a float64 array.");
+}
+
 }  // namespace
 
 void bind_core(py::module_ m) {
   m.doc() = "core group-by primitives";
   bind_encode(m);
+  bind_publish(m);
   m.def(
       "dense_labels",
-      [](const CArray<int32_t>& codes, const CArray<int64_t>& cardinality) {
+      [](const CArray<int32_t>& codes, const CArray<int64_t>& cardinality, int n_threads) {
         auto cv = matrix_of(codes, "codes");
         auto card = span_of(cardinality, "cardinality", cv.cols);
         CArray<int64_t> labels(cv.rows);
@@ -108,15 +175,49 @@ void bind_core(py::module_ m) {
         int64_t n_classes;
         {
           py::gil_scoped_release nogil;
-          n_classes = core::dense_labels(cv, card, lv);
+          n_classes = core::dense_labels(cv, card, lv, n_threads);
         }
         return py::make_tuple(labels, n_classes);
       },
-      py::arg("codes").noconvert(), py::arg("cardinality").noconvert(),
+      py::arg("codes").noconvert(), py::arg("cardinality").noconvert(), py::arg("n_threads") = 1,
       "Dense first-appearance labels of the distinct rows of codes; returns (labels, n_classes).");
   m.def(
+      "levels_labels",
+      [](const CArray<int32_t>& codes, const CArray<int64_t>& columns, const CArray<int32_t>& maps,
+         const CArray<int64_t>& map_offsets, const CArray<int64_t>& widths, int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        auto cols = span_of(columns, "columns");
+        auto mo = span_of(map_offsets, "map_offsets", cols.size + 1);
+        auto wv = span_of(widths, "widths", cols.size);
+        auto mv = span_of(maps, "maps", mo.size > 0 ? mo[mo.size - 1] : 0);
+        unsigned __int128 space = 1;
+        for (int64_t j = 0; j < cols.size; ++j) {
+          if (cols[j] < 0 || cols[j] >= cv.cols) throw std::invalid_argument("columns out of range");
+          if (mo[j] < 0 || mo[j] > mo[j + 1]) throw std::invalid_argument("map_offsets must be increasing");
+          if (wv[j] < 1) throw std::invalid_argument("widths must be positive");
+          for (int64_t k = mo[j]; k < mo[j + 1]; ++k)
+            if (mv[k] < 0 || mv[k] >= wv[j]) throw std::invalid_argument("maps values must be in [0, width)");
+          space *= static_cast<unsigned __int128>(wv[j]);
+          if (space > (static_cast<unsigned __int128>(1) << 62))
+            throw std::invalid_argument("the product of the widths must fit in 62 bits");
+        }
+        CArray<int64_t> labels(cv.rows);
+        auto lv = mut_span_of(labels, "labels");
+        std::vector<int64_t> first;
+        int64_t n_classes;
+        {
+          py::gil_scoped_release nogil;
+          n_classes = core::levels_labels(cv, cols, mv, mo, wv, lv, first, n_threads);
+        }
+        return py::make_tuple(labels, n_classes, to_numpy(std::move(first)));
+      },
+      py::arg("codes").noconvert(), py::arg("columns").noconvert(), py::arg("maps").noconvert(),
+      py::arg("map_offsets").noconvert(), py::arg("widths").noconvert(), py::arg("n_threads"),
+      "Classes of full-domain generalization: dense first-appearance labels of the rows' mixed-radix keys "
+      "maps[map_offsets[j] + codes[i, columns[j]]] (radix widths[j]); returns (labels, n_classes, first_rows).");
+  m.def(
       "class_sizes",
-      [](const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes) {
+      [](const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes, int n_threads) {
         auto lv = span_of(labels, "labels");
         Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(skip.data()), static_cast<int64_t>(skip.size())};
         if (sk.size != 0 && sk.size != lv.size) throw std::invalid_argument("skip has the wrong length");
@@ -124,15 +225,16 @@ void bind_core(py::module_ m) {
         auto sv = mut_span_of(sizes, "sizes");
         {
           py::gil_scoped_release nogil;
-          core::class_sizes(lv, sk, sv);
+          core::class_sizes(lv, sk, sv, n_threads);
         }
         return sizes;
       },
-      py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"),
+      py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"), py::arg("n_threads") = 1,
       "Rows per class, skipping rows flagged in skip (an empty skip skips nothing).");
   m.def(
       "class_min_max",
-      [](const CArray<int32_t>& codes, const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes) {
+      [](const CArray<int32_t>& codes, const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes,
+         int n_threads) {
         auto cv = matrix_of(codes, "codes");
         auto lv = span_of(labels, "labels", cv.rows);
         Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(skip.data()), static_cast<int64_t>(skip.size())};
@@ -143,16 +245,31 @@ void bind_core(py::module_ m) {
         auto hiv = mut_matrix_of(hi, "hi");
         {
           py::gil_scoped_release nogil;
-          core::class_min_max(cv, lv, sk, lov, hiv);
+          core::class_min_max(cv, lv, sk, lov, hiv, n_threads);
         }
         return py::make_tuple(lo, hi);
       },
       py::arg("codes").noconvert(), py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"),
-      "Per-class minimum and maximum code of every column; returns (lo, hi).");
+      py::arg("n_threads") = 1, "Per-class minimum and maximum code of every column; returns (lo, hi).");
+  m.def(
+      "column_min_max",
+      [](const CArray<int32_t>& codes, int n_threads) {
+        auto cv = matrix_of(codes, "codes");
+        CArray<int32_t> lo(cv.cols), hi(cv.cols);
+        auto lv = mut_span_of(lo, "lo");
+        auto hv = mut_span_of(hi, "hi");
+        {
+          py::gil_scoped_release nogil;
+          core::column_min_max(cv, lv, hv, n_threads);
+        }
+        return py::make_tuple(lo, hi);
+      },
+      py::arg("codes").noconvert(), py::arg("n_threads"),
+      "Minimum and maximum of every column of a C-contiguous int32 matrix; returns (lo, hi).");
   m.def(
       "class_histogram",
       [](const CArray<int32_t>& values, const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes,
-         int64_t n_values) {
+         int64_t n_values, int n_threads) {
         auto vv = span_of(values, "values");
         auto lv = span_of(labels, "labels", vv.size);
         Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(skip.data()), static_cast<int64_t>(skip.size())};
@@ -161,12 +278,13 @@ void bind_core(py::module_ m) {
         auto hv = mut_matrix_of(hist, "hist");
         {
           py::gil_scoped_release nogil;
-          core::class_histogram(vv, lv, sk, hv);
+          core::class_histogram(vv, lv, sk, hv, n_threads);
         }
         return hist;
       },
       py::arg("values").noconvert(), py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"),
-      py::arg("n_values"), "Per-class histogram of a coded column, shape (n_classes, n_values).");
+      py::arg("n_values"), py::arg("n_threads") = 1,
+      "Per-class histogram of a coded column, shape (n_classes, n_values).");
 }
 
 }  // namespace anoncore::bindings

@@ -23,6 +23,7 @@ void bind_release(py::module_ m);
 void bind_graph(py::module_ m);
 void bind_workload(py::module_ m);
 void bind_risk(py::module_ m);
+void bind_datasets(py::module_ m);
 }  // namespace anoncore::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -48,4 +49,5 @@ PYBIND11_MODULE(_core, m) {
   bind_graph(m.def_submodule("graph"));
   bind_workload(m.def_submodule("workload"));
   bind_risk(m.def_submodule("risk"));
+  bind_datasets(m.def_submodule("datasets"));
 }

@@ -262,7 +262,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     labels = np.ascontiguousarray(partition.labels, dtype=np.int64)
     suppressed = np.ascontiguousarray(partition.suppressed, dtype=bool)
     n_classes = int(partition.n_classes)
-    sizes = _core.core.class_sizes(labels, suppressed, n_classes)
+    sizes = _core.core.class_sizes(labels, suppressed, n_classes, nt)
     empty = sizes == 0
     hists: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
 
@@ -270,7 +270,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
         if sa not in hists:
             col = table.column(sa)
             m_values = table.cardinality(sa)
-            hist = _core.core.class_histogram(col, labels, suppressed, n_classes, m_values)
+            hist = _core.core.class_histogram(col, labels, suppressed, n_classes, m_values, nt)
             if reference == "table":
                 ref = _table_reference(table, sa, col, m_values)
             else:

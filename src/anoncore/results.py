@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -70,9 +71,13 @@ class Partition:
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_levels(
-        cls, table: Table, levels: Sequence[int], suppressed: NDArray[np.bool_] | None = None
+        cls, table: Table, levels: Sequence[int], suppressed: NDArray[np.bool_] | None = None, *,
+        n_threads: int | None = None,
     ) -> Partition:
         """Full-domain generalization: QI ``j`` of every row goes to its ancestor at ``levels[j]``.
+
+        The rows are grouped in C++ over fixed-size row chunks with ``n_threads`` threads (None = every core the
+        process may use); the classes are numbered in order of first appearance, whatever ``n_threads``.
 
         Examples
         --------
@@ -81,6 +86,8 @@ class Partition:
         >>> p.n_classes, p.class_sizes.tolist()
         (3, [2, 2, 2])
         """
+        from anoncore._validation import check_n_threads
+
         if not isinstance(table, Table):
             raise TypeError(f"table must be a Table. Got {type(table).__name__} instead.")
         qis = table.quasi_identifiers
@@ -100,21 +107,39 @@ class Partition:
             if not 0 <= lv <= h.height:
                 raise ValueError(f"The level of {q!r} must be in the range [0, {h.height}]. Got {lv} instead.")
             hs.append(h)
-        qc = table.qi_codes()
-        gen = np.empty_like(qc)
-        card = np.empty(len(qis), dtype=np.int64)
-        for j, (h, lv) in enumerate(zip(hs, levels)):
-            gen[:, j] = h.ancestor[qc[:, j], lv]
-            card[j] = h.n_nodes
-        labels, n_classes = _core.core.dense_labels(np.ascontiguousarray(gen), card)
-        first = _first_rows(labels, n_classes)
-        gen_node = np.ascontiguousarray(gen[first])
+        threads = check_n_threads(n_threads, "Partition.from_levels")
+        sup = _check_suppressed(suppressed, table.n_rows)
+        # Per QI: leaf code -> index of its ancestor at the level among the level's distinct ancestors, so the
+        # rows' keys are small mixed-radix numbers (the same classes as grouping the ancestors themselves).
+        nodes, maps = [], []
+        for h, lv in zip(hs, levels):
+            u, inv = np.unique(h.ancestor[:, lv], return_inverse=True)
+            nodes.append(u.astype(np.int32))
+            maps.append(inv.reshape(-1).astype(np.int32))
+        widths = np.array([len(u) for u in nodes], dtype=np.int64)
+        codes = np.ascontiguousarray(table.codes)
+        cols = np.array([table.column_index(q) for q in qis], dtype=np.int64)
+        if math.prod(int(w) for w in widths) <= 1 << 62:
+            offsets = np.concatenate([[0], np.cumsum([m.size for m in maps])]).astype(np.int64)
+            labels, n_classes, first = _core.core.levels_labels(
+                codes, cols, np.ascontiguousarray(np.concatenate(maps)), offsets, widths, threads)
+            gen_node = np.empty((int(n_classes), len(qis)), dtype=np.int32)
+            for j, u in enumerate(nodes):
+                gen_node[:, j] = u[maps[j][codes[first, cols[j]]]]
+        else:  # key space beyond 62 bits: group the generalized rows themselves
+            qc = table.qi_codes()
+            gen = np.empty_like(qc)
+            for j, (h, lv) in enumerate(zip(hs, levels)):
+                gen[:, j] = h.ancestor[qc[:, j], lv]
+            card = np.array([h.n_nodes for h in hs], dtype=np.int64)
+            labels, n_classes = _core.core.dense_labels(np.ascontiguousarray(gen), card, threads)
+            gen_node = np.ascontiguousarray(gen[_first_rows(labels, n_classes)])
         gen_lo = np.empty_like(gen_node)
         gen_hi = np.empty_like(gen_node)
         for j, h in enumerate(hs):
             gen_lo[:, j] = h.leaf_start[gen_node[:, j]]
             gen_hi[:, j] = gen_lo[:, j] + h.leaf_count[gen_node[:, j]] - 1
-        return cls(table, _readonly(labels), _readonly(_check_suppressed(suppressed, table.n_rows)), int(n_classes),
+        return cls(table, _readonly(labels), _readonly(sup), int(n_classes),
                    _readonly(gen_lo), _readonly(gen_hi), _readonly(gen_node), tuple(int(x) for x in levels))
 
     @classmethod
@@ -184,12 +209,12 @@ class Partition:
     @property
     def class_sizes(self) -> NDArray[np.int64]:
         """Published (non-suppressed) rows per class."""
-        return _core.core.class_sizes(self.labels, self.suppressed, self.n_classes)
+        return _core.core.class_sizes(self.labels, self.suppressed, self.n_classes, 0)
 
     @property
     def class_sizes_all(self) -> NDArray[np.int64]:
         """Rows per class including suppressed ones."""
-        return _core.core.class_sizes(self.labels, np.zeros(0, dtype=bool), self.n_classes)
+        return _core.core.class_sizes(self.labels, np.zeros(0, dtype=bool), self.n_classes, 0)
 
     def with_suppressed(self, suppressed: NDArray[np.bool_]) -> Partition:
         """The same classes with another suppression mask."""
@@ -266,30 +291,49 @@ class Partition:
         sup = self.suppressed
         any_sup = bool(sup.any())
         rows = None if include_suppressed or not any_sup else np.flatnonzero(~sup)
+        sel = np.zeros(0, dtype=np.int64) if rows is None else rows.astype(np.int64)
         labels = self.labels if rows is None else self.labels[rows]
-        sup_rows = (sup if rows is None else sup[rows]) if any_sup else np.zeros(0, dtype=bool)
-        sup_rows = np.ascontiguousarray(sup_rows)
+        qis = t.quasi_identifiers
+        # Every quasi-identifier's dictionary indices in one C++ pass over the rows.
+        dicts: list[list[str]] = []
+        maps, tokens = [], []
+        for c in qis:
+            values, class_map = self._class_dictionary(c)
+            pos = {v: i for i, v in enumerate(values)}
+            tok = pos.get(suppressed_token)
+            if tok is None:
+                tok = len(values)
+                values.append(suppressed_token)
+            dicts.append(values)
+            maps.append(class_map)
+            tokens.append(tok)
+        class_map_all = (np.ascontiguousarray(np.stack(maps, axis=1), dtype=np.int32) if maps
+                         else np.zeros((self.n_classes, 0), dtype=np.int32))
+        idx = _core.core.publish_columns(np.ascontiguousarray(self.labels, dtype=np.int64),
+                                         sup if any_sup else np.zeros(0, dtype=bool), class_map_all,
+                                         np.asarray(tokens, dtype=np.int32), sel, threads)
+        codes = np.ascontiguousarray(t.codes)
         names: list[str] = []
         arrays: list[Any] = []
-        qis = t.quasi_identifiers
         for c in t.columns:
             names.append(c)
             if c in qis:
-                values, class_map = self._class_dictionary(c)
-                pos = {v: i for i, v in enumerate(values)}
-                tok = pos.get(suppressed_token)
-                if tok is None:
-                    tok = len(values)
-                    values.append(suppressed_token)
-                idx = _core.core.publish_codes(np.ascontiguousarray(labels), sup_rows, class_map, tok, threads)
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(values, type=pa.string())))
+                j = qis.index(c)
+                # indices in range by construction: safe=False skips pyarrow's serial bounds pass
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx[j]), pa.array(dicts[j], type=pa.string()),
+                                                             safe=False))
                 continue
-            codes = t.column(c) if rows is None else t.column(c)[rows]
+            col = t.column_index(c)
             d = t.dictionary(c)
             if isinstance(d, np.ndarray):
-                arrays.append(pa.array(d[codes]))
-            else:
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(list(d), type=pa.string())))
+                if d.dtype == np.float64:
+                    arrays.append(pa.array(_core.core.gather_values(codes, col, np.ascontiguousarray(d), sel, threads)))
+                else:
+                    arrays.append(pa.array(d[_core.core.gather_column(codes, col, sel, threads)]))
+            else:  # the table's own column (cached, no copy) when every row is published
+                cc = t.column(c) if rows is None else _core.core.gather_column(codes, col, sel, threads)
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(cc), pa.array(list(d), type=pa.string()),
+                                                             safe=False))
         names.append("ec")
         arrays.append(pa.array(labels))
         return pa.Table.from_arrays(arrays, names=names)

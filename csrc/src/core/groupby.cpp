@@ -1,13 +1,21 @@
 #include "anoncore/core/groupby.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
+#include "anoncore/core/parallel.hpp"
 #include "anoncore/core/status.hpp"
 
 namespace anoncore::core {
 namespace {
+
+constexpr int64_t kChunk = int64_t{1} << 16;       // rows per chunk (fixed: the output never depends on threads)
+constexpr uint64_t kStampSpace = uint64_t{1} << 20;  // key spaces up to this use per-thread stamp arrays
+constexpr int64_t kPartialBudget = int64_t{256} << 20;  // bytes of per-thread partial results in all
 
 struct RowHash {
   const int32_t* base;
@@ -29,11 +37,124 @@ struct RowEq {
   }
 };
 
+/// Small key spaces: every chunk lists its distinct keys in order of first appearance (a per-thread stamp array
+/// marks the keys seen in the current chunk), the lists are merged in chunk order into global first-appearance
+/// ids, and the labels are gathered through them. The same labels as one serial pass, for any thread count.
+template <class KeyFn>
+int64_t dense_small_space(int64_t n, uint64_t space, KeyFn& key, MutSpan<int64_t> labels,
+                          std::vector<int64_t>* first, int n_threads) {
+  const int64_t n_chunks = (n + kChunk - 1) / kChunk;
+  std::vector<uint32_t> keys(static_cast<size_t>(n));
+  std::vector<std::vector<std::pair<uint32_t, int64_t>>> distinct(static_cast<size_t>(n_chunks));
+  std::vector<std::vector<int32_t>> stamp(static_cast<size_t>(std::max(1, resolve_threads(n_threads))));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    auto& st = stamp[static_cast<size_t>(thread_index())];
+    if (st.empty()) st.assign(static_cast<size_t>(space), -1);
+    auto& dl = distinct[static_cast<size_t>(c)];
+    const auto cc = static_cast<int32_t>(c);
+    for (int64_t i = i0; i < i1; ++i) {
+      const auto k = static_cast<uint32_t>(key(i));
+      keys[static_cast<size_t>(i)] = k;
+      if (st[k] != cc) {
+        st[k] = cc;
+        dl.emplace_back(k, i);
+      }
+    }
+  });
+  std::vector<int64_t> gid(static_cast<size_t>(space), -1);
+  int64_t next = 0;
+  for (const auto& dl : distinct)
+    for (const auto& [k, row] : dl) {
+      int64_t& g = gid[k];
+      if (g < 0) {
+        g = next++;
+        if (first) first->push_back(row);
+      }
+    }
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) labels[i] = gid[keys[static_cast<size_t>(i)]];
+  });
+  return next;
+}
+
+/// Keys in [0, space) with space <= 2^62: dense first-appearance labels of key(i). Small spaces in parallel,
+/// large ones (up to one class per row) in one serial pass over a direct table or a hash map.
+template <class KeyFn>
+int64_t dense_by_keys(int64_t n, uint64_t space, KeyFn&& key, MutSpan<int64_t> labels, std::vector<int64_t>* first,
+                      int n_threads) {
+  if (first) first->clear();
+  if (n <= 0) return 0;
+  if (space <= kStampSpace) return dense_small_space(n, space, key, labels, first, n_threads);
+  // Large key spaces (many classes): one serial pass, the keys computed inline.
+  (void)n_threads;
+  int64_t next = 0;
+  if (space <= static_cast<uint64_t>(4 * n + 1024)) {
+    std::vector<int64_t> slot(static_cast<size_t>(space), -1);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t& s = slot[key(i)];
+      if (s < 0) {
+        s = next++;
+        if (first) first->push_back(i);
+      }
+      labels[i] = s;
+    }
+    return next;
+  }
+  std::unordered_map<uint64_t, int64_t> map;
+  map.reserve(static_cast<size_t>(n / 4 + 16));
+  for (int64_t i = 0; i < n; ++i) {
+    auto it = map.emplace(key(i), next);
+    if (it.second) {
+      ++next;
+      if (first) first->push_back(i);
+    }
+    labels[i] = it.first->second;
+  }
+  return next;
+}
+
+/// Threads for a reduction into per-thread partial arrays of `bytes` each: at most one per chunk of rows and
+/// within the memory budget.
+int partial_threads(int64_t n, int64_t bytes, int n_threads) {
+  int64_t t = resolve_threads(n_threads);
+  t = std::min<int64_t>(t, std::max<int64_t>(1, n / kChunk));
+  if (bytes > 0) t = std::min<int64_t>(t, std::max<int64_t>(1, kPartialBudget / bytes));
+  return static_cast<int>(std::max<int64_t>(1, t));
+}
+
+/// Reduction over rows into `out` (cells entries, already initialised by `init(out)`): slab s of T contiguous
+/// row ranges accumulates into its own copy (slab 0 into out), then the copies are combined cell by cell with
+/// `merge(cell, a, b)`. Used only for exact integer sums and min/max, so the result does not depend on T.
+template <class T, class Init, class Accumulate, class Merge>
+void reduce_rows(int64_t n, T* out, int64_t cells, int n_threads, Init&& init, Accumulate&& acc, Merge&& merge) {
+  const int slabs = partial_threads(n, cells * static_cast<int64_t>(sizeof(T)), n_threads);
+  if (slabs <= 1) {
+    acc(out, int64_t{0}, n);
+    return;
+  }
+  std::vector<std::vector<T>> part(static_cast<size_t>(slabs - 1));
+  parallel_chunks(slabs, 1, slabs, [&](int64_t s, int64_t, int64_t) {
+    T* dst = out;
+    if (s > 0) {
+      auto& p = part[static_cast<size_t>(s - 1)];
+      p.resize(static_cast<size_t>(cells));
+      dst = p.data();
+      init(dst);
+    }
+    acc(dst, n * s / slabs, n * (s + 1) / slabs);
+  });
+  parallel_chunks(cells, kChunk, slabs, [&](int64_t, int64_t c0, int64_t c1) {
+    for (const auto& p : part)
+      for (int64_t c = c0; c < c1; ++c) out[c] = merge(c, out[c], p[static_cast<size_t>(c)]);
+  });
+}
+
 }  // namespace
 
-int64_t dense_labels(Matrix<int32_t> codes, Span<int64_t> cardinality, MutSpan<int64_t> labels) {
+int64_t dense_labels(Matrix<int32_t> codes, Span<int64_t> cardinality, MutSpan<int64_t> labels, int n_threads,
+                     std::vector<int64_t>* first_rows) {
   const int64_t n = codes.rows, d = codes.cols;
-  // Mixed-radix packing when the product of cardinalities fits in 63 bits.
+  // Mixed-radix packing when the product of cardinalities fits in 62 bits.
   bool packable = true;
   unsigned __int128 space = 1;
   for (int64_t j = 0; j < d; ++j) {
@@ -43,88 +164,148 @@ int64_t dense_labels(Matrix<int32_t> codes, Span<int64_t> cardinality, MutSpan<i
       break;
     }
   }
-  int64_t next = 0;
   if (packable) {
-    const auto space64 = static_cast<uint64_t>(space);
-    if (space64 <= static_cast<uint64_t>(4 * n + 1024)) {
-      // Direct-address table.
-      std::vector<int64_t> slot(space64, -1);
-      for (int64_t i = 0; i < n; ++i) {
-        uint64_t key = 0;
-        const int32_t* r = codes.row(i);
-        for (int64_t j = 0; j < d; ++j) key = key * static_cast<uint64_t>(cardinality[j]) + static_cast<uint32_t>(r[j]);
-        int64_t& s = slot[key];
-        if (s < 0) s = next++;
-        labels[i] = s;
-      }
-      return next;
-    }
-    std::unordered_map<uint64_t, int64_t> map;
-    map.reserve(static_cast<size_t>(n / 4 + 16));
-    for (int64_t i = 0; i < n; ++i) {
-      uint64_t key = 0;
+    auto key = [&](int64_t i) {
+      uint64_t k = 0;
       const int32_t* r = codes.row(i);
-      for (int64_t j = 0; j < d; ++j) key = key * static_cast<uint64_t>(cardinality[j]) + static_cast<uint32_t>(r[j]);
-      auto it = map.emplace(key, next);
-      if (it.second) ++next;
-      labels[i] = it.first->second;
-    }
-    return next;
+      for (int64_t j = 0; j < d; ++j) k = k * static_cast<uint64_t>(cardinality[j]) + static_cast<uint32_t>(r[j]);
+      return k;
+    };
+    return dense_by_keys(n, static_cast<uint64_t>(space), key, labels, first_rows, n_threads);
   }
+  if (first_rows) first_rows->clear();
+  int64_t next = 0;
   std::unordered_map<int64_t, int64_t, RowHash, RowEq> map(static_cast<size_t>(n / 4 + 16), RowHash{codes.data, d},
                                                            RowEq{codes.data, d});
   for (int64_t i = 0; i < n; ++i) {
     auto it = map.emplace(i, next);
-    if (it.second) ++next;
+    if (it.second) {
+      ++next;
+      if (first_rows) first_rows->push_back(i);
+    }
     labels[i] = it.first->second;
   }
   return next;
 }
 
-void class_sizes(Span<int64_t> labels, Span<uint8_t> skip, MutSpan<int64_t> sizes) {
+int64_t levels_labels(Matrix<int32_t> codes, Span<int64_t> columns, Span<int32_t> maps, Span<int64_t> map_offsets,
+                      Span<int64_t> widths, MutSpan<int64_t> labels, std::vector<int64_t>& first_rows,
+                      int n_threads) {
+  const int64_t d = columns.size;
+  uint64_t space = 1;
+  for (int64_t j = 0; j < d; ++j) space *= static_cast<uint64_t>(std::max<int64_t>(1, widths[j]));
+  auto key = [&](int64_t i) {
+    uint64_t k = 0;
+    const int32_t* r = codes.row(i);
+    for (int64_t j = 0; j < d; ++j) {
+      const int32_t c = r[columns[j]];
+      const int64_t o = map_offsets[j];
+      if (c < 0 || c >= map_offsets[j + 1] - o) throw std::out_of_range("a code outside its hierarchy's leaves");
+      k = k * static_cast<uint64_t>(widths[j]) + static_cast<uint32_t>(maps[o + c]);
+    }
+    return k;
+  };
+  return dense_by_keys(codes.rows, space, key, labels, &first_rows, n_threads);
+}
+
+void class_sizes(Span<int64_t> labels, Span<uint8_t> skip, MutSpan<int64_t> sizes, int n_threads) {
   for (int64_t c = 0; c < sizes.size; ++c) sizes[c] = 0;
   const bool has_skip = skip.size > 0;
-  for (int64_t i = 0; i < labels.size; ++i) {
-    if (has_skip && skip[i]) continue;
-    const int64_t c = labels[i];
-    if (c < 0 || c >= sizes.size) throw InternalError("class label out of range in class_sizes");
-    ++sizes[c];
-  }
+  reduce_rows<int64_t>(
+      labels.size, sizes.data, sizes.size, n_threads,
+      [&](int64_t* o) { std::fill(o, o + sizes.size, int64_t{0}); },
+      [&](int64_t* out, int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          if (has_skip && skip[i]) continue;
+          const int64_t c = labels[i];
+          if (c < 0 || c >= sizes.size) throw InternalError("class label out of range in class_sizes");
+          ++out[c];
+        }
+      },
+      [](int64_t, int64_t a, int64_t b) { return a + b; });
 }
 
 void class_min_max(Matrix<int32_t> codes, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int32_t> lo,
-                   MutMatrix<int32_t> hi) {
-  const int64_t d = codes.cols;
+                   MutMatrix<int32_t> hi, int n_threads) {
+  const int64_t d = codes.cols, cells = lo.rows * d;
+  // One reduction over [lo | hi] (class c's minima at c * 2d, maxima at c * 2d + d): one pass over the rows.
+  std::vector<int32_t> both(static_cast<size_t>(2 * cells));
+  auto init = [&](int32_t* o) {
+    for (int64_t c = 0; c < lo.rows; ++c) {
+      std::fill(o + c * 2 * d, o + c * 2 * d + d, std::numeric_limits<int32_t>::max());
+      std::fill(o + c * 2 * d + d, o + (c + 1) * 2 * d, -1);
+    }
+  };
+  init(both.data());
+  const bool has_skip = skip.size > 0;
+  reduce_rows<int32_t>(
+      codes.rows, both.data(), 2 * cells, n_threads, init,
+      [&](int32_t* o, int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          if (has_skip && skip[i]) continue;
+          const int64_t c = labels[i];
+          if (c < 0 || c >= lo.rows) throw InternalError("class label out of range in class_min_max");
+          const int32_t* r = codes.row(i);
+          int32_t* l = o + c * 2 * d;
+          int32_t* h = l + d;
+          for (int64_t j = 0; j < d; ++j) {
+            if (r[j] < l[j]) l[j] = r[j];
+            if (r[j] > h[j]) h[j] = r[j];
+          }
+        }
+      },
+      [d](int64_t cell, int32_t a, int32_t b) { return (cell / d) % 2 == 0 ? std::min(a, b) : std::max(a, b); });
   for (int64_t c = 0; c < lo.rows; ++c)
     for (int64_t j = 0; j < d; ++j) {
-      lo(c, j) = std::numeric_limits<int32_t>::max();
-      hi(c, j) = -1;
+      lo(c, j) = both[static_cast<size_t>(c * 2 * d + j)];
+      hi(c, j) = both[static_cast<size_t>(c * 2 * d + d + j)];
     }
-  const bool has_skip = skip.size > 0;
-  for (int64_t i = 0; i < codes.rows; ++i) {
-    if (has_skip && skip[i]) continue;
-    const int64_t c = labels[i];
-    if (c < 0 || c >= lo.rows) throw InternalError("class label out of range in class_min_max");
-    const int32_t* r = codes.row(i);
-    int32_t* l = lo.row(c);
-    int32_t* h = hi.row(c);
-    for (int64_t j = 0; j < d; ++j) {
-      if (r[j] < l[j]) l[j] = r[j];
-      if (r[j] > h[j]) h[j] = r[j];
+}
+
+void column_min_max(Matrix<int32_t> codes, MutSpan<int32_t> lo, MutSpan<int32_t> hi, int n_threads) {
+  const int64_t d = codes.cols, n = codes.rows, n_chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int32_t> part(static_cast<size_t>(std::max<int64_t>(n_chunks, 1) * 2 * d));
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    int32_t* l = part.data() + c * 2 * d;
+    int32_t* h = l + d;
+    std::fill(l, l + d, std::numeric_limits<int32_t>::max());
+    std::fill(h, h + d, std::numeric_limits<int32_t>::min());
+    for (int64_t i = i0; i < i1; ++i) {
+      const int32_t* r = codes.row(i);
+      for (int64_t j = 0; j < d; ++j) {
+        l[j] = std::min(l[j], r[j]);
+        h[j] = std::max(h[j], r[j]);
+      }
+    }
+  });
+  for (int64_t j = 0; j < d; ++j) {
+    lo[j] = std::numeric_limits<int32_t>::max();
+    hi[j] = std::numeric_limits<int32_t>::min();
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      lo[j] = std::min(lo[j], part[static_cast<size_t>(c * 2 * d + j)]);
+      hi[j] = std::max(hi[j], part[static_cast<size_t>(c * 2 * d + d + j)]);
     }
   }
 }
 
-void class_histogram(Span<int32_t> values, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int64_t> hist) {
-  for (int64_t k = 0; k < hist.rows * hist.cols; ++k) hist.data[k] = 0;
+void class_histogram(Span<int32_t> values, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int64_t> hist,
+                     int n_threads) {
+  const int64_t cells = hist.rows * hist.cols;
+  for (int64_t k = 0; k < cells; ++k) hist.data[k] = 0;
   const bool has_skip = skip.size > 0;
-  for (int64_t i = 0; i < values.size; ++i) {
-    if (has_skip && skip[i]) continue;
-    const int64_t c = labels[i];
-    const int32_t v = values[i];
-    if (c < 0 || c >= hist.rows || v < 0 || v >= hist.cols) throw InternalError("index out of range in class_histogram");
-    ++hist(c, v);
-  }
+  reduce_rows<int64_t>(
+      values.size, hist.data, cells, n_threads, [&](int64_t* o) { std::fill(o, o + cells, int64_t{0}); },
+      [&](int64_t* out, int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          if (has_skip && skip[i]) continue;
+          const int64_t c = labels[i];
+          const int32_t v = values[i];
+          if (c < 0 || c >= hist.rows || v < 0 || v >= hist.cols)
+            throw InternalError("index out of range in class_histogram");
+          ++out[c * hist.cols + v];
+        }
+      },
+      [](int64_t, int64_t a, int64_t b) { return a + b; });
 }
 
 }  // namespace anoncore::core

@@ -6,6 +6,7 @@ from . import burel as burel
 from . import castle as castle
 from . import core as core
 from . import criteria as criteria
+from . import datasets as datasets
 from . import distance as distance
 from . import graph as graph
 from . import lattice as lattice

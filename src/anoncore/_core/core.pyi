@@ -13,26 +13,72 @@ def class_histogram(
     skip: NDArray[np.bool_],
     n_classes: int,
     n_values: int,
+    n_threads: int = 1,
 ) -> NDArray[np.int64]:
     """
     Per-class histogram of a coded column, shape (n_classes, n_values).
     """
 
 def class_min_max(
-    codes: NDArray[np.int32], labels: NDArray[np.int64], skip: NDArray[np.bool_], n_classes: int
+    codes: NDArray[np.int32], labels: NDArray[np.int64], skip: NDArray[np.bool_], n_classes: int, n_threads: int = 1
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """
     Per-class minimum and maximum code of every column; returns (lo, hi).
     """
 
-def class_sizes(labels: NDArray[np.int64], skip: NDArray[np.bool_], n_classes: int) -> NDArray[np.int64]:
+def class_sizes(
+    labels: NDArray[np.int64], skip: NDArray[np.bool_], n_classes: int, n_threads: int = 1
+) -> NDArray[np.int64]:
     """
     Rows per class, skipping rows flagged in skip (an empty skip skips nothing).
     """
 
-def dense_labels(codes: NDArray[np.int32], cardinality: NDArray[np.int64]) -> tuple[NDArray[np.int64], int]:
+def column_min_max(codes: NDArray[np.int32], n_threads: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """
+    Minimum and maximum of every column of a C-contiguous int32 matrix; returns (lo, hi).
+    """
+
+def dense_labels(
+    codes: NDArray[np.int32], cardinality: NDArray[np.int64], n_threads: int = 1
+) -> tuple[NDArray[np.int64], int]:
     """
     Dense first-appearance labels of the distinct rows of codes; returns (labels, n_classes).
+    """
+
+def gather_column(codes: NDArray[np.int32], column: int, rows: NDArray[np.int64], n_threads: int) -> NDArray[np.int32]:
+    """
+    codes[rows, column] (rows empty = all) as a contiguous int32 array.
+    """
+
+def gather_values(
+    codes: NDArray[np.int32], column: int, values: NDArray[np.float64], rows: NDArray[np.int64], n_threads: int
+) -> NDArray[np.float64]:
+    """
+    values[codes[rows, column]] (rows empty = all) as a float64 array.
+    """
+
+def levels_labels(
+    codes: NDArray[np.int32],
+    columns: NDArray[np.int64],
+    maps: NDArray[np.int32],
+    map_offsets: NDArray[np.int64],
+    widths: NDArray[np.int64],
+    n_threads: int,
+) -> tuple[NDArray[np.int64], int, NDArray[np.int64]]:
+    """
+    Classes of full-domain generalization: dense first-appearance labels of the rows' mixed-radix keys maps[map_offsets[j] + codes[i, columns[j]]] (radix widths[j]); returns (labels, n_classes, first_rows).
+    """
+
+def publish_columns(
+    labels: NDArray[np.int64],
+    suppressed: NDArray[np.bool_],
+    class_map: NDArray[np.int32],
+    tokens: NDArray[np.int32],
+    rows: NDArray[np.int64],
+    n_threads: int,
+) -> list[NDArray[np.int32]]:
+    """
+    Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int32 arrays.
     """
 
 def encode_strings(

@@ -298,6 +298,12 @@ class Table:
         if codes.shape[0] == 0:
             raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
         dictionaries = dict(dictionaries or {})
+        if codes.dtype == np.int32 and codes.flags.c_contiguous:  # every column's range in one parallel pass
+            from anoncore import _core
+
+            col_lo, col_hi = (x.tolist() for x in _core.core.column_min_max(codes.astype(np.int32, copy=False), 0))
+        else:
+            col_lo, col_hi = codes.min(axis=0).tolist(), codes.max(axis=0).tolist()
         resolved: list[Attribute] = []
         dicts: dict[str, Any] = {}
         for j, a in enumerate(kept):
@@ -320,8 +326,7 @@ class Table:
                     d = h.leaves
             else:
                 raise ValueError(f"Column {a.name!r} has no hierarchy: Table._from_codes needs its dictionary.")
-            col = codes[:, j]
-            lo, hi = int(col.min()), int(col.max())
+            lo, hi = int(col_lo[j]), int(col_hi[j])
             if lo < 0 or hi >= len(d):
                 raise ValueError(f"Codes of column {a.name!r} must be in the range [0, {len(d) - 1}]. "
                                  f"Got values in [{lo}, {hi}].")

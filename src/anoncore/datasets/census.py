@@ -449,7 +449,8 @@ _WC_SALARY = np.array([0.0, -0.1, 0.2, 0.1, 0.05, 0.5, -0.1, -1.0, -1.2, -1.0]) 
 
 
 def _generate(n: int, rng: int | np.random.Generator | None) -> dict[str, NDArray[np.intp]]:
-    """Draw the columns as 0-based indexes into the generator's own value lists."""
+    """Draw the columns as 0-based indexes into the generator's own value lists (the numpy reference of the
+    C++ path, :func:`_generate_codes`, which gives the same rows)."""
     n = check_int(n, "n", "synthetic_census", 1)
     gen = np.random.default_rng(rng)
     t = _tables()
@@ -480,6 +481,124 @@ def _generate(n: int, rng: int | np.random.Generator | None) -> dict[str, NDArra
             "work_class": wc, "birth_place": birth, "occupation": occ, "salary": salary}
 
 
+_CHUNK = 1 << 16  # rows per chunk of the C++ path (fixed: the rows never depend on the thread count)
+
+
+@functools.lru_cache(maxsize=2)
+def _model(codes: bool) -> Any:
+    """The C++ generator's tables: draws in the order of :func:`_generate`, score terms computed by the same
+    numpy expressions per value (so every term rounds as in the reference), code maps (codes or identity)."""
+    from anoncore import _core
+
+    t = _tables()
+    a = AGES.astype(np.float64)
+    terms = [0.16 * EDUCATION_LEVELS, 0.7 * ((a - 50.0) / 20.0) ** 2, 0.25 * (np.arange(2) == 0),
+             _OCC_SALARY, _WC_SALARY]
+    keys = ("age", "sex", "race", "marital", "education", "birth_place", "work_class", "occupation")
+    vals = _values()
+    maps = ([_code_maps()[c] for c in CENSUS_COLUMNS] if codes
+            else [np.arange(len(vals[c]), dtype=np.int32) for c in CENSUS_COLUMNS])
+    return _core.datasets.CensusModel(
+        [np.ascontiguousarray(t[k][0]) for k in keys], [np.ascontiguousarray(t[k][1], dtype=np.int64) for k in keys],
+        _GUIDE, (np.searchsorted(_AGE_BANDS, AGES, side="right") - 1).astype(np.int64),
+        _edu_band(EDUCATION_LEVELS).astype(np.int64), _WC_WORKING.astype(np.int64),
+        [np.ascontiguousarray(x, dtype=np.float64) for x in terms], 0.55,
+        [np.ascontiguousarray(m, dtype=np.int32) for m in maps])
+
+
+def _cut_ranks(n: int) -> NDArray[np.int64]:
+    """0-based ranks of numpy's ``quantile(..., method='inverted_cdf')`` at the salary cuts (its own formula)."""
+    index = n * _tables()["salary_cuts"] - 1
+    previous = np.floor(index)
+    res = np.where(index - previous == 0, previous, previous + 1).astype(np.intp)
+    res[res < 0] = 0
+    return np.asarray(res, dtype=np.int64)
+
+
+def _generate_codes(n: int, rng: int | np.random.Generator | None, n_threads: int | None, *,
+                    codes: bool = True, caller: str = "synthetic_census") -> NDArray[np.int32]:
+    """The rows of :func:`_generate` as an (n, 9) int32 matrix (codes, or generator indexes with codes=False).
+
+    The uniforms are numpy's: with a PCG64 generator (``default_rng``) every chunk of every draw's stream is
+    reached with ``advance``, so chunks are drawn in parallel; other bit generators draw them in one call. The
+    normals are drawn in one call (their stream position is known only sequentially), in parallel with the
+    chunks. The generator the caller passed ends in the same state as after :func:`_generate`.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from anoncore import _core
+    from anoncore._validation import check_n_threads
+
+    n = check_int(n, "n", caller, 1)
+    threads = check_n_threads(n_threads, caller) or _available_cores()
+    gen = np.random.default_rng(rng)
+    model = _model(codes)
+    out = np.empty((n, len(CENSUS_COLUMNS)), dtype=np.int32)
+    score = np.empty(n, dtype=np.float64)
+    bitgen: Any = gen.bit_generator
+    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    u_all: NDArray[np.float64] | None = None
+    if type(bitgen) is not np.random.PCG64:
+        u_all = np.empty((8, n), dtype=np.float64)
+        gen.random(out=u_all[:7])
+        gen.random(out=u_all[7])
+    base: dict[str, Any] = dict(bitgen.state)
+
+    def chunk(c: int) -> None:
+        i0, i1 = c * _CHUNK, min(n, (c + 1) * _CHUNK)
+        if u_all is not None:
+            u = np.ascontiguousarray(u_all[:, i0:i1])
+        else:
+            u = np.empty((8, i1 - i0), dtype=np.float64)
+            bg: Any = np.random.PCG64(0)
+            for k in range(8):
+                bg.state = base
+                bg.advance(k * n + i0)
+                np.random.Generator(bg).random(out=u[k])
+        _core.datasets.census_rows(model, u, out[i0:i1], score[i0:i1])
+
+    def normals() -> NDArray[np.float64]:
+        if u_all is None:
+            bitgen.advance(8 * n)
+        z = gen.standard_normal(n)
+        if u_all is None:  # advance() resets the 32-bit buffer, which drawing doubles leaves alone
+            st = bitgen.state
+            st["has_uint32"], st["uinteger"] = base["has_uint32"], base["uinteger"]
+            bitgen.state = st
+        return z
+
+    if threads <= 1 or n_chunks <= 1:
+        noise = normals()
+        for c in range(n_chunks):
+            chunk(c)
+    else:
+        with ThreadPoolExecutor(max_workers=min(threads, n_chunks + 1)) as pool:
+            fut = pool.submit(normals)
+            list(pool.map(chunk, range(n_chunks)))
+            noise = fut.result()
+    if n > 1:
+        _core.datasets.census_salary(model, score, noise, _cut_ranks(n), out, threads)
+    else:
+        out[0, 8] = _salary_single(codes)
+    return out
+
+
+def _salary_single(codes: bool) -> int:
+    """The salary of a one-row table (the reference's median class)."""
+    k = int(np.searchsorted(_tables()["salary_cuts"], np.array([0.5]))[0])
+    return int(_code_maps()["salary"][k]) if codes else k
+
+
+def _available_cores() -> int:
+    """Cores this process may run on (its affinity mask), as the kernels' n_threads=None."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover (not Linux)
+        return os.cpu_count() or 1
+
+
 def _values() -> dict[str, list[str]]:
     """The generator's value lists (as hierarchy labels), per column."""
     t = _tables()
@@ -506,7 +625,7 @@ def _code_maps() -> dict[str, NDArray[np.int32]]:
 
 def synthetic_census(
     n: int, rng: int | np.random.Generator | None = None, *, sensitive: str | None = "salary", n_qi: int = 7,
-    numeric: str = "hierarchy",
+    numeric: str = "hierarchy", n_threads: int | None = None,
 ) -> Table:
     """Generate ``n`` rows of the synthetic census as an encoded :class:`~anoncore.Table`.
 
@@ -527,6 +646,10 @@ def synthetic_census(
         attributes, so classes publish them as ``[min, max]`` boxes, the minimum bounding boxes of the SABRE
         thesis (Cao, ch. 3-6), which its AIL figures use; the lattice search then needs ``'hierarchy'``.
         Same rows and codes either way.
+    n_threads : int or None, default=None
+        Threads for the draws (C++ over fixed chunks of 65,536 rows; None = every core the process may use).
+        The rows depend only on ``n`` and the seed, never on ``n_threads``: they are those of the numpy
+        reference draw (the same stream of uniforms and normals, see :func:`_generate`).
 
     Returns
     -------
@@ -545,11 +668,7 @@ def synthetic_census(
         raise ValueError(f"The 'numeric' parameter of synthetic_census must be 'hierarchy' or 'box'. Got "
                          f"{numeric!r} instead.")
     schema = synthetic_census_schema(sensitive, n_qi)
-    idx = _generate(n, rng)
-    maps = _code_maps()
-    codes = np.empty((len(idx["age"]), len(CENSUS_COLUMNS)), dtype=np.int32)
-    for j, c in enumerate(CENSUS_COLUMNS):
-        codes[:, j] = maps[c][idx[c]]
+    codes = _generate_codes(n, rng, n_threads)
     if numeric == "box":
         from dataclasses import replace
 
@@ -572,12 +691,12 @@ def synthetic_census_frame(n: int, rng: int | np.random.Generator | None = None)
     >>> list(df.columns) == list(CENSUS_COLUMNS)
     True
     """
-    idx = _generate(n, rng)
+    idx = _generate_codes(n, rng, None, codes=False, caller="synthetic_census_frame")
     vals = _values()
     out: dict[str, Any] = {}
-    for c in CENSUS_COLUMNS:
+    for j, c in enumerate(CENSUS_COLUMNS):
         if c in ("age", "education", "salary"):
-            out[c] = np.asarray(vals[c], dtype=np.int64)[idx[c]]
+            out[c] = np.asarray(vals[c], dtype=np.int64)[idx[:, j]]
         else:
-            out[c] = np.asarray(vals[c], dtype=object)[idx[c]]
+            out[c] = np.asarray(vals[c], dtype=object)[idx[:, j]]
     return pd.DataFrame(out)

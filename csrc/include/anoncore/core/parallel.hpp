@@ -7,6 +7,9 @@
 #ifdef ANONCORE_HAVE_OPENMP
 #include <omp.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace anoncore {
 
@@ -18,14 +21,43 @@ inline bool has_openmp() {
 #endif
 }
 
-/// Resolve the public n_threads knob: <= 0 means all cores; without OpenMP always 1.
+/// The cores this process may run on: the size of its affinity mask (os.sched_getaffinity), not the machine's
+/// core count and not OMP_NUM_THREADS.
+inline int available_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+#endif
+#ifdef ANONCORE_HAVE_OPENMP
+  return omp_get_num_procs();
+#else
+  return 1;
+#endif
+}
+
+/// Resolve the public n_threads knob: <= 0 (Python's None) means every core the process may use
+/// (available_cores); without OpenMP always 1.
 inline int resolve_threads(int n_threads) {
 #ifdef ANONCORE_HAVE_OPENMP
-  if (n_threads <= 0) return omp_get_max_threads();
+  if (n_threads <= 0) return available_cores();
   return n_threads;
 #else
   (void)n_threads;
   return 1;
+#endif
+}
+
+/// Index of the calling thread inside a parallel region (0 outside one, or without OpenMP): for per-thread
+/// scratch space only, never for anything that reaches an output.
+inline int thread_index() {
+#ifdef ANONCORE_HAVE_OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
 #endif
 }
 

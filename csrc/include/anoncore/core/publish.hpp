@@ -1,0 +1,25 @@
+// Publishing a partition as columns (Partition.to_arrow): the per-row gathers, in one pass over the rows.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "anoncore/core/views.hpp"
+
+namespace anoncore::core {
+
+/// For every published row p (rows[p], or p itself when rows is empty) and quasi-identifier j:
+/// out[j][p] = tokens[j] where the row is suppressed (suppressed empty = none), else class_map(labels[row], j).
+/// One pass over the labels writes every column; parallel over fixed-size chunks (same output for any
+/// n_threads). class_map is (n_classes, q); labels must lie in [0, n_classes) (std::out_of_range otherwise).
+void publish_qi_columns(Span<int64_t> labels, Span<uint8_t> suppressed, Matrix<int32_t> class_map,
+                        Span<int32_t> tokens, Span<int64_t> rows, const std::vector<int32_t*>& out, int n_threads);
+
+/// out[p] = codes(rows[p], column) (rows empty = every row): a column of the row-major code matrix made
+/// contiguous, in parallel.
+void gather_code_column(Matrix<int32_t> codes, int64_t column, Span<int64_t> rows, int32_t* out, int n_threads);
+
+/// out[p] = values[codes(rows[p], column)]: a numeric column's values, in parallel (codes must index values).
+void gather_value_column(Matrix<int32_t> codes, int64_t column, Span<double> values, Span<int64_t> rows, double* out,
+                         int n_threads);
+
+}  // namespace anoncore::core

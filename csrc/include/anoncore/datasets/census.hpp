@@ -1,0 +1,44 @@
+// The synthetic census generator's per-row work (anoncore.datasets.census): conditional inverse-CDF draws with
+// guide tables, the salary score, and the salary classes cut at the score's quantiles. The uniforms and normals
+// come from numpy's generator (Python), so the rows are those of the numpy reference at any thread count.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "anoncore/core/views.hpp"
+
+namespace anoncore::datasets {
+
+/// One conditional table: `rows` cumulative rows of `k` categories (last entry exactly 1) and the guide table
+/// guide(c, b) = category of u = b / guide_size under row c (Chen and Asau).
+struct DrawTable {
+  std::vector<double> cdf;      // rows * k
+  std::vector<int64_t> guide;   // rows * guide_size
+  int64_t rows = 0, k = 0;
+};
+
+/// The generative model's tables (built once in Python): the eight draws in the order age, sex, race, marital,
+/// education, birth place, work class, occupation; per age / education index the age band and education band
+/// (work class condition), per work class whether it works; the score terms per value; and per column the
+/// generator index -> output code map (identity for the DataFrame).
+struct CensusModel {
+  std::vector<DrawTable> draws;  // 8
+  int64_t guide_size = 1024;
+  std::vector<int64_t> age_band, edu_band, working;
+  std::vector<double> edu_term, age_term, sex_term, occ_term, wc_term;
+  double noise_scale = 0.55;
+  std::vector<std::vector<int32_t>> code_maps;  // 9 columns (salary's map indexed by class 0..49)
+};
+
+/// Rows [0, m) of a chunk: u is (8, m) uniforms (the eight draws' streams), out_codes (m, 9) row-major receives
+/// the codes of the first eight columns (salary is written by census_salary), out_score (m) the salary score
+/// without its noise term. Serial (the caller runs chunks in parallel).
+void census_rows(const CensusModel& model, Matrix<double> u, MutMatrix<int32_t> out_codes, MutSpan<double> out_score);
+
+/// score[i] += noise_scale * noise[i]; cuts[t] = the order statistic of rank cut_index[t] (0-based, ascending) of
+/// the scores; codes(i, 8) = salary map of the number of cuts below score[i]. Parallel over fixed chunks with an
+/// exact selection (histogram of the scores, then the few bins holding the ranks): the same for any n_threads.
+std::vector<double> census_salary(const CensusModel& model, MutSpan<double> score, Span<double> noise,
+                                  Span<int64_t> cut_index, MutMatrix<int32_t> codes, int n_threads);
+
+}  // namespace anoncore::datasets

@@ -1,0 +1,40 @@
+"""
+synthetic data generators
+"""
+
+import numpy as np
+from numpy.typing import NDArray
+
+class CensusModel:
+    def __init__(
+        self,
+        cdfs: list[NDArray[np.float64]],
+        guides: list[NDArray[np.int64]],
+        guide_size: int,
+        age_band: NDArray[np.int64],
+        edu_band: NDArray[np.int64],
+        working: NDArray[np.int64],
+        terms: list[NDArray[np.float64]],
+        noise_scale: float,
+        code_maps: list[NDArray[np.int32]],
+    ) -> None:
+        """
+        The synthetic census's tables: 8 (cdf, guide) draws, bands, 5 score terms (education, age, sex, occupation, work class), the noise scale and 9 code maps.
+        """
+
+def census_rows(model: CensusModel, u: NDArray[np.float64], codes: NDArray[np.int32], score: NDArray[np.float64]) -> None:
+    """
+    Rows of one chunk from its (8, m) uniforms: codes[:, :8] and the salary score without noise.
+    """
+
+def census_salary(
+    model: CensusModel,
+    score: NDArray[np.float64],
+    noise: NDArray[np.float64],
+    cut_index: NDArray[np.int64],
+    codes: NDArray[np.int32],
+    n_threads: int,
+) -> NDArray[np.float64]:
+    """
+    Adds noise_scale * noise to the scores, cuts them at the order statistics of ranks cut_index and writes the salary codes into codes[:, 8]; returns the cuts.
+    """
