@@ -185,3 +185,9 @@ def test_bad_input(client, census, ddf):
     bad.loc[7_000, "sex"] = "martian"
     with pytest.raises(ValueError, match=r"'martian' of column 'sex' \(partition 2, row"):
         two_phase(dd.from_pandas(bad, npartitions=4, sort=False), schema, models)
+    with pytest.raises(ValueError, match="no column 'sex'"):
+        two_phase(dd.from_pandas(census[0].drop(columns=["sex"]), npartitions=2, sort=False), schema, models)
+    with_empty = dd.concat([dd.from_pandas(census[0], npartitions=2, sort=False),
+                            dd.from_pandas(census[0].iloc[:0], npartitions=1, sort=False)])
+    with pytest.raises(ValueError, match="Partition 2 is empty"):
+        two_phase(with_empty, schema, models)
