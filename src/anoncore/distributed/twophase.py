@@ -343,16 +343,17 @@ def _mondrian_cuts(ddf: Any, qis: list[Attribute], sa: Attribute, models: list[P
         keys = np.concatenate([r[0] for r in res])
         cnts = np.concatenate([r[1] for r in res])
         R = lo.shape[0]
-        dense = np.bincount(keys, weights=cnts, minlength=R * d * card * m).reshape(R, d, card, m).astype(np.int64)
+        region = keys // (d * card * m)
         new_lo, new_hi, new_final = [], [], []
         # cut the largest regions first, at most n_parts regions in all
-        sizes = dense[:, 0].sum(axis=(1, 2))
+        sizes = np.bincount(region, weights=cnts, minlength=R) / d  # every row counted once per dimension
         budget = n_parts - R
         cut_now = {int(r) for r in np.argsort(-sizes, kind="stable") if not final[r]}
         for r in range(R):
             cut = None
             if budget > 0 and r in cut_now:
-                cut = _best_cut(dense[r], lo[r], hi[r], coords, models, sa, ref)
+                cut = _best_cut(_region_dense(keys, cnts, region, r, (d, card, m)), lo[r], hi[r], coords, models,
+                                sa, ref)
             if cut is None:
                 new_lo.append(lo[r])
                 new_hi.append(hi[r])
@@ -367,6 +368,16 @@ def _mondrian_cuts(ddf: Any, qis: list[Attribute], sa: Attribute, models: list[P
             new_final += [False, False]
         lo, hi, final = np.array(new_lo, dtype=np.int32), np.array(new_hi, dtype=np.int32), np.array(new_final)
     return lo, hi, passes
+
+
+def _region_dense(keys: NDArray[np.int64], cnts: NDArray[np.int64], region: NDArray[np.int64], r: int,
+                  shape: tuple[int, int, int]) -> NDArray[np.int64]:
+    """One region's (dimension, code, sensitive code) counts from the sparse merged counts (one region at a
+    time, so memory is d * card * m whatever the number of regions)."""
+    per = shape[0] * shape[1] * shape[2]
+    sel = region == r
+    dense = np.bincount(keys[sel] - r * per, weights=cnts[sel], minlength=per)
+    return np.asarray(dense.reshape(shape), dtype=np.int64)
 
 
 def _best_cut(hist: NDArray[np.int64], lo: NDArray[np.int32], hi: NDArray[np.int32], coords: list[NDArray[np.float64]],
