@@ -82,3 +82,19 @@ def test_bad_input(data):
         fh.improved_greedy(freq, [KAnonymity(2)], score="fast")
     with pytest.raises(ValueError, match="strategy"):
         fh.best_k(freq, [2], strategy="flash")
+
+
+@pytest.mark.parametrize("models,limit,metric", CASES)
+def test_problem_agrees_with_the_optimal_search(data, models, limit, metric):
+    """FrequencyProblem configures the engine as distributed.lattice_search does: its evaluation of the optimum
+    gives the search's score and suppressed rows, and no feasible node below it scores lower."""
+    from anoncore.distributed import lattice_search
+
+    _, freq = data
+    opt = lattice_search(freq, models, suppression_limit=limit, metric=metric)
+    prob = fh.FrequencyProblem.build(freq, models, limit, metric)
+    node = prob.evaluate(opt.levels)
+    assert node["feasible"] and node["metric"] == opt.score and node["suppressed"] == opt.n_suppressed
+    for lv in prob.nodes_at_height(sum(opt.levels)):
+        r = prob.evaluate(lv)
+        assert not r["feasible"] or r["metric"] >= opt.score
