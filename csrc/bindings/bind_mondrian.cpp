@@ -31,7 +31,8 @@ void bind_mondrian(py::module_ m) {
       "partition",
       [](const CArray<int32_t>& qi, const CArray<double>& coord_values, const CArray<int64_t>& coord_offsets,
          const CArray<int32_t>& sa, int64_t m_codes, const std::vector<std::pair<std::string, double>>& models,
-         const py::object& hierarchy, const py::object& groups, const py::object& qi_hierarchies) {
+         const py::object& hierarchy, const py::object& groups, const py::object& qi_hierarchies,
+         const py::object& reference_counts) {
         mondrian::MondrianInput in;
         in.qi = matrix_of(qi, "qi");
         in.coords = {span_of(coord_values, "coord_values"), span_of(coord_offsets, "coord_offsets", in.qi.cols + 1)};
@@ -86,6 +87,19 @@ void bind_mondrian(py::module_ m) {
           if (in.sa[r] < 0 || in.sa[r] >= m_codes) throw std::invalid_argument("sensitive code out of range");
           ++reference[static_cast<size_t>(in.sa[r])];
         }
+        // Optional reference distribution (counts of every code, e.g. the whole table's when the rows are one
+        // part of it): the models then hold every class to it instead of to these rows' own distribution.
+        if (!reference_counts.is_none()) {
+          if (!py::isinstance<CArray<int64_t>>(reference_counts))
+            throw py::type_error("reference must be a C-contiguous int64 array");
+          const auto ref_arr = reference_counts.cast<CArray<int64_t>>();
+          const auto ref = span_of(ref_arr, "reference", m_codes);
+          for (int64_t c = 0; c < m_codes; ++c) {
+            if (ref[c] < reference[static_cast<size_t>(c)])
+              throw std::invalid_argument("reference counts must cover the rows' own sensitive counts");
+            reference[static_cast<size_t>(c)] = ref[c];
+          }
+        }
         // Model specs: ("k", k), ("t", t) (ordered EMD, or hierarchical when a hierarchy is given). Further
         // models (LMondrian's beta-likeness, DMondrian's delta-disclosure) add a ClassModel and a name here.
         std::vector<std::unique_ptr<mondrian::ClassModel>> owned;
@@ -124,9 +138,10 @@ void bind_mondrian(py::module_ m) {
       },
       py::arg("qi").noconvert(), py::arg("coord_values").noconvert(), py::arg("coord_offsets").noconvert(),
       py::arg("sa").noconvert(), py::arg("m"), py::arg("models"), py::arg("hierarchy") = py::none(),
-      py::arg("groups") = py::none(), py::arg("qi_hierarchies") = py::none(),
+      py::arg("groups") = py::none(), py::arg("qi_hierarchies") = py::none(), py::arg("reference") = py::none(),
       "Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs. "
-      "qi_hierarchies (optional): per QI None or (parent, leaf_start, leaf_count) for hierarchy-based splits.");
+      "qi_hierarchies (optional): per QI None or (parent, leaf_start, leaf_count) for hierarchy-based splits. "
+      "reference (optional): int64 counts per sensitive code that the models measure against (default: the rows').");
 }
 
 }  // namespace anoncore::bindings

@@ -31,7 +31,8 @@ def partition(
     hierarchy: Any = None,
     groups: Any = None,
     qi_hierarchies: Any = None,
+    reference: NDArray[np.int64] | None = None,
 ) -> MondrianResult:
     """
-    Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs. qi_hierarchies (optional): per QI None or (parent, leaf_start, leaf_count) for hierarchy-based splits.
+    Mondrian median splits kept only when every model accepts both halves; models are (name, value) pairs. qi_hierarchies (optional): per QI None or (parent, leaf_start, leaf_count) for hierarchy-based splits. reference (optional): int64 counts per sensitive code that the models measure against (default: the rows').
     """

@@ -219,6 +219,7 @@ def add_arguments(p: argparse.ArgumentParser, models_help: str) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (schema in docs/cli.md)")
     _risk.add_risk_arguments(p)
     _dask_cli.add_arguments(p)  # --scheduler (Parquet DATA: anoncore.distributed)
+    _dask_cli.add_anonymize_arguments(p)  # --parts, --split (Parquet DATA, two-phase algorithms)
 
 
 def _check_needs(alg: Algorithm, args: argparse.Namespace) -> None:

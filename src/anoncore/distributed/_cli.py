@@ -13,12 +13,30 @@ import os
 import time
 from typing import Any, TextIO
 
-__all__ = ["add_arguments", "connect", "is_parquet", "run_anonymize", "run_audit"]
+__all__ = ["add_anonymize_arguments", "add_arguments", "connect", "is_parquet", "run_anonymize", "run_audit"]
+
+TWO_PHASE = ("sabre", "burel", "tmondrian", "lmondrian", "dmondrian")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Parquet DATA: the Dask scheduler, tcp://host:port (default: a local cluster)")
+
+
+def add_anonymize_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of the two-phase algorithms on Parquet DATA (``anoncore anonymize``)."""
+    p.add_argument("--parts", type=int, default=None, metavar="N",
+                   help="Parquet DATA, sabre/burel/*mondrian: parts anonymized apart, each on one worker "
+                        "(default: the input's partitions)")
+    p.add_argument("--split", choices=("hilbert", "rows"), default="hilbert",
+                   help="Parquet DATA, sabre/burel: how each sensitive bucket's rows are dealt to the parts "
+                        "(default hilbert: along the Hilbert curve of the quasi-identifiers; rows: input order)")
+
+
+def _log(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
 
 
 def is_parquet(path: str) -> bool:
@@ -40,7 +58,7 @@ def connect(address: str | None = None, timeout: float = 5.0) -> Any:
         raise RuntimeError("Parquet input runs on Dask: pip install 'anoncore[dask]'.") from None
     if address is None:
         return distributed.Client(distributed.LocalCluster(  # type: ignore[no-untyped-call]
-            processes=True, dashboard_address=None))
+            processes=True, dashboard_address=":0"))
     try:
         return distributed.Client(address, timeout=timeout)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as e:
@@ -84,9 +102,11 @@ def run_anonymize(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore.distributed import FrequencySet, lattice_search
     from anoncore.distributed.publish import audit_published, publish_parquet
 
+    if args.algorithm in TWO_PHASE:
+        return _run_two_phase(args, out)
     if args.algorithm != "flash":
-        raise UsageError(f"Parquet DATA runs the optimal lattice search only (--algorithm flash); got "
-                         f"{args.algorithm!r}.")
+        raise UsageError(f"Parquet DATA runs the optimal lattice search (--algorithm flash) or a two-phase "
+                         f"algorithm ({', '.join(TWO_PHASE)}); got {args.algorithm!r}.")
     if not args.model:
         raise UsageError("--algorithm flash needs at least one --model (e.g. --model k=5).")
     t_all = time.perf_counter()
@@ -138,8 +158,127 @@ def run_anonymize(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if audit is not None and not audit["passed"] else 0
 
 
+def _two_phase_models(args: argparse.Namespace, schema: Any) -> list[Any]:
+    """The models of a two-phase algorithm from -k/-t/--beta/--variant (as the CSV path builds them)."""
+    from anoncore.cli._common import UsageError
+    from anoncore.models import (
+        BasicBetaLikeness,
+        EnhancedBetaLikeness,
+        HierarchicalDistanceTCloseness,
+        KAnonymity,
+        OrderedDistanceTCloseness,
+    )
+
+    name = schema.sensitive_column(args.sensitive, caller="anoncore anonymize")
+    if args.algorithm in ("sabre", "tmondrian"):
+        if args.t is None:
+            raise UsageError(f"--algorithm {args.algorithm} needs -t/--t (the closeness threshold, in (0, 1]).")
+        kind = HierarchicalDistanceTCloseness if schema[name].kind == "categorical" else OrderedDistanceTCloseness
+        return [KAnonymity(args.k), kind(args.t, sensitive=name)]
+    if args.beta is None:
+        raise UsageError(f"--algorithm {args.algorithm} needs --beta (the likeness threshold, > 0).")
+    if args.variant not in ("enhanced", "basic") or (args.algorithm == "dmondrian" and args.variant != "enhanced"):
+        raise UsageError(f"Parquet DATA: --algorithm {args.algorithm} takes --variant enhanced"
+                         f"{'' if args.algorithm == 'dmondrian' else ' or basic'}; got {args.variant!r}.")
+    return [(EnhancedBetaLikeness if args.variant == "enhanced" else BasicBetaLikeness)(args.beta, sensitive=name)]
+
+
+def _run_two_phase(args: argparse.Namespace, out: TextIO) -> int:
+    """SABRE, BUREL or a Mondrian baseline on parts of Parquet DATA (:func:`anoncore.distributed.twophase.
+    two_phase`), audited against the whole table's sensitive distribution; ``--output`` a Parquet folder written
+    atomically after the audit passed."""
+    import shutil
+    import uuid
+
+    from anoncore.cli._common import UsageError
+    from anoncore.distributed.twophase import two_phase
+
+    if args.model:
+        raise UsageError(f"--model is for the lattice algorithms; --algorithm {args.algorithm} takes its own "
+                         f"options (-k, -t, --beta, --variant).")
+    if args.parts is not None and args.parts < 1:
+        raise UsageError(f"--parts must be >= 1; got {args.parts}.")
+    if args.output is not None and os.path.exists(args.output) and not getattr(args, "force", False):
+        raise UsageError(f"the output {args.output!r} exists; choose another path or pass --force.")
+    t_all = time.perf_counter()
+    ddf, schema, client = _read(args)
+    try:
+        models = _two_phase_models(args, schema)
+        _log(f"anoncore anonymize: {args.algorithm} on {ddf.npartitions} partitions of {args.data}")
+        try:
+            res = two_phase(ddf, schema, models, algorithm=args.algorithm, n_parts=args.parts, split=args.split,
+                            rng=args.seed, sensitive=models[-1].sensitive, progress=True)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        _log("anoncore anonymize: distributed audit against the whole table's sensitive distribution")
+        audit = res.audit(schema)
+        written = False
+        if args.output is not None and audit["passed"]:
+            parent = os.path.dirname(os.path.abspath(args.output))
+            tmp = os.path.join(parent, f".{os.path.basename(args.output)}.tmp-{uuid.uuid4().hex}")
+            try:
+                res.published.to_parquet(tmp, write_index=False)
+                if os.path.exists(args.output):
+                    shutil.rmtree(args.output)
+                os.rename(tmp, args.output)
+                written = True
+            finally:
+                if os.path.exists(tmp):
+                    shutil.rmtree(tmp)
+    finally:
+        client.close()
+    doc = {"command": "anonymize", "algorithm": args.algorithm, "scheduler": args.scheduler or "local",
+           "n_rows": res.n_rows, "n_suppressed": 0, "n_classes": res.n_classes, "parts": list(res.part_rows),
+           "split": args.split, "output": args.output if written else None, "audit": audit,
+           "seconds": time.perf_counter() - t_all}
+    if args.json:
+        out.write(json.dumps(doc) + "\n")
+    else:
+        out.write(f"anoncore anonymize {args.data} on Dask ({doc['scheduler']}) with {args.algorithm}: "
+                  f"{res.n_classes:,} classes over {res.n_rows:,} rows in {res.n_parts} parts, nothing suppressed\n")
+        out.write(f"audit against the whole table {'passed' if audit['passed'] else 'FAILED'}: "
+                  + ", ".join(f"{k} {v}" for k, v in audit.items() if "." in k) + "\n")
+        if args.output is not None:
+            out.write(f"Published table written to {args.output}\n" if written else
+                      "Audit failed: nothing written.\n")
+    return 0 if audit["passed"] else 1
+
+
+def _run_audit_labels(args: argparse.Namespace, out: TextIO) -> int:
+    """Audit Parquet DATA whose classes are the values of a column (``--labels COLUMN``, or ``--published``:
+    the ``ec`` column of a folder written by ``anoncore anonymize``)."""
+    from anoncore.cli._common import UsageError
+    from anoncore.distributed.twophase import audit_labels
+
+    column = "ec" if getattr(args, "published", False) else args.labels
+    ddf, schema, client = _read(args)
+    try:
+        if column not in ddf.columns:
+            raise UsageError(f"--labels {column!r} is not a column of the Parquet data (columns: "
+                             f"{list(map(str, ddf.columns))}); on Parquet the labels are a column.")
+        models = [s.build() for s in args.model]
+        _log(f"anoncore audit: class statistics of {args.data} by {column!r} (dask group-by)")
+        try:
+            audit = audit_labels(ddf, schema, models, column, suppressed_label=args.suppressed_label,
+                                 sensitive=_sensitive(args.model, schema))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    finally:
+        client.close()
+    doc = {"command": "audit", "labels": column, **audit}
+    if args.json:
+        out.write(json.dumps(doc) + "\n")
+    else:
+        out.write(f"anoncore audit {args.data} by classes {column!r}: {'passed' if audit['passed'] else 'FAILED'}; "
+                  + ", ".join(f"{k} {v}" for k, v in audit.items() if "." in k)
+                  + f"; {audit['n_suppressed']:,} of {audit['n_rows']:,} rows suppressed, "
+                  + f"{audit['n_classes']:,} classes\n")
+    return 0 if audit["passed"] else 1
+
+
 def run_audit(args: argparse.Namespace, out: TextIO) -> int:
-    """Audit Parquet DATA generalized to ``--levels`` (classes below ``--suppress-below`` suppressed)."""
+    """Audit Parquet DATA generalized to ``--levels`` (classes below ``--suppress-below`` suppressed), or by
+    the classes of a column (``--labels COLUMN`` / ``--published``)."""
     import numpy as np
 
     from anoncore.cli._common import UsageError
@@ -148,7 +287,7 @@ def run_audit(args: argparse.Namespace, out: TextIO) -> int:
     from anoncore.distributed.search import FrequencyResult, generalized_nodes
 
     if args.levels is None:
-        raise UsageError("Parquet DATA is audited at full-domain --levels (--labels is for CSV).")
+        return _run_audit_labels(args, out)
     ddf, schema, client = _read(args)
     try:
         models = [s.build() for s in args.model]

@@ -879,6 +879,13 @@ def _exhaustive(problem: LatticeProblem) -> Result:
 
 
 def _datafly(problem: LatticeProblem) -> Result:
+    lv, trace, stats = datafly_choice(problem)
+    return _finish(problem, "datafly", lv, {"strategy": "datafly"}, trace, stats)
+
+
+def datafly_choice(problem: Any) -> tuple[list[int], tuple[Any, ...], dict[str, Any]]:
+    """Datafly's node (levels, trace, stats) on any problem with ``evaluate``, ``heights``, ``distinct`` (node
+    choice apart from publishing: a table's :class:`LatticeProblem` or a frequency set's)."""
     t0 = time.perf_counter()
     lv = [0] * problem.n_qi
     res = problem.evaluate(lv)
@@ -893,10 +900,16 @@ def _datafly(problem: LatticeProblem) -> Result:
         res = problem.evaluate(lv)
         trace.append((tuple(lv), res["suppressed"], res["metric"]))
     stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": len(trace)}
-    return _finish(problem, "datafly", lv, {"strategy": "datafly"}, tuple(trace), stats)
+    return lv, tuple(trace), stats
 
 
 def _samarati(problem: LatticeProblem) -> Result:
+    lv, probes, stats = samarati_choice(problem)
+    return _finish(problem, "samarati", lv, {"strategy": "samarati"}, probes, stats)
+
+
+def samarati_choice(problem: Any) -> tuple[tuple[int, ...], tuple[Any, ...], dict[str, Any]]:
+    """Samarati's node (levels, probes, stats) on any problem with ``evaluate_many`` and ``nodes_at_height``."""
     t0 = time.perf_counter()
     low, high = 0, sum(problem.heights)
     probes: list[tuple[int, bool]] = []
@@ -926,10 +939,17 @@ def _samarati(problem: LatticeProblem) -> Result:
         sat(low)
     best = min(found[low])
     stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": n_eval, "height": low}
-    return _finish(problem, "samarati", best[1], {"strategy": "samarati"}, tuple(probes), stats)
+    return best[1], tuple(probes), stats
 
 
 def _improved_greedy(problem: LatticeProblem, score: str) -> Result:
+    lv, trace, stats = improved_greedy_choice(problem, score)
+    return _finish(problem, "improved_greedy", lv, {"strategy": "greedy", "score": score}, trace, stats)
+
+
+def improved_greedy_choice(problem: Any, score: str) -> tuple[list[int], tuple[Any, ...], dict[str, Any]]:
+    """The improved greedy walk's node (levels, trace, stats) on any problem with ``evaluate``,
+    ``evaluate_many`` and ``heights``."""
     t0 = time.perf_counter()
     lv = [0] * problem.n_qi
     res = problem.evaluate(lv)
@@ -959,7 +979,7 @@ def _improved_greedy(problem: LatticeProblem, score: str) -> Result:
         res = results[i]
         trace.append((tuple(lv), res["suppressed"], res["metric"]))
     stats = {"seconds": time.perf_counter() - t0, "nodes_evaluated": n_eval}
-    return _finish(problem, "improved_greedy", lv, {"strategy": "greedy", "score": score}, tuple(trace), stats)
+    return lv, tuple(trace), stats
 
 
 def _heuristic_options(caller: str, args: Sequence[Any], suppression_limit: Any, metric: Any,
