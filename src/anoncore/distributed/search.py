@@ -21,6 +21,9 @@ from anoncore.static.lattice import (
     _as_models,
     _check_weights,
     _hierarchy_levels,
+    _node_dict,
+    _rank_search,
+    weighted_rank_vector,
 )
 
 __all__ = ["FrequencyResult", "lattice_search"]
@@ -163,13 +166,57 @@ def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float 
         raise InfeasibleError(f"{caller}: no lattice node satisfies the models within the suppression limit: even "
                               f"the top node {list(heights)} suppresses {res.suppressed} rows, above the limit of "
                               f"{limit} (suppression_limit={sup} of {n} rows).")
-    lv = np.asarray(out.levels, dtype=np.int32)
+    levels = tuple(int(x) for x in out.levels)
+    stats: dict[str, Any] = {}
+    if agg == "rank" and metric == "loss":  # the engine searched with "max"; RANK orders its ties by vector
+        rp = _FreqRankProblem(freq, engine, tuple(heights), limit, gs, tuple(wts), mlist, sup, nt)
+        levels, stats["rank_nodes_evaluated"] = _rank_search(rp, levels, float(out.result.metric),
+                                                             int(out.result.suppressed))
+        secs = time.perf_counter() - t0
+    lv = np.asarray(levels, dtype=np.int32)
     node, _labels, sup_items, _first = engine.classify(lv, False)
-    return FrequencyResult(freq, tuple(int(x) for x in out.levels), metric, float(out.result.metric),
+    return FrequencyResult(freq, levels, metric, float(out.result.metric),
                            int(node.suppressed), int(node.n_classes) - int(_n_supp_classes(_labels, sup_items)),
                            np.asarray(sup_items, dtype=bool), tuple(mlist),
                            {"seconds": secs, "nodes_evaluated": out.evaluated, "bottom_classes": engine.bottom_classes,
-                            "n_items": freq.n_items})
+                            "n_items": freq.n_items, **stats})
+
+
+@dataclass(frozen=True)
+class _FreqRankProblem:
+    """A frequency set's search as the RANK walk (static.lattice._rank_search) sees a problem."""
+
+    freq: FrequencySet
+    engine: Any
+    heights: tuple[int, ...]
+    limit: int
+    gs_factor: float
+    weights: tuple[float, ...]
+    models: Any
+    suppression_limit: float
+    n_threads: int
+
+    def evaluate(self, levels: Any) -> dict[str, Any]:
+        return _node_dict(self.engine.evaluate(np.asarray(levels, dtype=np.int32)))
+
+    def evaluate_many(self, levels: Any) -> list[dict[str, Any]]:
+        arr = np.ascontiguousarray(np.asarray(levels, dtype=np.int32).reshape(-1, len(self.heights)))
+        return [_node_dict(r) for r in self.engine.evaluate_many(arr)]
+
+    def rank_vector(self, levels: Any, suppressed: NDArray[Any]) -> tuple[float, ...]:
+        r = len(self.heights)
+        hs = [a.hierarchy for a in self.freq.attributes[:r]]
+        return weighted_rank_vector(self.freq.codes[:, :r], self.freq.counts, hs, levels, suppressed,
+                                    self.gs_factor, self.weights)
+
+    def geometric_seed(self) -> tuple[int, ...] | None:
+        names = self.freq.quasi_identifiers
+        w = dict(zip(names, self.weights)) if self.weights else None
+        try:
+            return lattice_search(self.freq, self.models, suppression_limit=self.suppression_limit, metric="loss",
+                                  gs_factor=self.gs_factor, weights=w, n_threads=self.n_threads).levels
+        except InfeasibleError:
+            return None
 
 
 def _n_supp_classes(labels: NDArray[np.int64], sup: NDArray[np.bool_]) -> int:

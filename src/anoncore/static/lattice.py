@@ -24,7 +24,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -240,6 +240,14 @@ class LatticeProblem:
         if bottom is None:
             _CACHE.of(table)[bkey] = engine.bottom_state()
         return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name, agg, gs, tuple(wts))
+
+    def rank_vector(self, levels: Sequence[int], suppressed: NDArray[Any]) -> tuple[float, ...]:
+        """RANK's sorted vector of a node (:func:`rank_vector`); the RANK walk's hook."""
+        return rank_vector(self, levels, suppressed)
+
+    def geometric_seed(self) -> tuple[int, ...] | None:
+        """The optimum under Loss's geometric mean (:func:`_geometric_seed`); the RANK walk's hook."""
+        return _geometric_seed(self)
 
     @property
     def distinct(self) -> tuple[tuple[int, ...], ...]:
@@ -508,29 +516,56 @@ def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:
 
 
 # ---------------------------------------------------------------------------------------------- RANK
+class RankProblem(Protocol):
+    """What the RANK walk needs of a problem: a :class:`LatticeProblem`, or a frequency set's
+    (anoncore.distributed.search)."""
+
+    @property
+    def engine(self) -> Any: ...
+    @property
+    def heights(self) -> tuple[int, ...]: ...
+    @property
+    def limit(self) -> int: ...
+    def evaluate(self, levels: Sequence[int]) -> dict[str, Any]: ...
+    def evaluate_many(self, levels: Sequence[Sequence[int]]) -> list[dict[str, Any]]: ...
+    def rank_vector(self, levels: Sequence[int], suppressed: NDArray[Any]) -> tuple[float, ...]: ...
+    def geometric_seed(self) -> tuple[int, ...] | None: ...
+
+
 def rank_vector(problem: LatticeProblem, levels: Sequence[int], suppressed: NDArray[Any]) -> tuple[float, ...]:
     """ARX's RANK aggregate of Loss: the weighted per-QI losses w_j x_j (ARX-ORACLES.md §7.1, weights divided
     by the largest) of a node whose rows ``suppressed`` (bool per row) are suppressed, sorted descending.
     Computed with the engine's operations in its order (objective.cpp ``loss_value``), so that its first
     component is the bit-identical engine value under the ``max`` aggregate."""
     table = problem.table
-    qc = table.qi_codes()
-    N = float(table.n_rows)
-    g = problem.gs_factor
+    hs = [table.hierarchy(q) for q in table.quasi_identifiers]
+    return weighted_rank_vector(table.qi_codes(), None, hs, levels, suppressed, problem.gs_factor,
+                                problem.weights)
+
+
+def weighted_rank_vector(codes: NDArray[Any], counts: NDArray[Any] | None, hierarchies: Sequence[Any],
+                         levels: Sequence[int], suppressed: NDArray[Any], gs_factor: float,
+                         weights: Sequence[float]) -> tuple[float, ...]:
+    """:func:`rank_vector` of rows given as leaf ``codes`` (items x QIs) each standing for ``counts`` rows
+    (``None``: one each, a table's rows); ``suppressed`` is one bool per item."""
+    cnt = None if counts is None else np.asarray(counts, dtype=np.int64)
+    sup = np.asarray(suppressed, dtype=bool)
+    N = float(codes.shape[0] if cnt is None else int(cnt.sum()))
+    g = gs_factor
     sF = 2.0 * g if g < 0.5 else 1.0
     gF = 1.0 if g <= 0.5 else 1.0 - 2.0 * (g - 0.5)
-    sup = np.asarray(suppressed, dtype=bool)
-    S = int(np.count_nonzero(sup))
-    w = list(problem.weights) or [1.0] * len(problem.heights)
+    S = int(np.count_nonzero(sup)) if cnt is None else int(cnt[sup].sum())
+    w = list(weights) or [1.0] * len(hierarchies)
     wmax = max(w)
     out = []
-    for j, q in enumerate(table.quasi_identifiers):
-        h = table.hierarchy(q)
+    for j, h in enumerate(hierarchies):
         assert h is not None
         gen, lcc, sizes = _hierarchy_levels(h)
         lv = int(levels[j])
         off = int(sum(sizes[:lv]))
-        per_row = lcc[off + gen[qc[:, j], lv]].astype(np.int64)
+        per_row = lcc[off + gen[codes[:, j], lv]].astype(np.int64)
+        if cnt is not None:
+            per_row = per_row * cnt
         rows = float(h.n_leaves)
         if S == 0:
             A = gF * (float(per_row.sum()) / rows)
@@ -544,7 +579,7 @@ def rank_vector(problem: LatticeProblem, levels: Sequence[int], suppressed: NDAr
     return tuple(sorted(out, reverse=True))
 
 
-def _rank_refine(problem: LatticeProblem, levels: Sequence[int], best: float) -> tuple[tuple[int, ...], int]:
+def _rank_refine(problem: RankProblem, levels: Sequence[int], best: float) -> tuple[tuple[int, ...], int]:
     """The RANK optimum given an optimum ``levels`` of the ``max`` aggregate (value ``best``): RANK compares
     the sorted vectors lexicographically, so its optimum is among the feasible nodes whose largest weighted
     loss equals ``best``. Those lie in the box of levels whose own lower-bound term is <= ``best`` (the per-QI
@@ -568,11 +603,11 @@ def _rank_refine(problem: LatticeProblem, levels: Sequence[int], best: float) ->
     keyed: list[tuple[tuple[float, ...], tuple[int, ...]]] = []
     for nd in ties:
         _, _, sup, _ = problem.engine.classify(np.asarray(nd, dtype=np.int32), False)
-        keyed.append((rank_vector(problem, nd, sup), nd))
+        keyed.append((problem.rank_vector(nd, sup), nd))
     return min(keyed)[1], len(box)
 
 
-def _probe_up(problem: LatticeProblem, node: NDArray[np.int32], mono: bool) -> tuple[NDArray[np.int32], int]:
+def _probe_up(problem: RankProblem, node: NDArray[np.int32], mono: bool) -> tuple[NDArray[np.int32], int]:
     """A node above ``node`` (infeasible in a way that holds below it: the engine's tagging rule) that is still
     so: each QI in turn is raised as far as the rule keeps holding (binary search on its level). Returns it
     and the evaluations spent."""
@@ -609,7 +644,7 @@ _RANK_MAX_BOX = 2_000_000
 _RANK_PROBE_MIN = 128
 
 
-def _rank_search(problem: LatticeProblem, levels: Sequence[int], best: float,
+def _rank_search(problem: RankProblem, levels: Sequence[int], best: float,
                  suppressed: int) -> tuple[tuple[int, ...], int]:
     """The RANK optimum given an optimum ``levels`` of the ``max`` aggregate (value ``best``, ``suppressed``
     rows), by a best-first walk over a vector bound instead of evaluating the whole box (_rank_refine).
@@ -647,14 +682,14 @@ def _rank_search(problem: LatticeProblem, levels: Sequence[int], best: float,
         if res["suppressed"] == 0:
             return b
         _, _, sup, _ = problem.engine.classify(np.asarray(nd, dtype=np.int32), False)
-        return rank_vector(problem, nd, sup)
+        return problem.rank_vector(nd, sup)
 
     inc_lv = tuple(int(x) for x in levels)
     inc_b = tuple(float(x) for x in sorted((terms[j][inc_lv[j]] for j in range(r)), reverse=True))
     inc = vector(inc_lv, {"suppressed": suppressed}, inc_b)
     # a second incumbent: the optimum of the geometric mean of the same terms (one more search; on Adult it is
     # often the RANK optimum or close to it), which tightens the walk's cut from the start
-    seed = _geometric_seed(problem) if len(order) > 4 * _RANK_PROBE_MIN else None
+    seed = problem.geometric_seed() if len(order) > 4 * _RANK_PROBE_MIN else None
     if seed is not None and seed != inc_lv:
         res = problem.evaluate(seed)
         if res["feasible"] and res["metric"] == best:
