@@ -10,7 +10,6 @@ publishes.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,12 +20,10 @@ from numpy.typing import NDArray
 from anoncore import _core
 from anoncore._validation import check_float, check_instance, check_int, check_n_threads, check_option
 from anoncore.distributed.frequency import FrequencySet
-from anoncore.distributed.search import FrequencyResult, _n_supp_classes, _nu_bases
+from anoncore.distributed.search import FrequencyResult, _frequency_engine, _n_supp_classes
 from anoncore.distributed.search import lattice_search as optimal_search
 from anoncore.exceptions import InfeasibleError
 from anoncore.static.lattice import (
-    _AGGREGATES,
-    _MODEL_KINDS,
     METRICS,
     BestK,
     _as_models,
@@ -71,43 +68,8 @@ class FrequencyProblem:
         sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
         metric = check_option(metric, "metric", caller, list(METRICS))
         nt = check_n_threads(n_threads, caller)
-        crit, needs_sa = [], False
-        for m in mlist:
-            kid, an, bn, nsa = _MODEL_KINDS[type(m).__name__]
-            if nsa:
-                needs_sa = True
-                want = getattr(m, "sensitive", None)
-                if freq.sensitive is None or (want is not None and want != freq.sensitive):
-                    raise ValueError(f"{type(m).__name__} needs the sensitive attribute {want or '(any)'}; the "
-                                     f"frequency set was built with sensitive={freq.sensitive!r}.")
-            crit.append(_lat.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
-        r = freq.n_qi
-        gens, lcs, nus, heights = [], [], [], []
-        for j in range(r):
-            h: Any = freq.attributes[j].hierarchy
-            gen, lcc, sizes = _hierarchy_levels(h)
-            gens.append(gen)
-            lcs.append(lcc)
-            nus.append(_nu_bases(freq, j, gen, sizes) if metric in ("entropy", "entropy_nm")
-                       else np.zeros(gen.shape[1]))
-            heights.append(int(h.height))
-        cfg = _lat.EngineConfig()
-        cfg.codes = np.ascontiguousarray(freq.codes[:, :r], dtype=np.int32)
-        cfg.counts = np.ascontiguousarray(freq.counts, dtype=np.int64)
-        cfg.gens, cfg.heights, cfg.leaf_counts, cfg.nu_bases = gens, np.asarray(heights, dtype=np.int32), lcs, nus
-        if needs_sa:
-            sh: Any = freq.attributes[-1].hierarchy
-            cfg.sa_codes = np.ascontiguousarray(freq.codes[:, -1], dtype=np.int32)
-            cfg.m = int(sh.n_leaves)
-            cfg.sa_parent = np.ascontiguousarray(sh.parent, dtype=np.int32)
-            cfg.sa_height = np.ascontiguousarray(sh.node_height, dtype=np.int32)
-        else:
-            cfg.sa_codes, cfg.m = np.zeros(0, dtype=np.int32), 0
-            cfg.sa_parent, cfg.sa_height = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
-        limit = math.floor(sup * freq.n_rows)
-        cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES["geometric_mean"], 0.5
-        cfg.limit, cfg.n_threads, cfg.packed, cfg.weights = limit, nt, True, []
-        return cls(freq, tuple(mlist), sup, limit, metric, tuple(heights), _lat.Engine(cfg), _Rows(freq.n_rows))
+        engine, heights, limit = _frequency_engine(freq, mlist, sup, metric, 0.5, "geometric_mean", [], nt)
+        return cls(freq, tuple(mlist), sup, limit, metric, tuple(heights), engine, _Rows(freq.n_rows))
 
     @property
     def n_qi(self) -> int:

@@ -20,6 +20,7 @@ from anoncore.static.lattice import (
     METRICS,
     _as_models,
     _check_weights,
+    _criterion,
     _hierarchy_levels,
     _node_dict,
     _rank_search,
@@ -119,45 +120,8 @@ def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float 
     agg = check_option(aggregate, "aggregate", caller, list(_AGGREGATES))
     wts = _check_weights(weights, _Names(freq.quasi_identifiers), metric, caller)  # type: ignore[arg-type]
     nt = check_n_threads(n_threads, caller)
-    crit = []
-    needs_sa = False
-    for m in mlist:
-        kid, an, bn, nsa = _MODEL_KINDS[type(m).__name__]
-        if nsa:
-            needs_sa = True
-            want = getattr(m, "sensitive", None)
-            if freq.sensitive is None or (want is not None and want != freq.sensitive):
-                raise ValueError(f"{type(m).__name__} needs the sensitive attribute {want or '(any)'}; the frequency "
-                                 f"set was built with sensitive={freq.sensitive!r}.")
-        crit.append(_lat.Criterion(kid, float(getattr(m, an)), float(getattr(m, bn)) if bn else 0.0))
-    r = freq.n_qi
-    gens, lcs, nus, heights = [], [], [], []
-    for j in range(r):
-        h = freq.attributes[j].hierarchy
-        gen, lcc, sizes = _hierarchy_levels(h)  # type: ignore[arg-type]
-        gens.append(gen)
-        lcs.append(lcc)
-        nus.append(_nu_bases(freq, j, gen, sizes) if metric in ("entropy", "entropy_nm") else np.zeros(gen.shape[1]))
-        heights.append(int(h.height))  # type: ignore[union-attr]
-    cfg = _lat.EngineConfig()
-    cfg.codes = np.ascontiguousarray(freq.codes[:, :r], dtype=np.int32)
-    cfg.counts = np.ascontiguousarray(freq.counts, dtype=np.int64)
-    cfg.gens, cfg.heights, cfg.leaf_counts, cfg.nu_bases = gens, np.asarray(heights, dtype=np.int32), lcs, nus
-    if needs_sa:
-        sh = freq.attributes[-1].hierarchy
-        cfg.sa_codes = np.ascontiguousarray(freq.codes[:, -1], dtype=np.int32)
-        cfg.m = int(sh.n_leaves)  # type: ignore[union-attr]
-        cfg.sa_parent = np.ascontiguousarray(sh.parent, dtype=np.int32)  # type: ignore[union-attr]
-        cfg.sa_height = np.ascontiguousarray(sh.node_height, dtype=np.int32)  # type: ignore[union-attr]
-    else:
-        cfg.sa_codes, cfg.m = np.zeros(0, dtype=np.int32), 0
-        cfg.sa_parent, cfg.sa_height = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
-    n = freq.n_rows
-    limit = math.floor(sup * n)
-    cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
-    cfg.limit, cfg.n_threads, cfg.packed, cfg.weights = limit, nt, True, wts
     t0 = time.perf_counter()
-    engine = _lat.Engine(cfg)
+    engine, heights, limit = _frequency_engine(freq, mlist, sup, metric, gs, agg, wts, nt)
     out = engine.optimal(False, True)
     secs = time.perf_counter() - t0
     if not out.feasible:
@@ -165,7 +129,7 @@ def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float 
         res = engine.evaluate(top)
         raise InfeasibleError(f"{caller}: no lattice node satisfies the models within the suppression limit: even "
                               f"the top node {list(heights)} suppresses {res.suppressed} rows, above the limit of "
-                              f"{limit} (suppression_limit={sup} of {n} rows).")
+                              f"{limit} (suppression_limit={sup} of {freq.n_rows} rows).")
     levels = tuple(int(x) for x in out.levels)
     stats: dict[str, Any] = {}
     if agg == "rank" and metric == "loss":  # the engine searched with "max"; RANK orders its ties by vector
@@ -217,6 +181,48 @@ class _FreqRankProblem:
                                   gs_factor=self.gs_factor, weights=w, n_threads=self.n_threads).levels
         except InfeasibleError:
             return None
+
+
+def _frequency_engine(freq: FrequencySet, mlist: list[Any], sup: float, metric: str, gs: float, agg: str,
+                      wts: list[float], nt: int) -> tuple[Any, list[int], int]:
+    """The lattice engine of a frequency set (its bottom built from the weighted items), with its heights and
+    suppression limit in rows; the models' sensitive attribute must be the one the set was built with."""
+    crit = []
+    needs_sa = False
+    for m in mlist:
+        if _MODEL_KINDS[type(m).__name__][3]:
+            needs_sa = True
+            want = getattr(m, "sensitive", None)
+            if freq.sensitive is None or (want is not None and want != freq.sensitive):
+                raise ValueError(f"{type(m).__name__} needs the sensitive attribute {want or '(any)'}; the frequency "
+                                 f"set was built with sensitive={freq.sensitive!r}.")
+        crit.append(_criterion(m))
+    r = freq.n_qi
+    gens, lcs, nus, heights = [], [], [], []
+    for j in range(r):
+        h = freq.attributes[j].hierarchy
+        gen, lcc, sizes = _hierarchy_levels(h)  # type: ignore[arg-type]
+        gens.append(gen)
+        lcs.append(lcc)
+        nus.append(_nu_bases(freq, j, gen, sizes) if metric in ("entropy", "entropy_nm") else np.zeros(gen.shape[1]))
+        heights.append(int(h.height))  # type: ignore[union-attr]
+    cfg = _lat.EngineConfig()
+    cfg.codes = np.ascontiguousarray(freq.codes[:, :r], dtype=np.int32)
+    cfg.counts = np.ascontiguousarray(freq.counts, dtype=np.int64)
+    cfg.gens, cfg.heights, cfg.leaf_counts, cfg.nu_bases = gens, np.asarray(heights, dtype=np.int32), lcs, nus
+    if needs_sa:
+        sh = freq.attributes[-1].hierarchy
+        cfg.sa_codes = np.ascontiguousarray(freq.codes[:, -1], dtype=np.int32)
+        cfg.m = int(sh.n_leaves)  # type: ignore[union-attr]
+        cfg.sa_parent = np.ascontiguousarray(sh.parent, dtype=np.int32)  # type: ignore[union-attr]
+        cfg.sa_height = np.ascontiguousarray(sh.node_height, dtype=np.int32)  # type: ignore[union-attr]
+    else:
+        cfg.sa_codes, cfg.m = np.zeros(0, dtype=np.int32), 0
+        cfg.sa_parent, cfg.sa_height = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+    limit = math.floor(sup * freq.n_rows)
+    cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
+    cfg.limit, cfg.n_threads, cfg.packed, cfg.weights = limit, nt, True, wts
+    return _lat.Engine(cfg), heights, limit
 
 
 def _n_supp_classes(labels: NDArray[np.int64], sup: NDArray[np.bool_]) -> int:

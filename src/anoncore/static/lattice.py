@@ -103,6 +103,15 @@ _MODEL_KINDS: dict[str, tuple[int, str, str | None, bool]] = {
 }
 
 
+def _criterion(m: Any) -> Any:
+    """The lattice kernel's criterion of a model (its kind and parameters; models.hpp ``Criterion``)."""
+    kid, an, bn, _ = _MODEL_KINDS[type(m).__name__]
+    b = float(getattr(m, bn)) if bn else 0.0
+    if type(m).__name__ == "EntropyLDiversity" and m.estimator == "grassberger":
+        b = 1.0  # the kernel's estimator flag
+    return _core.lattice.Criterion(kid, float(getattr(m, an)), b)
+
+
 # ---------------------------------------------------------------------------------------------- validation
 def _check_table(table: Any, caller: str) -> Table:
     tab = check_instance(table, "table", caller, Table, "an anoncore Table")
@@ -195,7 +204,7 @@ class LatticeProblem:
         crit = []
         sa_name: str | None = None
         for m in mlist:
-            kid, an, bn, needs_sa = _MODEL_KINDS[type(m).__name__]
+            needs_sa = _MODEL_KINDS[type(m).__name__][3]
             if needs_sa:
                 s = table.sensitive_column(getattr(m, "sensitive", None), caller=type(m).__name__)
                 if sa_name is not None and s != sa_name:
@@ -205,10 +214,7 @@ class LatticeProblem:
                 if type(m).__name__ == "HierarchicalDistanceTCloseness" and table.hierarchy(s) is None:
                     raise ValueError(f"HierarchicalDistanceTCloseness needs a hierarchy on the sensitive attribute "
                                      f"{s!r}; it has none.")
-            b = float(getattr(m, bn)) if bn else 0.0
-            if type(m).__name__ == "EntropyLDiversity" and m.estimator == "grassberger":
-                b = 1.0  # the kernel's estimator flag (models.hpp Criterion)
-            crit.append(_core.lattice.Criterion(kid, float(getattr(m, an)), b))
+            crit.append(_criterion(m))
         n = table.n_rows
         qc = table.qi_codes()
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
