@@ -9,7 +9,16 @@ import pytest
 from anoncore import Table
 from anoncore.datasets.census import synthetic_census_frame, synthetic_census_schema
 from anoncore.distributed import FrequencySet, lattice_search
-from anoncore.models import EntropyLDiversity, KAnonymity
+from anoncore.models import (
+    AverageReidentificationRisk,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    KMap,
+    PopulationUniqueness,
+    SampleUniqueness,
+)
+from anoncore.risk import risk_lattice_search
 from anoncore.static.lattice import lattice_search as memory_search
 from anoncore.static.lattice import weighted_rank_vector
 
@@ -78,3 +87,38 @@ def test_grassberger_equals_in_memory():
             shannon = lattice_search(freq, [EntropyLDiversity(ell)], suppression_limit=sup, metric="dm_star")
             shannon_differs += shannon.levels != got.levels
     assert shannon_differs >= 1  # the estimator reaches the engine (it was read as Shannon's before)
+
+
+RISK = [[AverageReidentificationRisk(0.05)], [SampleUniqueness(0.01), KAnonymity(2)],
+        [KMap(5, population_size=1e6), DistinctLDiversity(2)], [KMap(3)]]
+
+
+@pytest.mark.parametrize("models", RISK, ids=lambda ms: "+".join(type(m).__name__ for m in ms))
+@pytest.mark.parametrize("sup", [0.0, 0.04])
+def test_risk_models_equal_in_memory(data, models, sup):
+    """Average risk, sample uniqueness and k-map (estimated, or exact without a research subset) are judged by
+    the engine on a frequency set as risk_lattice_search judges them on the rows."""
+    table, freq = data
+    mem = risk_lattice_search(table, models, sup, "dm_star")
+    got = lattice_search(freq, models, suppression_limit=sup, metric="dm_star")
+    assert mem.stats["search"] == "engine"
+    assert (got.levels, got.score, got.n_suppressed) == (mem.partition.levels, mem.metrics["dm_star"],
+                                                         mem.achieved["n_suppressed"])
+    assert {type(m).__name__ for m in got.models} == {type(m).__name__ for m in models}
+
+
+def test_risk_strict_enough_to_matter(data):
+    """The risk criteria reach the engine: a strict average risk moves the optimum off k-anonymity's."""
+    _table, freq = data
+    plain = lattice_search(freq, [KAnonymity(2)], suppression_limit=0.0, metric="dm_star")
+    strict = lattice_search(freq, [KAnonymity(2), AverageReidentificationRisk(0.002)], suppression_limit=0.0,
+                            metric="dm_star")
+    assert strict.levels != plain.levels and strict.score > plain.score
+
+
+def test_risk_models_outside_the_engine_refused(data):
+    _table, freq = data
+    with pytest.raises(TypeError, match="PopulationUniqueness"):
+        lattice_search(freq, [PopulationUniqueness(0.01, population_size=1e6)], metric="dm_star")
+    with pytest.raises(TypeError, match="KMap"):
+        lattice_search(freq, [KMap(3, subset=np.arange(10))], metric="dm_star")

@@ -14,6 +14,8 @@ from anoncore import _core
 from anoncore._validation import check_float, check_instance, check_n_threads, check_option
 from anoncore.distributed.frequency import FrequencySet
 from anoncore.exceptions import InfeasibleError
+from anoncore.models import KAnonymity, PrivacyModel
+from anoncore.risk.search import _in_engine, set_table_criteria
 from anoncore.static.lattice import (
     _AGGREGATES,
     _MODEL_KINDS,
@@ -113,7 +115,12 @@ def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float 
     """
     caller = "anoncore.distributed.lattice_search"
     check_instance(freq, "freq", caller, FrequencySet, "a FrequencySet")
-    mlist = _as_models(models, caller)
+    given = [models] if isinstance(models, PrivacyModel) else models
+    risk = [m for m in given if isinstance(m, PrivacyModel) and _risk_in_engine(m)] \
+        if isinstance(given, (list, tuple)) else []
+    rest = [m for m in given if not any(m is x for x in risk)] if risk else models
+    engine_models = _as_models(rest, caller) if (rest or not risk) else [KAnonymity(1)]
+    mlist = [*(engine_models if (rest or not risk) else []), *risk]  # the models the result reports
     sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
     metric = check_option(metric, "metric", caller, list(METRICS))
     gs = check_float(gs_factor, "gs_factor", caller, 0, 1)
@@ -121,7 +128,9 @@ def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float 
     wts = _check_weights(weights, _Names(freq.quasi_identifiers), metric, caller)  # type: ignore[arg-type]
     nt = check_n_threads(n_threads, caller)
     t0 = time.perf_counter()
-    engine, heights, limit = _frequency_engine(freq, mlist, sup, metric, gs, agg, wts, nt)
+    engine, heights, limit = _frequency_engine(freq, engine_models, sup, metric, gs, agg, wts, nt)
+    if risk:  # average risk, sample uniqueness, k-map without a research subset: judged by the engine
+        set_table_criteria(engine, risk, freq.n_rows, limit)
     out = engine.optimal(False, True)
     secs = time.perf_counter() - t0
     if not out.feasible:
@@ -181,6 +190,11 @@ class _FreqRankProblem:
                                   gs_factor=self.gs_factor, weights=w, n_threads=self.n_threads).levels
         except InfeasibleError:
             return None
+
+
+def _risk_in_engine(m: PrivacyModel) -> bool:
+    """A risk model the engine judges from a node's published class sizes, with no research subset."""
+    return _in_engine(m) and getattr(m, "subset", None) is None
 
 
 def _frequency_engine(freq: FrequencySet, mlist: list[Any], sup: float, metric: str, gs: float, agg: str,

@@ -89,6 +89,19 @@ def _kmap_min_sizes(models: list[KMap], n_publish: int, limit: int) -> list[int]
     return [int(x) for x in out]
 
 
+def set_table_criteria(engine: Any, table_models: Sequence[Any], n_publish: int, limit: int) -> None:
+    """Hand the table-level risk models that the engine judges (:func:`_in_engine`) to a lattice engine of
+    ``n_publish`` rows and a suppression limit of ``limit`` rows (before any evaluation)."""
+    avg = [float(m.risk) for m in table_models if isinstance(m, AverageReidentificationRisk)]
+    uniq = [float(m.uniqueness) for m in table_models if isinstance(m, SampleUniqueness)]
+    kmaps = [m for m in table_models if isinstance(m, KMap) and m.estimated]
+    sizes = _kmap_min_sizes(kmaps, n_publish, limit) if kmaps else []
+    exact = [int(m.k) for m in table_models if isinstance(m, KMap) and not m.estimated]
+    if exact:
+        sizes = [max(x, max(exact)) for x in sizes] if sizes else [max(exact)] * (limit + 1)
+    engine.set_table_criteria(min(avg) if avg else -1.0, min(uniq) if uniq else -1.0, sizes)
+
+
 def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyModel], suppression_limit: float = 0.0,
                         metric: str = "loss", *, gs_factor: float = 0.5, aggregate: str = "geometric_mean",
                         n_threads: int | None = None) -> Result:
@@ -171,14 +184,7 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
     problem = LatticeProblem.build(work, engine_models or [KAnonymity(1)], suppression_limit, metric, gs_factor,
                                    aggregate, n_threads, "risk_lattice_search")
     if table_models:
-        avg = [float(m.risk) for m in table_models if isinstance(m, AverageReidentificationRisk)]
-        uniq = [float(m.uniqueness) for m in table_models if isinstance(m, SampleUniqueness)]
-        kmaps = [m for m in table_models if isinstance(m, KMap) and m.estimated]
-        sizes = _kmap_min_sizes(kmaps, work.n_rows, problem.limit) if kmaps else []
-        exact = [int(m.k) for m in table_models if isinstance(m, KMap) and not m.estimated]
-        if exact:
-            sizes = [max(x, max(exact)) for x in sizes] if sizes else [max(exact)] * (problem.limit + 1)
-        problem.engine.set_table_criteria(min(avg) if avg else -1.0, min(uniq) if uniq else -1.0, sizes)
+        set_table_criteria(problem.engine, table_models, work.n_rows, problem.limit)
     pop_models = [m for m in py_models if isinstance(m, (KMap, DeltaPresence)) and m.subset is not None]
     if pop_models:
         # exact k-map and delta-presence with the research subset: the engine compares each node's published
