@@ -193,3 +193,44 @@ def test_burel_same_partition_at_any_thread_count(variant: str) -> None:
     for r in runs[1:]:
         assert r.partition == runs[0].partition
     assert runs[0].audit.passed
+
+
+# ---------------------------------------------------------------------------------------------- idle cores
+def test_idle_cores_count_other_processes() -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    avail = _core.core.available_cores()
+    assert avail == len(os.sched_getaffinity(0))
+    assert 1 <= _core.core.idle_cores() <= avail
+    if not sys.platform.startswith("linux"):
+        assert _core.core.running_elsewhere() == -1
+        return
+    base = _core.core.running_elsewhere()
+    assert base >= 0
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # one runnable thread elsewhere
+    try:
+        time.sleep(0.3)
+        seen = [_core.core.running_elsewhere() for _ in range(20)]
+        idle = [_core.core.idle_cores() for _ in range(20)]
+    finally:
+        busy.kill()
+        busy.wait()
+    assert max(seen) >= 1
+    assert min(idle) <= max(1, avail - 1)
+
+
+def test_retrieval_same_labels_with_the_load_guard_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard only chooses how many owners run: the labels are those of the serial loop either way."""
+    from anoncore.static.sabre import closeness_model
+
+    t = synthetic_census(30_000, rng=3)
+    models = [KAnonymity(4), closeness_model(t, 0.2)]
+    runs = []
+    for guard in ("1", "0"):
+        monkeypatch.setenv("ANONCORE_LOAD_AWARE", guard)
+        runs.append(ac.sabre(t, models, method="knn", rng=7, n_threads=2).partition.labels)
+    runs.append(ac.sabre(t, models, method="knn", rng=7, n_threads=1).partition.labels)
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])

@@ -129,10 +129,17 @@ def test_bottom_of_many_rows_is_the_same_at_any_thread_count(monkeypatch: pytest
         assert p1.evaluate(lv) == p2.evaluate(lv), lv
 
 
-def test_parallel_grain_must_be_positive() -> None:
+def test_parallel_grain_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANONCORE_LOAD_AWARE", raising=False)  # (conftest turns it off for the suite)
+    monkeypatch.delenv("ANONCORE_LATTICE_LOAD_AWARE", raising=False)
     problem = LatticeProblem.build(_table(1, 20), [M("KAnonymity", k=2)], 0.0, "loss", n_threads=2)
     assert problem.engine.parallel_grain == 65536
-    assert problem.engine.load_aware
+    assert problem.engine.load_aware  # on by default
+    for var in ("ANONCORE_LOAD_AWARE", "ANONCORE_LATTICE_LOAD_AWARE"):
+        monkeypatch.setenv(var, "0")
+        p = LatticeProblem.build(_table(1, 20), [M("KAnonymity", k=3)], 0.0, "loss", n_threads=2)
+        assert not p.engine.load_aware
+        monkeypatch.delenv(var)
     with pytest.raises(ValueError, match="parallel_grain"):
         problem.engine.parallel_grain = 0
 

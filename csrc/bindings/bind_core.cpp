@@ -1,6 +1,7 @@
 // Bindings for anoncore::core: group-by primitives used by the data model (Partition, Table).
 #include "anoncore/core/encode.hpp"
 #include "anoncore/core/groupby.hpp"
+#include "anoncore/core/parallel.hpp"
 #include "anoncore/core/publish.hpp"
 #include "common.hpp"
 
@@ -180,6 +181,12 @@ void bind_core(py::module_ m) {
   m.doc() = "core group-by primitives";
   bind_encode(m);
   bind_publish(m);
+  m.def("available_cores", &available_cores, "The cores this process may run on (its affinity mask).");
+  m.def("idle_cores", &idle_cores,
+        "The cores the other processes leave idle right now (their runnable threads), at least 1: the cap of "
+        "the passes whose threads wait on each other.");
+  m.def("running_elsewhere", &running_elsewhere,
+        "Threads of other processes runnable right now (-1: unknown).");
   m.def(
       "dense_labels",
       [](const CArray<int32_t>& codes, const CArray<int64_t>& cardinality, int n_threads) {

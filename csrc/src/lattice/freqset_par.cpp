@@ -108,8 +108,8 @@ void merge_histograms_ranges(int T, const int32_t* ids, int64_t n_items, int64_t
 
 }  // namespace
 
-// The threads are also held to the cores the machine leaves idle (available cores minus the 1-minute load
-// average, this process's own running thread counted back): on an oversubscribed machine a parallel region
+// The threads are also held to the cores the other processes leave idle (idle_cores: available cores minus
+// the threads of other processes runnable now): on an oversubscribed machine a parallel region
 // waits at its join for a thread that gets a fraction of a core, and the merge's extra passes are pure cost
 // (measured on a 2-core machine at load 5-10: 2 threads 10-20 % slower than 1). Only a cost matter: the
 // output is the serial one at any count.
@@ -119,13 +119,7 @@ int Engine::Impl::par_threads(int64_t items) const {
   if (omp_in_parallel()) return 1;
 #endif
   int64_t t = std::min<int64_t>(n_threads, items / par_grain);
-  if (load_aware) {
-    double la[3];
-    if (getloadavg(la, 1) == 1) {
-      const int64_t idle = available_cores() - static_cast<int64_t>(std::lround(la[0])) + 1;
-      t = std::min(t, std::max<int64_t>(1, idle));
-    }
-  }
+  if (load_aware) t = std::min<int64_t>(t, idle_cores());
   return static_cast<int>(t);
 }
 

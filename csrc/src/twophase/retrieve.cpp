@@ -302,10 +302,13 @@ void check_recipes(const RetrieveInput& in, BucketPool& pool) {
 // labels are the same for any thread count. (MinKey compares every bucket's first tuple: serial.)
 
 /// Threads for the bucket-parallel retrieval (1: the serial loop): at most one per bucket and per core the
-/// process may use (the owners hand seeds to each other every EC; more threads than cores would mostly wait).
+/// process may use, and per core the machine leaves idle (the owners hand seeds to each other every EC: more
+/// threads than cores, or an owner descheduled by another process, would mostly wait; measured 0.6x at 2
+/// threads on a 2-core machine at load 3).
 int bucket_threads(const RetrieveInput& in) {
   if (in.policy != SeedPolicy::Random || in.n_buckets < 2 || in.leaves.rows < 2) return 1;
-  const int64_t t = std::min<int64_t>(resolve_threads(in.n_threads), available_cores());
+  const int64_t cap = load_aware_enabled() ? idle_cores() : available_cores();
+  const int64_t t = std::min<int64_t>(resolve_threads(in.n_threads), cap);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, in.n_buckets)));
 }
 

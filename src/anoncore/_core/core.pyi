@@ -7,6 +7,9 @@ from typing import overload
 import numpy as np
 from numpy.typing import NDArray
 
+def available_cores() -> int: ...
+def idle_cores() -> int: ...
+def running_elsewhere() -> int: ...
 def class_histogram(
     values: NDArray[np.int32],
     labels: NDArray[np.int64],

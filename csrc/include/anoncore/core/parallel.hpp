@@ -2,12 +2,18 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <exception>
 #ifdef ANONCORE_HAVE_OPENMP
 #include <omp.h>
 #endif
 #if defined(__linux__)
+#include <dirent.h>
 #include <sched.h>
 #endif
 
@@ -37,6 +43,58 @@ inline int available_cores() {
 #else
   return 1;
 #endif
+}
+
+/// Whether threads that wait on each other are held to the idle cores (idle_cores); ANONCORE_LOAD_AWARE=0 in
+/// the environment turns it off (the tests, so that the parallel paths run on a busy machine too).
+inline bool load_aware_enabled() {
+  const char* v = std::getenv("ANONCORE_LOAD_AWARE");
+  return v == nullptr || std::string(v) != "0";
+}
+
+/// Threads of other processes runnable right now (Linux: the running count of /proc/loadavg, less this
+/// process's threads in state R); -1 when unknown. An instantaneous count, not the 1-minute load average,
+/// which still counts for a minute the threads of a process that has ended (and this process's own).
+inline int running_elsewhere() {
+#if defined(__linux__)
+  long running = -1, total = 0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    double a = 0, b = 0, c = 0;
+    if (std::fscanf(f, "%lf %lf %lf %ld/%ld", &a, &b, &c, &running, &total) != 5) running = -1;
+    std::fclose(f);
+  }
+  if (running < 0) return -1;
+  long own = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      char path[64], buf[512];
+      std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+      FILE* f = std::fopen(path, "r");
+      if (f == nullptr) continue;
+      const size_t len = std::fread(buf, 1, sizeof(buf) - 1, f);
+      std::fclose(f);
+      buf[len] = 0;
+      const char* p = std::strrchr(buf, ')');  // the state follows the command name
+      own += p != nullptr && p[1] == ' ' && p[2] == 'R';
+    }
+    closedir(d);
+  }
+  return static_cast<int>(std::max<long>(0, running - std::max<long>(own, 1)));
+#else
+  return -1;
+#endif
+}
+
+/// The cores the other processes leave idle right now: available_cores() less their runnable threads
+/// (running_elsewhere, the least of three reads), at least 1; available_cores() when unknown. For passes
+/// whose threads wait on each other (a join per small step, a hand-over per item): on a machine busy with
+/// other work a thread holding a fraction of a core stalls the others. The output never depends on it.
+inline int idle_cores() {
+  const int cores = available_cores();
+  int others = running_elsewhere();
+  for (int i = 0; i < 2 && others > 0; ++i) others = std::min(others, running_elsewhere());  // a blip is no load
+  return others < 0 ? cores : std::clamp(cores - others, 1, cores);
 }
 
 /// Resolve the public n_threads knob: <= 0 (Python's None) means every core the process may use

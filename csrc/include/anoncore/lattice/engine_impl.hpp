@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "anoncore/core/parallel.hpp"
 #include "anoncore/lattice/freqset.hpp"
 #include "anoncore/lattice/lattice.hpp"
 
@@ -114,11 +115,11 @@ struct Engine::Impl {
   // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output.
   int64_t par_grain = int64_t{1} << 16;
   // hold the threads to the cores the load average leaves idle (see par_threads); ANONCORE_LATTICE_LOAD_AWARE=0
-  // in the environment turns it off for the Engines built afterwards (tests of the parallel paths)
+  // (or ANONCORE_LOAD_AWARE=0) in the environment turns it off for the Engines built afterwards (tests)
   bool load_aware = load_aware_default();
   static bool load_aware_default() {
     const char* v = std::getenv("ANONCORE_LATTICE_LOAD_AWARE");
-    return v == nullptr || std::string(v) != "0";
+    return load_aware_enabled() && (v == nullptr || std::string(v) != "0");
   }
   /// Threads for a pass over `items` items: 1 below the grain, with one thread, or inside a parallel region.
   int par_threads(int64_t items) const;
