@@ -9,7 +9,7 @@
 namespace anoncore::core {
 namespace {
 
-constexpr int64_t kChunk = 1 << 18;  // 262,144 rows: small tables stay on one thread
+constexpr int64_t kChunk = 1 << 13;  // 8,192 rows
 
 inline uint64_t mix(uint64_t h) {
   h ^= h >> 33;
