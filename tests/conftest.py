@@ -57,3 +57,16 @@ def adult_occupation(data_dir: Path):  # type: ignore[no-untyped-def]
     from anoncore.datasets import load_adult_arx
 
     return load_adult_arx(sensitive="occupation")
+
+
+@pytest.fixture(scope="session")
+def dask_client():  # type: ignore[no-untyped-def]
+    """A local Dask cluster (2 worker processes, 1 thread each) and its client, shared by the distributed test
+    modules that kill no worker (tests/test_distributed.py, which does, starts its own)."""
+    import distributed
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

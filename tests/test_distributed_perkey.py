@@ -17,12 +17,8 @@ from anoncore.temporal import is_l_eligible, make_temporal_stream, reposition_st
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+def client(dask_client):  # (conftest: one local cluster of 2 workers for the modules that kill no worker)
+    return dask_client
 
 
 def test_sanitize_by_user_equals_in_memory(client):

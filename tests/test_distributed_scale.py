@@ -128,12 +128,8 @@ N = 60_000
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+def client(dask_client):  # (conftest: one local cluster of 2 workers for the modules that kill no worker)
+    return dask_client
 
 
 @pytest.fixture(scope="module")

@@ -7,19 +7,14 @@
 #include <string>
 #include <utility>
 
+#include "anoncore/core/hash.hpp"
+
 namespace anoncore::itemsets {
 namespace {
 
 constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();  // never a key (keys are < 2^63)
 
-inline uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+inline uint64_t mix(uint64_t x) { return mix64(x); }
 
 /// Open addressing (linear probing) from keys to item positions in an Items, grown at load 1/2.
 class KeyTable {

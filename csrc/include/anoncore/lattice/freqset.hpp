@@ -13,20 +13,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "anoncore/core/hash.hpp"
 #include "anoncore/criteria/class_criteria.hpp"
 
 namespace anoncore::lattice::detail {
 
 inline constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
 
-inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+using anoncore::mix64;
 
 inline double round10(double x) { return std::floor(x * 1e10) / 1e10; }
 
