@@ -11,20 +11,7 @@
 # and pass carry=["bench_out/shared_data"] to the device run (without it those rows print "skipped").
 # Call: run(command="bash benchmarks/device_scaling.sh", carry=["bench_out/shared_data"], timeout_s=480)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-WORK=$ROOT/bench_out/device
-rm -rf "$WORK/src" "$WORK/site"
-mkdir -p "$WORK/src"
-# a copy without build outputs, so the dev build (build/, src/anoncore/_core*.so links) cannot leak in
-tar --exclude=./build --exclude=./bench_out --exclude=./.git --exclude='./src/anoncore/_core*.so' -cf - . \
-  | tar -xf - -C "$WORK/src"
-export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-t0=$(date +%s)
-(cd "$WORK/src" && python -m pip install --no-build-isolation --no-deps --quiet --target "$WORK/site" .)
-echo "build: $(( $(date +%s) - t0 )) s"
-export ANONCORE_SHARED_DATA=${ANONCORE_SHARED_DATA:-$ROOT/bench_out/shared_data}
-cd "$WORK"   # not the repository root: Python must import the installed copy
+source "$(dirname "$0")/device_build.sh" device
 PYTHONPATH="$WORK/site" timeout 400 python "$ROOT/benchmarks/device_scaling.py" \
   --out "$ROOT/bench_out/device_scaling.json" "$@"
 if [ -n "${OUT:-}" ]; then cp "$ROOT/bench_out/device_scaling.json" "$OUT/"; fi

@@ -11,19 +11,7 @@
 # Call: run(command="bash benchmarks/lattice_threads.sh", carry=["bench_out/shared_data"], timeout_s=560)
 # Extra arguments go to lattice_threads.py (e.g. --synthetic 0 to leave the synthetic case out).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-WORK=$ROOT/bench_out/device_lt
-rm -rf "$WORK/src" "$WORK/site"
-mkdir -p "$WORK/src"
-tar --exclude=./build --exclude=./bench_out --exclude=./.git --exclude='./src/anoncore/_core*.so' -cf - . \
-  | tar -xf - -C "$WORK/src"
-export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-t0=$(date +%s)
-(cd "$WORK/src" && python -m pip install --no-build-isolation --no-deps --quiet --target "$WORK/site" .)
-echo "build: $(( $(date +%s) - t0 )) s"
-export ANONCORE_SHARED_DATA=${ANONCORE_SHARED_DATA:-$ROOT/bench_out/shared_data}
-cd "$WORK"   # not the repository root: Python must import the installed copy
+source "$(dirname "$0")/device_build.sh" device_lt
 status=0
 ANONCORE_INSTALLED=1 PYTHONPATH="$WORK/site" timeout 420 python "$ROOT/benchmarks/lattice_threads.py" \
   --threads 1,2,4,8,16 --repeat 3 --synthetic 2e7 --synthetic-threads 1,4,16 \
