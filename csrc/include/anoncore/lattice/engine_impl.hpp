@@ -114,7 +114,7 @@ struct Engine::Impl {
   // A set of at least 2 * par_grain items (source classes of a roll-up, rows of the bottom) is merged and
   // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output.
   int64_t par_grain = int64_t{1} << 16;
-  // hold the threads to the cores the load average leaves idle (see par_threads); ANONCORE_LATTICE_LOAD_AWARE=0
+  // hold the threads to the cores other processes leave idle (see par_threads); ANONCORE_LATTICE_LOAD_AWARE=0
   // (or ANONCORE_LOAD_AWARE=0) in the environment turns it off for the Engines built afterwards (tests)
   bool load_aware = load_aware_default();
   static bool load_aware_default() {
