@@ -102,43 +102,52 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
 }
 
 /// One pass over the (row-major) codes: the per-QI value counts and, when packed, the rows' bottom keys
-/// (the grouping reads each key twice when it prefetches).
+/// (the grouping reads each key twice when it prefetches). Threads from 2 x par_grain rows on (fixed chunks,
+/// per-thread counts summed: exact, and each row's key is its own).
 void Engine::Impl::count_rows(Matrix<int32_t> codes, std::vector<std::vector<int64_t>>& cnts,
                                   std::vector<uint64_t>& rk) {
-  cnts.assign(static_cast<size_t>(r), {});
-  for (int64_t j = 0; j < r; ++j) cnts[static_cast<size_t>(j)].assign(static_cast<size_t>(qi[static_cast<size_t>(j)].n_leaves), 0);
+  std::vector<int64_t> off(static_cast<size_t>(r) + 1, 0);  // each QI's counts in one flat array
+  for (int64_t j = 0; j < r; ++j)
+    off[static_cast<size_t>(j) + 1] = off[static_cast<size_t>(j)] + qi[static_cast<size_t>(j)].n_leaves;
+  const int64_t width = off[static_cast<size_t>(r)];
+  int T = par_threads(n);
+  if (static_cast<int64_t>(T) * width > (int64_t{1} << 24)) T = 1;  // (huge hierarchies: one array)
+  std::vector<std::vector<int64_t>> part(static_cast<size_t>(T), std::vector<int64_t>(static_cast<size_t>(width), 0));
+  // each leaf's level-0 code already shifted into its field (one load and an OR per value)
+  std::vector<uint64_t> k0;
   if (packed) {
     rk.assign(static_cast<size_t>(n), 0);
-    // each leaf's level-0 code already shifted into its field (one load and an OR per value)
-    std::vector<std::vector<uint64_t>> k0(static_cast<size_t>(r));
-    std::vector<const uint64_t*> kp(static_cast<size_t>(r));
-    std::vector<int64_t*> cp(static_cast<size_t>(r));
+    k0.assign(static_cast<size_t>(width), 0);
     for (int64_t j = 0; j < r; ++j) {
       const Qi& q = qi[static_cast<size_t>(j)];
-      auto& t = k0[static_cast<size_t>(j)];
-      t.resize(static_cast<size_t>(q.n_leaves));
       for (int64_t v = 0; v < q.n_leaves; ++v)
-        t[static_cast<size_t>(v)] = static_cast<uint64_t>(q.gen[static_cast<size_t>(v * (q.h + 1))])
-                                    << shift[static_cast<size_t>(j)];
-      kp[static_cast<size_t>(j)] = t.data();
-      cp[static_cast<size_t>(j)] = cnts[static_cast<size_t>(j)].data();
+        k0[static_cast<size_t>(off[static_cast<size_t>(j)] + v)] =
+            static_cast<uint64_t>(q.gen[static_cast<size_t>(v * (q.h + 1))]) << shift[static_cast<size_t>(j)];
     }
-    const int64_t R = r;
-    const uint64_t* const* kpp = kp.data();
-    int64_t* const* cpp = cp.data();
-    for (int64_t i = 0; i < n; ++i) {
+  }
+  const int64_t R = r;
+  const int64_t* o = off.data();
+  const uint64_t* kp = k0.data();
+  const bool with_keys = packed;
+  parallel_chunks(n, int64_t{1} << 16, T, [&](int64_t, int64_t lo, int64_t hi) {
+    int64_t* c = part[static_cast<size_t>(thread_index())].data();
+    for (int64_t i = lo; i < hi; ++i) {
       const int32_t* row = &codes(i, 0);
       uint64_t k = 0;
       for (int64_t j = 0; j < R; ++j) {
-        const int32_t v = row[j];
-        cpp[j][v]++;
-        k |= kpp[j][v];
+        const int64_t at = o[j] + row[j];
+        c[at]++;
+        if (with_keys) k |= kp[at];
       }
-      rk[static_cast<size_t>(i)] = k;
+      if (with_keys) rk[static_cast<size_t>(i)] = k;
     }
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < r; ++j) cnts[static_cast<size_t>(j)][static_cast<size_t>(codes(i, j))]++;
+  });
+  cnts.assign(static_cast<size_t>(r), {});
+  for (int64_t j = 0; j < r; ++j) {
+    std::vector<int64_t>& cj = cnts[static_cast<size_t>(j)];
+    cj.assign(static_cast<size_t>(qi[static_cast<size_t>(j)].n_leaves), 0);
+    for (int t = 0; t < T; ++t)
+      for (size_t v = 0; v < cj.size(); ++v) cj[v] += part[static_cast<size_t>(t)][static_cast<size_t>(o[j]) + v];
   }
 }
 
