@@ -420,8 +420,9 @@ class Table:
             else:
                 from anoncore import _core
 
-                # a row-by-row copy in C++ (one thread: memory-bound, 2x numpy's take, 5-20x its fancy index)
-                sel = _core.core.select_columns(self.codes, np.asarray(idx, dtype=np.int64), 1)
+                # a row-by-row copy in C++ over the cores (census-income's 8 of 9 columns: 0.83 ms on one
+                # thread, 0.47 ms on two; 2x numpy's take, 5-20x its fancy index)
+                sel = _core.core.select_columns(self.codes, np.asarray(idx, dtype=np.int64), 0)
                 self._cache[key] = _readonly(sel)
         return self._cache[key]  # type: ignore[no-any-return]
 
