@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <exception>
+#include <limits>
 #ifdef ANONCORE_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -90,11 +92,23 @@ inline int running_elsewhere() {
 /// (running_elsewhere, the least of three reads), at least 1; available_cores() when unknown. For passes
 /// whose threads wait on each other (a join per small step, a hand-over per item): on a machine busy with
 /// other work a thread holding a fraction of a core stalls the others. The output never depends on it.
+/// (Read at most every 50 ms: a read costs 20-60 us, and a search may ask before every large merge.)
 inline int idle_cores() {
+  static std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min() / 2};
+  static std::atomic<int> last{0};
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now - last_ns.load(std::memory_order_relaxed) < 50'000'000) {
+    const int v = last.load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
   const int cores = available_cores();
   int others = running_elsewhere();
   for (int i = 0; i < 2 && others > 0; ++i) others = std::min(others, running_elsewhere());  // a blip is no load
-  return others < 0 ? cores : std::clamp(cores - others, 1, cores);
+  const int v = others < 0 ? cores : std::clamp(cores - others, 1, cores);
+  last.store(v, std::memory_order_relaxed);
+  last_ns.store(now, std::memory_order_relaxed);
+  return v;
 }
 
 /// Resolve the public n_threads knob: <= 0 (Python's None) means every core the process may use
