@@ -50,10 +50,12 @@ if [ $# -gt 0 ]; then
   tests=("$@")
 else
   # kernels reached through their public APIs: the streams (checkpoint fuzzing included), the criteria, EMD,
-  # SABRE/BUREL, sequences and the temporal kernels, and the multi-threaded group-by / generator / retrieval
+  # SABRE/BUREL, sequences and the temporal kernels, the multi-threaded group-by / generator / retrieval, the
+  # lattice's parallel merges and risk criteria, and the distributed item sets (arrays moved between processes)
   tests=(tests/test_castle.py tests/test_stream_checkpoint.py tests/test_sabre_w.py tests/test_stream_cli.py
          tests/test_core_criteria.py tests/test_distance.py tests/test_burel.py tests/test_sequence.py
-         tests/test_temporal.py tests/test_core_parallel.py -m "not slow")
+         tests/test_temporal.py tests/test_core_parallel.py tests/test_lattice_threads.py
+         tests/test_risk_engine.py tests/test_distributed_scale.py tests/test_distributed_config.py -m "not slow")
 fi
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_odr_violation=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"

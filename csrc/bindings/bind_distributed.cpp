@@ -19,9 +19,9 @@ std::vector<itemsets::ItemsView> views_of(const py::list& parts, std::vector<py:
   for (const auto& p : parts) {
     auto t = p.cast<py::tuple>();
     if (t.size() != 3) throw std::invalid_argument("each part must be a (keys, counts, ranks) tuple");
-    auto k = t[0].cast<CArray<uint64_t>>();
-    auto c = t[1].cast<CArray<int64_t>>();
-    auto r = t[2].cast<CArray<int64_t>>();
+    auto k = aligned(t[0].cast<CArray<uint64_t>>());  // (item sets travel between processes)
+    auto c = aligned(t[1].cast<CArray<int64_t>>());
+    auto r = aligned(t[2].cast<CArray<int64_t>>());
     hold.push_back(k);
     hold.push_back(c);
     hold.push_back(r);
@@ -37,8 +37,11 @@ void bind_distributed(py::module_ m) {
   m.doc() = "item sets of anoncore.distributed: grouping, sharding, merging (packed mixed-radix keys)";
   m.def(
       "count_rows",
-      [](const CArray<int32_t>& codes, const CArray<int64_t>& radix, const CArray<int64_t>& weights,
+      [](const CArray<int32_t>& codes_in, const CArray<int64_t>& radix_in, const CArray<int64_t>& weights_in,
          int64_t rank_base) {
+        const auto codes = aligned(codes_in);
+        const auto radix = aligned(radix_in);
+        const auto weights = aligned(weights_in);
         auto cv = matrix_of(codes, "codes");
         auto rv = span_of(radix, "radix", cv.cols);
         auto wv = span_of(weights, "weights");
@@ -55,7 +58,8 @@ void bind_distributed(py::module_ m) {
       "per row) and ranks rank_base + position; returns (keys, counts, ranks).");
   m.def(
       "shard_of",
-      [](const CArray<uint64_t>& keys, int32_t n_shards) {
+      [](const CArray<uint64_t>& keys_in, int32_t n_shards) {
+        const auto keys = aligned(keys_in);
         auto kv = span_of(keys, "keys");
         std::vector<int32_t> out;
         {
@@ -94,7 +98,9 @@ void bind_distributed(py::module_ m) {
       py::arg("parts"), "Disjoint item sets, each in rank order, interleaved into one set in rank order.");
   m.def(
       "unpack_keys",
-      [](const CArray<uint64_t>& keys, const CArray<int64_t>& radix) {
+      [](const CArray<uint64_t>& keys_in, const CArray<int64_t>& radix_in) {
+        const auto keys = aligned(keys_in);
+        const auto radix = aligned(radix_in);
         auto kv = span_of(keys, "keys");
         auto rv = span_of(radix, "radix");
         CArray<int32_t> codes({kv.size, rv.size});
@@ -108,7 +114,9 @@ void bind_distributed(py::module_ m) {
       py::arg("keys").noconvert(), py::arg("radix").noconvert(), "Codes (n_keys, len(radix)) of mixed-radix keys.");
   m.def(
       "is_member",
-      [](const CArray<uint64_t>& keys, const CArray<uint64_t>& set) {
+      [](const CArray<uint64_t>& keys_in, const CArray<uint64_t>& set_in) {
+        const auto keys = aligned(keys_in);
+        const auto set = aligned(set_in);
         auto kv = span_of(keys, "keys");
         auto sv = span_of(set, "set");
         CArray<bool> out(kv.size);

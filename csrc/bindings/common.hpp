@@ -4,6 +4,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +18,16 @@ namespace py = pybind11;
 
 template <class T>
 using CArray = py::array_t<T, py::array::c_style>;
+
+/// The array, or a copy of it whose data is aligned for T: a NumPy array rebuilt over a byte buffer (one that
+/// dask or pickle moved between processes) can start at any byte, and reading T through it is undefined.
+template <class T>
+CArray<T> aligned(const CArray<T>& a) {
+  if (reinterpret_cast<std::uintptr_t>(a.data()) % alignof(T) == 0) return a;
+  CArray<T> out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  if (a.size() > 0) std::memcpy(out.mutable_data(), a.data(), static_cast<size_t>(a.size()) * sizeof(T));
+  return out;
+}
 
 template <class T>
 Span<T> span_of(const CArray<T>& a, const char* name, int64_t expected = -1) {
