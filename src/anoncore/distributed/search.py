@@ -222,12 +222,12 @@ def _frequency_engine(freq: FrequencySet, mlist: list[Any], sup: float, metric: 
         heights.append(int(h.height))  # type: ignore[union-attr]
     cfg = _lat.EngineConfig()
     # (aligned: a frequency set that travelled between processes can sit at any byte of its buffer)
-    cfg.codes = np.require(freq.codes[:, :r], np.int32, "CA")
-    cfg.counts = np.require(freq.counts, np.int64, "CA")
+    cfg.codes = np.require(freq.codes[:, :r], np.int32, ("C", "A"))
+    cfg.counts = np.require(freq.counts, np.int64, ("C", "A"))
     cfg.gens, cfg.heights, cfg.leaf_counts, cfg.nu_bases = gens, np.asarray(heights, dtype=np.int32), lcs, nus
     if needs_sa:
         sh = freq.attributes[-1].hierarchy
-        cfg.sa_codes = np.require(freq.codes[:, -1], np.int32, "CA")
+        cfg.sa_codes = np.require(freq.codes[:, -1], np.int32, ("C", "A"))
         cfg.m = int(sh.n_leaves)  # type: ignore[union-attr]
         cfg.sa_parent = np.ascontiguousarray(sh.parent, dtype=np.int32)  # type: ignore[union-attr]
         cfg.sa_height = np.ascontiguousarray(sh.node_height, dtype=np.int32)  # type: ignore[union-attr]
