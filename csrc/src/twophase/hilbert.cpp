@@ -64,7 +64,7 @@ void hilbert_keys(Matrix<int32_t> codes, const CoordTables& coords, int bits, Mu
 
 // Hilbert keys of every row. When the QI domain is small (product of the cardinalities at most n / 4, e.g.
 // 79 x 2 x 17 cells for the thesis's 3 QIs), the shared hilbert_keys runs once per grid cell and rows gather
-// their cell's key (same keys, O(n d) gather instead of O(n d bits)); otherwise it runs per row.
+// their cell's key (same keys, O(n d) gather instead of O(n d bits), over the threads); otherwise it runs per row.
 void hilbert_keys_by_cell(Matrix<int32_t> qi, const CoordTables& coords, int bits, MutSpan<uint64_t> keys, int n_threads) {
   const int64_t n = qi.rows, d = qi.cols;
   int64_t cells = 1;
@@ -86,13 +86,18 @@ void hilbert_keys_by_cell(Matrix<int32_t> qi, const CoordTables& coords, int bit
     }
   }
   std::vector<uint64_t> cell_keys(static_cast<size_t>(cells));
-  hilbert_keys(Matrix<int32_t>{grid.data(), cells, d}, coords, bits, MutSpan<uint64_t>{cell_keys.data(), cells}, 1);
-  for (int64_t r = 0; r < n; ++r) {
-    const int32_t* row = qi.row(r);
-    int64_t c = 0;
-    for (int64_t j = 0; j < d; ++j) c = c * card[static_cast<size_t>(j)] + row[j];
-    keys[r] = cell_keys[static_cast<size_t>(c)];
-  }
+  hilbert_keys(Matrix<int32_t>{grid.data(), cells, d}, coords, bits, MutSpan<uint64_t>{cell_keys.data(), cells},
+               n_threads);
+  const int64_t* cd = card.data();
+  const uint64_t* ck = cell_keys.data();
+  parallel_chunks(n, 1 << 15, n_threads, [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int32_t* row = qi.row(r);
+      int64_t c = 0;
+      for (int64_t j = 0; j < d; ++j) c = c * cd[j] + row[j];
+      keys[r] = ck[c];
+    }
+  });
 }
 
 }  // namespace anoncore::twophase

@@ -1,5 +1,10 @@
 #include "anoncore/twophase/pipeline.hpp"
 
+#include <algorithm>
+#include <memory>
+
+#include "anoncore/core/parallel.hpp"
+
 namespace anoncore::twophase {
 
 std::vector<int64_t> sa_counts(Span<int32_t> sa, int64_t m) {
@@ -8,9 +13,11 @@ std::vector<int64_t> sa_counts(Span<int32_t> sa, int64_t m) {
   return counts;
 }
 
-std::vector<int32_t> bucket_of_rows(Span<int32_t> sa, const std::vector<int32_t>& bucket_of) {
+std::vector<int32_t> bucket_of_rows(Span<int32_t> sa, const std::vector<int32_t>& bucket_of, int n_threads) {
   std::vector<int32_t> out(static_cast<size_t>(sa.size));
-  for (int64_t r = 0; r < sa.size; ++r) out[static_cast<size_t>(r)] = bucket_of[static_cast<size_t>(sa[r])];
+  parallel_chunks(sa.size, int64_t{1} << 16, n_threads, [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) out[static_cast<size_t>(r)] = bucket_of[static_cast<size_t>(sa[r])];
+  });
   return out;
 }
 
@@ -43,17 +50,19 @@ Phase2 materialize(Span<int32_t> sa, const std::vector<int32_t>& bucket_of, int6
   Phase2 p;
   const int64_t n = sa.size;
   auto t0 = clock::now();
-  std::vector<int32_t> rows_bucket = bucket_of_rows(sa, bucket_of);
-  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  std::vector<int32_t> rows_bucket = bucket_of_rows(sa, bucket_of, cfg.n_threads);
+  // (not value-initialised: every key is written below, by the threads that first touch its page)
+  std::unique_ptr<uint64_t[]> keys(new uint64_t[static_cast<size_t>(n)]);
   p.hilbert_bits = hilbert_bits(qi.cols, max_card);
-  const MutSpan<uint64_t> key_span{keys.data(), n};
+  const MutSpan<uint64_t> key_span{keys.get(), n};
   if (cfg.keys == KeyMode::PerRow) hilbert_keys(qi, coords, p.hilbert_bits, key_span, cfg.n_threads);
   if (cfg.keys == KeyMode::PerCell) hilbert_keys_by_cell(qi, coords, p.hilbert_bits, key_span, cfg.n_threads);
+  if (cfg.keys == KeyMode::None) std::fill(keys.get(), keys.get() + n, uint64_t{0});
   p.seconds_keys = since(t0);
   t0 = clock::now();
   p.labels.assign(static_cast<size_t>(n), -1);
   p.status = retrieve_classes(Span<int32_t>{rows_bucket.data(), n}, n_buckets, leaves,
-                              Span<uint64_t>{keys.data(), n}, qi, coords, cfg, MutSpan<int64_t>{p.labels.data(), n});
+                              Span<uint64_t>{keys.get(), n}, qi, coords, cfg, MutSpan<int64_t>{p.labels.data(), n});
   p.seconds_retrieve = since(t0);
   return p;
 }

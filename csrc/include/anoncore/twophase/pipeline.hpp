@@ -60,8 +60,8 @@ struct TwoPhaseOutput {
 /// Count of every sensitive code in [0, m) over the rows: the table's distribution. O(n + m).
 std::vector<int64_t> sa_counts(Span<int32_t> sa, int64_t m);
 
-/// Bucket of every row: bucket_of[sa[r]]. O(n).
-std::vector<int32_t> bucket_of_rows(Span<int32_t> sa, const std::vector<int32_t>& bucket_of);
+/// Bucket of every row: bucket_of[sa[r]]. O(n), over n_threads (fixed chunks).
+std::vector<int32_t> bucket_of_rows(Span<int32_t> sa, const std::vector<int32_t>& bucket_of, int n_threads = 1);
 
 /// Retrieval of the classes given the rows' buckets and keys: labels[r] = EC index of row r. `qi` and `coords`
 /// are read by the kNN retrieval only.
