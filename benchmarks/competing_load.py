@@ -28,13 +28,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
 
-    import anoncore as ac
-    from anoncore.datasets import synthetic_census
-    from anoncore.models import KAnonymity
-    from anoncore.static.sabre import closeness_model
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from device_scaling import knn_call  # the same SABRE-KNN call as the scaling table's
 
-    t = synthetic_census(a.rows, rng=0, numeric="box")
-    models = [KAnonymity(6), closeness_model(t, 0.35)]
+    run = knn_call(a.rows)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     try:
         time.sleep(0.5)
@@ -44,7 +41,7 @@ def main() -> None:
                 walls = []
                 for _ in range(a.repeat):
                     t0 = time.perf_counter()
-                    ac.sabre(t, models, method="knn", rng=0, n_threads=th)
+                    run(th)
                     walls.append(time.perf_counter() - t0)
                 print(f"{a.busy} busy process(es), ANONCORE_LOAD_AWARE={guard}: sabre_knn {a.rows:,} rows "
                       f"n_threads={th}: best {min(walls):.2f} s (all {', '.join(f'{w:.2f}' for w in walls)})",

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "asv_benchmarks"))
+
 ALL_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "burel", "sabre_knn")
 CHEAP_PHASES = ("generate", "encode", "from_levels", "publish", "audit")
 
@@ -37,12 +39,12 @@ def best(f: Any, repeat: int) -> tuple[float, float]:
 def arrow_strings(table: Any) -> Any:
     """The table's columns as Arrow large_string arrays, made in Arrow (a dictionary take, no Python strings)."""
     import pyarrow as pa
+    from benchmarks.common import csv_text  # type: ignore[import-not-found]
 
     cols = {}
     for c in table.columns:
-        d = list(table.dictionary(c))
-        text = [str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in d]
-        arr = pa.DictionaryArray.from_arrays(pa.array(table.column(c)), pa.array(text, type=pa.large_string()))
+        text = pa.array(list(csv_text(table, c)), type=pa.large_string())
+        arr = pa.DictionaryArray.from_arrays(pa.array(table.column(c)), text)
         cols[c] = arr.cast(pa.large_string())
     return pa.table(cols)
 

@@ -25,31 +25,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "asv_benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
 from benchmarks.bench_lattice import ADULT_CONFIGS, CENSUS_CONFIGS, _models  # type: ignore[import-not-found]
+from benchmarks.common import strings_frame  # type: ignore[import-not-found]
 
 from anoncore import Partition, Table
 from anoncore.static import lattice as L
 
 ARX_MS = {"1": 28.0, "2": 852, "3": 432, "4": 432, "5": 889, "6": 865, "7a": 13.6, "7b": 1637, "8": 2807,
           "a": 4360, "b": 294.5, "c": 17071, "d": 3871, "e": 18166}
-
-
-def strings_frame(table: Table) -> pd.DataFrame:
-    """The table as a user reads it from a CSV: one Python string per cell (object columns), numbers written
-    as in a CSV ("17", not "17.0")."""
-    out = {}
-    for c in table.columns:
-        d = table.dictionary(c)
-        text = np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in list(d)],
-                        dtype=object)
-        out[c] = text[table.column(c)]
-    return pd.DataFrame(out)
 
 
 def best(f: Any, repeat: int) -> float:

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles.tables import assert_same_table
 
 from anoncore import Schema
 from anoncore.data import _encode as enc
@@ -23,19 +24,6 @@ NUMBERS = st.sampled_from(["1", "2", "10", "1.0", "-0", "0", "1e1", "?", " 3", "
 def _hier(values: list[str]) -> Hierarchy:
     leaves = sorted({v.strip() for v in values if v.strip() and v.strip() != "<any>"})
     return flat_hierarchy(leaves or ["?"], root="<any>", name="h")
-
-
-def _same(a: Table, b: Table) -> None:
-    assert a.columns == b.columns
-    np.testing.assert_array_equal(a.codes, b.codes)
-    np.testing.assert_array_equal(a.row_ids, b.row_ids)
-    np.testing.assert_array_equal(a.dropped_rows, b.dropped_rows)
-    for c in a.columns:
-        assert list(a.dictionary(c)) == list(b.dictionary(c))
-        ha, hb = a.hierarchy(c), b.hierarchy(c)
-        assert (ha is None) == (hb is None)
-        if ha is not None and hb is not None:
-            assert ha.labels == hb.labels
 
 
 def _both(df: pd.DataFrame, schema: Schema, threads: int) -> tuple[Table | Exception, Table | Exception]:
@@ -70,9 +58,9 @@ def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_l
         assert isinstance(fast, Exception) and str(fast) == str(legacy)
     else:
         assert isinstance(fast, Table)
-        _same(fast, legacy)
+        assert_same_table(fast, legacy)
         fa = Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)
-        _same(fa, legacy)
+        assert_same_table(fa, legacy)
 
 
 def test_threads_give_the_same_codes_on_many_rows():
@@ -82,8 +70,8 @@ def test_threads_give_the_same_codes_on_many_rows():
     schema = Schema.build({"a": "categorical", "b": "categorical"})
     t1 = Table.from_pandas(df, schema, n_threads=1)
     t2 = Table.from_pandas(df, schema, n_threads=2)
-    _same(t1, t2)
-    _same(t1, Table._from_pandas_legacy(df, schema))
+    assert_same_table(t1, t2)
+    assert_same_table(t1, Table._from_pandas_legacy(df, schema))
 
 
 def test_arrow_dictionary_and_categorical_codes_are_not_copied():
@@ -175,11 +163,11 @@ def test_clean_tables_take_the_cpp_path(monkeypatch):
 
     monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
     for threads in (1, 2):
-        _same(Table.from_pandas(df, t.schema, n_threads=threads), ref)
+        assert_same_table(Table.from_pandas(df, t.schema, n_threads=threads), ref)
         arrow = pa.Table.from_pandas(df, preserve_index=False)
         i = arrow.column_names.index("race")
         arrow = arrow.set_column(i, "race", arrow.column("race").dictionary_encode())
-        _same(Table.from_arrow(arrow, t.schema, n_threads=threads), ref)
+        assert_same_table(Table.from_arrow(arrow, t.schema, n_threads=threads), ref)
     drop = Schema(t.schema.attributes, missing="drop")
     df2 = df.copy()
     df2.loc[3, "race"] = "?"
@@ -188,7 +176,7 @@ def test_clean_tables_take_the_cpp_path(monkeypatch):
     ref2 = Table._from_pandas_legacy(df2, drop)
     monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
     got = Table.from_pandas(df2, drop)
-    _same(got, ref2)
+    assert_same_table(got, ref2)
     assert got.dropped_rows.tolist() == [3, 5]
 
 
@@ -219,7 +207,7 @@ def test_hierarchy_keys_are_made_once_per_hierarchy_and_token_set():
         schema = Schema.build({"c": h}, missing="drop", missing_tokens=tokens)
         fast, legacy = _both(df, schema, 1)
         assert isinstance(fast, Table) and isinstance(legacy, Table)
-        _same(fast, legacy)
+        assert_same_table(fast, legacy)
         assert fast.dropped_rows.tolist() == [2 if tokens == ("?",) else 1]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anoncore import Table
+from anoncore import Table, audit
 from anoncore.datasets.census import synthetic_census_frame, synthetic_census_schema
 from anoncore.distributed import FrequencySet, lattice_search
 from anoncore.models import (
@@ -45,6 +45,7 @@ def test_rank_equals_in_memory(data):
         assert got.levels == mem.partition.levels, (k, sup, w)
         assert got.score == mem.metrics["loss"]
         assert got.n_suppressed == mem.achieved["n_suppressed"]
+        assert mem.achieved["passed"]  # the node both find passes the independent audit
         mx = lattice_search(freq, [KAnonymity(k)], suppression_limit=sup, metric="loss", aggregate="max",
                             weights=wd)
         assert mx.score == got.score  # RANK's first component is the max optimum
@@ -84,6 +85,7 @@ def test_grassberger_equals_in_memory():
             got = lattice_search(freq, [model], suppression_limit=sup, metric="dm_star")
             assert (got.levels, got.score, got.n_suppressed) == (mem.partition.levels, mem.metrics["dm_star"],
                                                                  mem.achieved["n_suppressed"])
+            assert mem.achieved["passed"]
             shannon = lattice_search(freq, [EntropyLDiversity(ell)], suppression_limit=sup, metric="dm_star")
             shannon_differs += shannon.levels != got.levels
     assert shannon_differs >= 1  # the estimator reaches the engine (it was read as Shannon's before)
@@ -105,6 +107,7 @@ def test_risk_models_equal_in_memory(data, models, sup):
     assert (got.levels, got.score, got.n_suppressed) == (mem.partition.levels, mem.metrics["dm_star"],
                                                          mem.achieved["n_suppressed"])
     assert {type(m).__name__ for m in got.models} == {type(m).__name__ for m in models}
+    assert audit(table, mem.partition, models).passed  # the same node, audited independently
 
 
 def test_risk_strict_enough_to_matter(data):

@@ -94,9 +94,7 @@ GRASSBERGER_SETS = [
 def test_search_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: float, metric: str) -> None:
     table, _ = prob
     models = GRASSBERGER_SETS[mi]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     if not vals:
         with pytest.raises(InfeasibleError):

@@ -106,9 +106,7 @@ MODEL_SETS = [
 def test_optimal_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: float) -> None:
     table, _ = prob
     models = MODEL_SETS[mi]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     for metric in METRICS:
         vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
         if not vals:
@@ -124,7 +122,7 @@ def test_optimal_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: floa
         # published partition: suppressed rows are exactly the violating classes of the oracle
         st_ = stats[lv]
         assert res.achieved["n_suppressed"] == st_["suppressed"]
-        assert res.partition.n_suppressed <= lim
+        assert res.partition.n_suppressed <= math.floor(limit * table.n_rows)
         assert res.achieved["passed"]  # the independent audit (criteria kernels) agrees
         # the partition built from the kernel's labels is the one Partition.from_levels builds
         ref = Partition.from_levels(table, lv, suppressed=np.asarray(res.partition.suppressed))
@@ -236,9 +234,7 @@ def test_generic_layout_equals_exhaustive(prob: tuple[Table, int], mi: int, limi
 
     table, _ = prob
     models = MODEL_SETS[mi]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     lat._packed_keys = lambda: False  # the test seam (see static/lattice.py)
     try:
@@ -298,9 +294,7 @@ def test_many_judges_on_the_fly_equal_exhaustive(seed: int, mi: int, threads: in
     rng = np.random.default_rng(seed)
     table = _many_qi_table(rng, 6, int(rng.integers(40, 90)))
     models = MODEL_SETS[mi]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(0.1 * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, 0.1)
     vals = {lv: oracle.metric_value(table, st_, "loss") for lv, st_ in stats.items() if st_["feasible"]}
     if not vals:
         with pytest.raises(InfeasibleError, match="no lattice node"):
@@ -324,9 +318,7 @@ def test_intermediate_sources_with_histograms_equal_exhaustive(seed: int, mi: in
     rng = np.random.default_rng(seed)
     table = _many_qi_table(rng, 6, int(rng.integers(60, 120)))
     models = [M("KAnonymity", k=2), *MODEL_SETS[mi]]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(0.1 * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, 0.1)
     vals = {lv: oracle.metric_value(table, st_, "loss") for lv, st_ in stats.items() if st_["feasible"]}
     problem = LatticeProblem.build(table, models, 0.1, "loss", n_threads=1)
     out = problem.engine.optimal(False)
@@ -382,9 +374,7 @@ def test_distinct_with_non_monotone_model_equals_exhaustive(prob: tuple[Table, i
     # partial suppressed-by-monotone-part count, which the tagging and the probes must only use safely
     table, _ = prob
     models = [M("KAnonymity", k=2), M("DistinctLDiversity", l=2), M("EqualDistanceTCloseness", t=0.3141)]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     if not vals:
         with pytest.raises(InfeasibleError, match="no lattice node"):
@@ -462,9 +452,7 @@ def test_sweep_equals_queue_and_exhaustive(seed: int, n_qi: int, mi: int, metric
     table = _many_qi_table(rng, n_qi, int(rng.integers(20, 90)))
     models = MODEL_SETS[mi]
     limit = 0.0 if mi >= 10 or metric in ("loss", "entropy_nm") else 0.1
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     got = {}
     for sweep in (True, False):
@@ -533,9 +521,7 @@ def test_dm_search_tie_break_equals_exhaustive(prob: tuple[Table, int], k: int, 
     # nodes (integer objectives, so ties are exact), the lexicographically smallest levels
     table, _ = prob
     models = [M("KAnonymity", k=k)]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     best = min(vals.values())  # the top node is feasible whenever N >= k or the limit covers the rows
     res = lattice_search(table, models, suppression_limit=limit, metric=metric)
@@ -846,9 +832,7 @@ def test_loss_weights_equal_exhaustive(prob: tuple[Table, int], mi: int, limit: 
         with pytest.raises(ValueError, match="positive weight"):
             lattice_search(table, models, suppression_limit=limit, metric="loss", weights=weights)
         return
-    heights = tuple(int(table.hierarchy(q).height) for q in qis)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, "loss", aggregate=agg, weights=full)
             for lv, s in stats.items() if s["feasible"]}
     if not vals:
@@ -882,9 +866,7 @@ def test_loss_rank_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: fl
     full = [weights[q] for q in qis] if weights else None
     if full is not None and max(full) <= 0.0:
         return
-    heights = tuple(int(table.hierarchy(q).height) for q in qis)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vecs = {lv: oracle.rank_vector(table, s, gs, full) for lv, s in stats.items() if s["feasible"]}
     kw: dict[str, Any] = {"suppression_limit": limit, "metric": "loss", "gs_factor": gs, "weights": weights}
     if not vecs:

@@ -23,9 +23,7 @@ from anoncore.static.lattice import lattice_search
 def test_aecs_search_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: float, gs: float) -> None:
     table, _ = prob
     models = MODEL_SETS[mi]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, "aecs", gs) for lv, s in stats.items() if s["feasible"]}
     if not vals:
         with pytest.raises(InfeasibleError):

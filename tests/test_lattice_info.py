@@ -4,8 +4,6 @@ against anoncore.metrics on the published partition, and the metrics functions a
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -37,9 +35,7 @@ def _close(a: float, b: float) -> bool:
 def test_spread_metric_search_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: float, metric: str) -> None:
     table, _ = prob
     models = MODEL_SETS[mi]
-    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vals = {lv: oracle.metric_value(table, s, metric) for lv, s in stats.items() if s["feasible"]}
     if not vals:
         with pytest.raises(InfeasibleError):

@@ -33,9 +33,7 @@ def test_rank_walk_equals_exhaustive(prob: tuple[Table, int], mi: int, limit: fl
     full = [weights[q] for q in qis] if weights else None
     if full is not None and max(full) <= 0.0:
         return
-    heights = tuple(int(table.hierarchy(q).height) for q in qis)
-    lim = math.floor(limit * table.n_rows)
-    stats = {lv: oracle.node_stats(table, lv, models, lim) for lv in oracle.all_nodes(heights)}
+    stats = oracle.every_node(table, models, limit)
     vecs = {lv: oracle.rank_vector(table, s, gs, full) for lv, s in stats.items() if s["feasible"]}
     if not vecs:
         return

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 import anoncore as ac
 
-from .common import require_large, synthetic
-
-
-def _strings(table: Any) -> Any:
-    import pandas as pd
-
-    out = {}
-    for c in table.columns:
-        d = list(table.dictionary(c))
-        text = np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in d], dtype=object)
-        out[c] = text[table.column(c)]
-    return pd.DataFrame(out)
+from .common import require_large, strings_frame, synthetic
 
 
 class EncodeStrings:
@@ -35,7 +22,7 @@ class EncodeStrings:
         require_large(n_rows, threshold=2_000_000)
         t = synthetic(n_rows, seed=1)
         self.schema = t.schema
-        self.df = _strings(t)
+        self.df = strings_frame(t)
         self.arrow = pa.table({c: pa.array(self.df[c], type=pa.large_string()) for c in self.df.columns})
         self.cat = self.df.astype("category")
 

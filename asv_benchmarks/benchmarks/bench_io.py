@@ -9,18 +9,7 @@ import numpy as np
 
 import anoncore as ac
 
-from .common import require_large, synthetic
-
-
-def _write_source(table, path: str) -> None:  # type: ignore[no-untyped-def]
-    import pandas as pd
-
-    out = {}
-    for c in table.columns:
-        d = list(table.dictionary(c))
-        text = np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v) for v in d], dtype=object)
-        out[c] = text[table.column(c)]
-    pd.DataFrame(out).to_csv(path, index=False)
+from .common import require_large, strings_frame, synthetic
 
 
 class FromCSV:
@@ -36,7 +25,7 @@ class FromCSV:
         self.schema = t.schema
         self.dir = tempfile.mkdtemp()
         self.path = os.path.join(self.dir, "data.csv")
-        _write_source(t, self.path)
+        strings_frame(t).to_csv(self.path, index=False)
 
     def time_from_csv(self, n_rows: int, n_threads: int) -> None:
         ac.Table.from_csv(self.path, self.schema, n_threads=n_threads)

@@ -10,7 +10,7 @@ import gzip
 from pathlib import Path
 from typing import Any
 
-from .common import adult
+from .common import adult, strings_frame
 
 # (name, QIs with SA?, models, suppression limit, metric, ARX levels, ARX score, ARX ms)
 ADULT_CONFIGS: dict[str, tuple[bool, list[tuple[str, dict[str, Any]]], float, str]] = {
@@ -250,3 +250,62 @@ class AdultReplicated:
         from anoncore.static.lattice import lattice_search
 
         lattice_search(table, self.models, suppression_limit=self.limit, metric=self.metric, n_threads=n_threads)
+
+
+class ARXFromStrings:
+    """A user's first call on every ARX row (issue 16): a DataFrame of strings as read from a CSV file encoded
+    (``Table.from_pandas``), searched (``lattice_search``) and published to Arrow (``Result.to_arrow``), each
+    with its default ``n_threads``. ``benchmarks/end_to_end.py`` prints the same next to ARX's times."""
+
+    params = ([f"adult_{c}" for c in ADULT_CONFIGS] + [f"census_{c}" for c in CENSUS_CONFIGS],)
+    param_names = ("config",)
+    timeout = 300
+
+    def setup(self, config: str) -> None:
+        kind, name = config.split("_", 1)
+        if kind == "adult":
+            with_sa, spec, self.limit, self.metric = ADULT_CONFIGS[name]
+            table = adult(sensitive="occupation" if with_sa else None)
+        else:
+            spec, self.limit, self.metric = CENSUS_CONFIGS[name]
+            table = load_census_income_arx()
+        self.df, self.schema, self.models = strings_frame(table), table.schema, _models(spec)
+
+    def time_first_call(self, config: str) -> None:
+        from anoncore import Table
+        from anoncore.static.lattice import lattice_search
+
+        t = Table.from_pandas(self.df, self.schema)
+        lattice_search(t, self.models, suppression_limit=self.limit, metric=self.metric).to_arrow()
+
+
+class AdultARXConfiguration:
+    """ARX's other metrics and aggregate on Adult, k=5 (issue 21): KL divergence (the paper's reading and ARX's),
+    ambiguity, and Loss under the RANK aggregate with and without attribute weights."""
+
+    params = (["kl", "kl_arx", "ambiguity", "loss_rank", "loss_rank_weighted"], [0.0, 0.04])
+    param_names = ("metric", "suppression_limit")
+    timeout = 120
+
+    def setup_cache(self) -> Any:
+        return adult()
+
+    def _run(self, table: Any, metric: str, limit: float) -> Any:
+        from anoncore.models import KAnonymity
+        from anoncore.static.lattice import lattice_search
+
+        kw: dict[str, Any] = {"suppression_limit": limit, "n_threads": 1}
+        if metric.startswith("loss_rank"):
+            kw.update(metric="loss", aggregate="rank")
+            if metric.endswith("weighted"):
+                kw["weights"] = {q: 1.0 + (i % 3) for i, q in enumerate(table.quasi_identifiers)}
+        else:
+            kw["metric"] = metric
+        return lattice_search(table, [KAnonymity(5)], **kw)
+
+    def time_lattice_search(self, table: Any, metric: str, limit: float) -> None:
+        self._run(table, metric, limit)
+
+    def track_nodes_evaluated(self, table: Any, metric: str, limit: float) -> int:
+        r = self._run(table, metric, limit)
+        return int(r.stats["nodes_evaluated"]) + int(r.stats.get("rank_nodes_evaluated", 0))

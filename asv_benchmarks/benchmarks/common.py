@@ -33,3 +33,18 @@ def synthetic(n_rows: int, seed: int = 0, **kwargs):  # type: ignore[no-untyped-
     if gen is None:
         raise NotImplementedError("synthetic_census is not available in this version")
     return gen(n_rows, rng=seed, **kwargs)
+
+
+def csv_text(table, column: str):  # type: ignore[no-untyped-def]
+    """A column's dictionary spelled as in a CSV file (numbers as "17", not "17.0"): object array of str."""
+    import numpy as np
+
+    return np.array([str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+                     for v in table.dictionary(column)], dtype=object)
+
+
+def strings_frame(table):  # type: ignore[no-untyped-def]
+    """The table as a user reads it from a CSV file: a pandas frame with one Python string per cell."""
+    import pandas as pd
+
+    return pd.DataFrame({c: csv_text(table, c)[table.column(c)] for c in table.columns})

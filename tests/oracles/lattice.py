@@ -240,14 +240,18 @@ def all_nodes(heights: tuple[int, ...]) -> list[tuple[int, ...]]:
     return list(itertools.product(*[range(h + 1) for h in heights]))
 
 
-def exhaustive(table: Any, models: list[Any], suppression_limit: float, metric: str) -> dict[str, Any]:
-    """Evaluate every node; return the optimum value and every node within 1e-9 of it."""
+def every_node(table: Any, models: list[Any], suppression_limit: float) -> dict[tuple[int, ...], dict[str, Any]]:
+    """node_stats of every node of the table's lattice, the limit in rows floor(suppression_limit * n)."""
     heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
     limit = math.floor(suppression_limit * table.n_rows)
+    return {lv: node_stats(table, lv, models, limit) for lv in all_nodes(heights)}
+
+
+def exhaustive(table: Any, models: list[Any], suppression_limit: float, metric: str) -> dict[str, Any]:
+    """Evaluate every node; return the optimum value and every node within 1e-9 of it."""
     best = None
     vals = {}
-    for lv in all_nodes(heights):
-        st = node_stats(table, lv, models, limit)
+    for lv, st in every_node(table, models, suppression_limit).items():
         if not st["feasible"]:
             continue
         v = metric_value(table, st, metric)

@@ -119,8 +119,9 @@ def lattice_search(freq: FrequencySet, models: Any, *, suppression_limit: float 
     risk = [m for m in given if isinstance(m, PrivacyModel) and _risk_in_engine(m)] \
         if isinstance(given, (list, tuple)) else []
     rest = [m for m in given if not any(m is x for x in risk)] if risk else models
-    engine_models = _as_models(rest, caller) if (rest or not risk) else [KAnonymity(1)]
-    mlist = [*(engine_models if (rest or not risk) else []), *risk]  # the models the result reports
+    own = bool(rest) or not risk  # models of the engine's own (an empty list is refused by _as_models)
+    engine_models = _as_models(rest, caller) if own else [KAnonymity(1)]  # (risk models alone: no other rule)
+    mlist = [*(engine_models if own else []), *risk]  # the models the result reports
     sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
     metric = check_option(metric, "metric", caller, list(METRICS))
     gs = check_float(gs_factor, "gs_factor", caller, 0, 1)
