@@ -26,14 +26,29 @@ ALL_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "burel", 
 CHEAP_PHASES = ("generate", "encode", "from_levels", "publish", "audit")
 
 
-def best(f: Any, repeat: int) -> tuple[float, float]:
-    """(best wall, CPU time of that run) over ``repeat`` runs."""
+def best(f: Any, repeat: int) -> tuple[float, float, float, int]:
+    """(best wall, CPU time, system CPU time, minor page faults of that run) over ``repeat`` runs: system time
+    and page faults growing with the threads point at the kernel (first touches of new pages), not the
+    kernel's own loop."""
+    import resource
+
     out = []
     for _ in range(repeat):
-        c0, t0 = time.process_time(), time.perf_counter()
+        r0, c0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.process_time(), time.perf_counter()
         f()
-        out.append((time.perf_counter() - t0, time.process_time() - c0))
+        wall, cpu, r1 = time.perf_counter() - t0, time.process_time() - c0, resource.getrusage(resource.RUSAGE_SELF)
+        out.append((wall, cpu, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt))
     return min(out)
+
+
+def machine() -> str:
+    """CPU model, kernel and transparent huge page mode (the page-fault cost of new buffers depends on it)."""
+    import platform
+
+    model = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                  if ln.startswith("model name")), "?") if Path("/proc/cpuinfo").exists() else "?"
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    return f"{model}, kernel {platform.release()}, THP {thp.read_text().strip() if thp.exists() else '?'}"
 
 
 def arrow_strings(table: Any) -> Any:
@@ -97,11 +112,11 @@ def scale(label: str, calls: dict[str, Any], threads: list[int], repeat: int) ->
     for name, f in calls.items():
         row: dict[str, Any] = {}
         for th in threads:
-            wall, cpu = best(lambda f=f, th=th: f(th), repeat)
-            row[str(th)] = {"wall_s": wall, "cpu_s": cpu}
+            wall, cpu, sys_s, faults = best(lambda f=f, th=th: f(th), repeat)
+            row[str(th)] = {"wall_s": wall, "cpu_s": cpu, "sys_s": sys_s, "minflt": faults}
             base = row[str(threads[0])]["wall_s"]
             print(f"[{label}] {name:12s} n_threads={th:2d}  wall {wall * 1e3:9.1f} ms  cpu {cpu * 1e3:9.1f} ms  "
-                  f"{base / wall:5.2f}x", flush=True)
+                  f"(sys {sys_s * 1e3:7.1f} ms, {faults:8d} faults)  {base / wall:5.2f}x", flush=True)
         out[name] = row
     return out
 
@@ -160,6 +175,7 @@ def main() -> int:
                     help="phases run at row counts above 10M")
     ap.add_argument("--knn-rows", type=int, default=1_000_000)
     ap.add_argument("--no-lattice", action="store_true", help="skip the census-income lattice rows")
+    ap.add_argument("--lattice-threads", default=None, help="thread counts of the lattice rows (default --threads)")
     ap.add_argument("--out", default="bench_out/device_scaling.json")
     a = ap.parse_args()
     import anoncore
@@ -170,10 +186,11 @@ def main() -> int:
     if unknown:
         ap.error(f"unknown phases {sorted(unknown)}; choose from {list(ALL_PHASES)}")
     print(f"anoncore from {Path(anoncore.__file__).parent}, {len(os.sched_getaffinity(0))} cores, "
-          f"load {os.getloadavg()}, OpenMP {anoncore._core.has_openmp}", flush=True)
+          f"load {os.getloadavg()}, OpenMP {anoncore._core.has_openmp}\n{machine()}", flush=True)
     res: dict[str, Any] = {}
     if not a.no_lattice:
-        res["lattice"] = lattice_rows(threads, a.repeat)
+        lt = [int(x) for x in a.lattice_threads.split(",")] if a.lattice_threads else threads
+        res["lattice"] = lattice_rows(lt, a.repeat)
     scaled: dict[str, Any] = {}
     if "sabre_knn" in phases and a.knn_rows > 0:
         scaled[f"{a.knn_rows:,}"] = scale(f"{a.knn_rows:,} rows", {"sabre_knn": knn_call(a.knn_rows)}, threads, 1)

@@ -53,14 +53,27 @@ class LabelHash {
   static bool same_short(const ShortKey& a, const ShortKey& b) {
     return ((a.w[0] ^ b.w[0]) | (a.w[1] ^ b.w[1]) | (a.w[2] ^ b.w[2]) | (a.w[3] ^ b.w[3])) == 0;
   }
-  /// find() for a string of n <= kShortBytes bytes given by its words (inline: the encoding loop's lookup).
-  int32_t find_short(const ShortKey& k, int64_t n) const {
-    for (uint64_t s = hash_short(k, n) & short_mask_;; s = (s + 1) & short_mask_) {
-      const ShortSlot& slot = short_slots_[s];
-      if (slot.len < 0) return kEncodeUnknown;
-      if (slot.len == n && same_short(slot.key, k)) return slot.code;
+  struct ShortSlot {
+    ShortKey key;
+    int32_t len;  // -1: empty
+    int32_t code;
+  };
+  /// The short keys' table as plain values: the encoding loop copies it into locals, so its stores to the
+  /// output (int32, as the slots' fields) do not force a reload of the table through `this` on every row.
+  struct ShortTable {
+    const ShortSlot* slots;
+    uint64_t mask;
+    /// find() for a string of n <= kShortBytes bytes given by its words (the encoding loop's lookup).
+    int32_t find(const ShortKey& k, int64_t n) const {
+      for (uint64_t s = hash_short(k, n) & mask;; s = (s + 1) & mask) {
+        const ShortSlot& slot = slots[s];
+        if (slot.len < 0) return kEncodeUnknown;
+        if (slot.len == n && same_short(slot.key, k)) return slot.code;
+      }
     }
-  }
+  };
+  ShortTable short_table() const { return ShortTable{short_slots_.data(), short_mask_}; }
+  int32_t find_short(const ShortKey& k, int64_t n) const { return short_table().find(k, n); }
 
  private:
   static uint64_t hash_short(const ShortKey& k, int64_t n) {
@@ -69,11 +82,6 @@ class LabelHash {
                        (k.w[2] * 0x94d049bb133111ebULL) ^ (k.w[3] * 0xff51afd7ed558ccdULL) ^ static_cast<uint64_t>(n);
     return ((x ^ (x >> 29)) * 0xc4ceb9fe1a85ec53ULL) >> 32;
   }
-  struct ShortSlot {
-    ShortKey key;
-    int32_t len;  // -1: empty
-    int32_t code;
-  };
   std::vector<ShortSlot> short_slots_;
   uint64_t short_mask_ = 0;
   void insert_short(const uint8_t* p, int64_t n, int32_t code);
