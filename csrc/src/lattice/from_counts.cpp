@@ -77,8 +77,12 @@ void Engine::Impl::build_from_items(Matrix<int32_t> codes, const int64_t* w, con
       }
       rk[static_cast<size_t>(i)] = k;
     }
-    G = group_packed(s, ni, [&](int64_t i) { return rk[static_cast<size_t>(i)]; }, [&](int64_t i) { return w[i]; },
-                     f->keys, f->count, true);
+    if (const int T = par_threads(ni); T > 1) {  // (group_par.cpp: the same classes in the same order)
+      G = group_keys_par(T, ni, rk.data(), w, true, par_grain, par_buffers(s), s.ids, f->keys, f->count);
+    } else {
+      G = group_packed(s, ni, [&](int64_t i) { return rk[static_cast<size_t>(i)]; }, [&](int64_t i) { return w[i]; },
+                       f->keys, f->count, true);
+    }
     f->n_classes = G;
   } else {
     std::vector<int64_t> card0(static_cast<size_t>(r));
