@@ -212,7 +212,7 @@ void Engine::Impl::build_bottom(Matrix<int32_t> codes, const std::vector<uint64_
     // the rows' keys were computed with the value counts above (several threads: group_par.cpp, the same
     // classes in the same order)
     if (const int T = par_threads(n); T > 1) {
-      G = group_keys_par(T, n, rk.data(), nullptr, true, par_grain, par_buffers(s), s.ids, f->keys, f->count);
+      G = group_partitioned(T, n, rk.data(), nullptr, true, par_buffers(s), s.ids, f->keys, f->count);
     } else {
       G = group_packed(s, n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
                        [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);

@@ -22,7 +22,6 @@
 #include "anoncore/lattice/group_par.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -245,69 +244,11 @@ int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w,
   return G;
 }
 
+}  // namespace
+
 int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
                           ParGroupBuffers& buf, std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
                           std::vector<int64_t>& out_count) {
-  if (w == nullptr) return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_u.get(n), ids, out_keys, out_count);
-  return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_w.get(n), ids, out_keys, out_count);
-}
-
-/// The pre-aggregation of a roll-up: each chunk grouped on its own (ids[i] = its group in the chunk), unless
-/// a chunk finds more than a quarter of its items distinct (then false: the partitioned grouping pays off).
-/// The chunks' groups, concatenated in chunk order (each in its order of first appearance), are the items of
-/// a second grouping whose order of first appearance is the items' own: lk / lw their keys and weights, lbase
-/// each chunk's first.
-bool preaggregate(int T, const Plan& pl, const uint64_t* keys, const int64_t* w, ParGroupBuffers& buf,
-                  int32_t* ids, std::vector<uint64_t>& lk, std::vector<int64_t>& lw, std::vector<int64_t>& lbase) {
-  std::vector<std::vector<uint64_t>> ck(static_cast<size_t>(pl.NC));
-  std::vector<std::vector<int64_t>> cw(static_cast<size_t>(pl.NC));
-  std::atomic<bool> dense{false};
-  parallel_chunks(pl.n, pl.chunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
-    if (dense.load(std::memory_order_relaxed)) return;
-    Scratch& s = buf.sc[static_cast<size_t>(thread_index())];
-    const int64_t nc = hi - lo, cap = pl.chunk / 4;  // (the last chunk may be short)
-    reserve_groups(s, nc);
-    int64_t* oc = s.gcount.data();
-    const uint64_t* kc = keys + lo;
-    int32_t* ic = ids + lo;
-    int32_t G = 0;
-    int64_t read = 0;
-    const bool done = group_core(s, s.gtable, s.gen, nc, [kc](int64_t j) { return kc[j]; },
-                                 [&](int64_t j, int32_t g, bool is_new) {
-      const int64_t wj = w != nullptr ? w[lo + j] : 1;
-      if (is_new) {
-        oc[g] = wj;
-      } else {
-        oc[g] += wj;
-      }
-      ic[j] = g;
-      return g < cap;
-    }, G, read);
-    if (!done) {
-      dense.store(true, std::memory_order_relaxed);
-      return;
-    }
-    ck[static_cast<size_t>(c)].assign(s.gkeys.data(), s.gkeys.data() + G);
-    cw[static_cast<size_t>(c)].assign(oc, oc + G);
-  });
-  if (dense.load()) return false;
-  lbase.assign(static_cast<size_t>(pl.NC + 1), 0);
-  for (int64_t c = 0; c < pl.NC; ++c)
-    lbase[static_cast<size_t>(c + 1)] = lbase[static_cast<size_t>(c)] + static_cast<int64_t>(ck[static_cast<size_t>(c)].size());
-  lk.resize(static_cast<size_t>(lbase[static_cast<size_t>(pl.NC)]));
-  lw.resize(lk.size());
-  parallel_chunks(pl.NC, 1, T, [&](int64_t c, int64_t, int64_t) {
-    std::copy(ck[static_cast<size_t>(c)].begin(), ck[static_cast<size_t>(c)].end(), lk.begin() + lbase[static_cast<size_t>(c)]);
-    std::copy(cw[static_cast<size_t>(c)].begin(), cw[static_cast<size_t>(c)].end(), lw.begin() + lbase[static_cast<size_t>(c)]);
-  });
-  return true;
-}
-
-}  // namespace
-
-int64_t group_keys_par(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table, int64_t grain,
-                       ParGroupBuffers& buf, std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
-                       std::vector<int64_t>& out_count) {
   if (n <= 0) {
     ids.clear();
     out_keys.clear();
@@ -316,15 +257,16 @@ int64_t group_keys_par(int T, int64_t n, const uint64_t* keys, const int64_t* w,
   }
   T = std::max(1, T);
   if (buf.sc.size() < static_cast<size_t>(T)) buf.sc.resize(static_cast<size_t>(T));
-  if (dense_table) return group_partitioned(T, n, keys, w, dense_table, buf, ids, out_keys, out_count);
-  // a roll-up: pre-aggregated by chunks when they repeat keys (most roll-ups merge many classes), the chunks'
-  // groups then grouped (partitioned on the threads when they are many, else serially) and the items renumbered
-  const Plan pl = plan_for(n);
-  ids.resize(static_cast<size_t>(n));
-  std::vector<uint64_t> lk;
-  std::vector<int64_t> lw, lbase;
-  if (!preaggregate(T, pl, keys, w, buf, ids.data(), lk, lw, lbase))
-    return group_partitioned(T, n, keys, w, dense_table, buf, ids, out_keys, out_count);
+  if (w == nullptr) return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_u.get(n), ids, out_keys, out_count);
+  return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_w.get(n), ids, out_keys, out_count);
+}
+
+int64_t group_preaggregated(int T, int64_t n, int64_t chunk, int64_t grain, ParGroupBuffers& buf,
+                            std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
+                            std::vector<int64_t>& out_count) {
+  const std::vector<uint64_t>& lk = buf.lk;
+  const std::vector<int64_t>& lw = buf.lw;
+  const std::vector<int64_t>& lbase = buf.lbase;
   const auto L = static_cast<int64_t>(lk.size());
   std::vector<int32_t> lid;
   int64_t G;
@@ -339,7 +281,7 @@ int64_t group_keys_par(int T, int64_t n, const uint64_t* keys, const int64_t* w,
   }
   int32_t* out_ids = ids.data();
   const int32_t* li = lid.data();
-  parallel_chunks(n, pl.chunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
+  parallel_chunks(n, chunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
     const int32_t* m = li + lbase[static_cast<size_t>(c)];
     for (int64_t i = lo; i < hi; ++i) out_ids[i] = m[out_ids[i]];
   });
@@ -361,8 +303,14 @@ KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, 
   KeyGroups out;
   detail::Scratch s;
   const int T = resolve_threads(n_threads);
-  if (T > 1) {
-    detail::group_keys_par(T, n, k, w, rows, grain, detail::par_buffers(s), out.ids, out.keys, out.counts);
+  if (T > 1 && rows) {
+    detail::group_partitioned(T, n, k, w, true, detail::par_buffers(s), out.ids, out.keys, out.counts);
+  } else if (T > 1) {
+    std::vector<int64_t> ones;
+    if (w == nullptr) ones.assign(static_cast<size_t>(n), 1);
+    detail::group_rollup_t(T, grain, s, n, [k](int64_t i) { return k[i]; }, w != nullptr ? w : ones.data(), out.keys,
+                           out.counts);
+    out.ids.assign(s.ids.begin(), s.ids.begin() + n);
   } else if (w != nullptr) {
     detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [w](int64_t i) { return w[i]; }, out.keys, out.counts,
                          rows);

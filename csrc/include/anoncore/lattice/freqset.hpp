@@ -116,7 +116,7 @@ struct Scratch {
   std::vector<uint8_t> memo_val;
   std::vector<int32_t> memo_hv;
   size_t memo_n = 0;
-  std::shared_ptr<ParGroupBuffers> par;  // group_keys_par's buffers (group_par.hpp), made on first use
+  std::shared_ptr<ParGroupBuffers> par;  // the parallel groupings' buffers (group_par.hpp), made on first use
 };
 
 /// The second half of merge_histograms / merge_row_histograms: group g's entries x in [start[g], start[g+1])
