@@ -213,6 +213,7 @@ void Engine::Impl::build_bottom(Matrix<int32_t> codes, const std::vector<uint64_
     // classes in the same order)
     if (const int T = par_threads(n); T > 1) {
       G = group_partitioned(T, n, rk.data(), nullptr, true, par_buffers(s), s.ids, f->keys, f->count);
+      s.par.reset();  // (its buffers, about 40 bytes a row, are not kept for the roll-ups)
     } else {
       G = group_packed(s, n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
                        [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
