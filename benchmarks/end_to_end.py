@@ -28,7 +28,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "asv_benchmarks"))
-sys.path.insert(0, str(ROOT / "src"))
+if os.environ.get("ANONCORE_INSTALLED") != "1":
+    sys.path.insert(0, str(ROOT / "src"))  # the dev build; ANONCORE_INSTALLED=1: the installed anoncore (device)
 
 from benchmarks.bench_lattice import ADULT_CONFIGS, CENSUS_CONFIGS, _models  # type: ignore[import-not-found]
 from benchmarks.common import strings_frame  # type: ignore[import-not-found]

@@ -186,6 +186,16 @@ def test_missing_policies() -> None:
     t = Table.from_pandas(_df(), Schema.build({"age": "numeric", "zip": None}, sensitive="disease",
                                              identifiers=["name"], missing="drop"))
     assert t.n_rows == 3 and t.dropped_rows.tolist() == [2] and t.row_ids.tolist() == [0, 1, 3]
+    import pyarrow as pa
+
+    keep_all = Schema.build({"age": "numeric", "zip": None}, sensitive="disease", identifiers=["name"],
+                            missing="as_value")
+    for path in ("pandas", "arrow"):  # every row kept: row_ids made on first use, the same read-only array after
+        full = (Table.from_pandas(_df(), keep_all) if path == "pandas"
+                else Table.from_arrow(pa.Table.from_pandas(_df()), keep_all))
+        ids = full.row_ids
+        assert ids.tolist() == list(range(len(_df()))) and ids.dtype == np.int64 and not ids.flags.writeable
+        assert full.row_ids is ids and full.take([3, 1]).row_ids.tolist() == [3, 1]
     df = _df()
     df.loc[1, "age"] = np.nan
     with pytest.raises(ValueError, match="'age'"):
