@@ -365,7 +365,6 @@ class Table:
                                  f"Got values in [{lo}, {hi}].")
             resolved.append(a)
             dicts[a.name] = d
-        n = codes.shape[0]
         return cls(
             schema=replace(schema, attributes=tuple(resolved)),
             codes=_readonly(np.ascontiguousarray(codes, dtype=np.int32)),
