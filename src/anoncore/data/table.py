@@ -383,7 +383,7 @@ class Table:
         ids = self._cache.get("row_ids")
         if ids is None:
             ids = self._cache["row_ids"] = _readonly(np.arange(self.n_rows, dtype=np.int64))
-        return ids  # type: ignore[no-any-return]
+        return ids
 
     @property
     def n_rows(self) -> int:
