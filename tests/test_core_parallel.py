@@ -222,6 +222,21 @@ def test_idle_cores_count_other_processes() -> None:
     assert min(idle) <= max(1, avail - 1)
 
 
+def test_regions_of_few_chunks_take_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region takes at most one thread per chunk; with few chunks per thread, at most the idle cores (the
+    guard on), every thread asked for with it off or with many chunks."""
+    if not _core.has_openmp:
+        assert _core.core.region_threads(1000, 4) == 1
+        return
+    avail = _core.core.available_cores()
+    monkeypatch.setenv("ANONCORE_LOAD_AWARE", "0")
+    assert _core.core.region_threads(3, 8) == 3 and _core.core.region_threads(5, 4) == 4
+    assert _core.core.region_threads(10_000, 0) == avail
+    monkeypatch.setenv("ANONCORE_LOAD_AWARE", "1")
+    assert 1 <= _core.core.region_threads(4, 4) <= min(4, _core.core.idle_cores() + 1)
+    assert _core.core.region_threads(64 * 4, 4) == 4  # many chunks: every thread asked for
+
+
 def test_retrieval_same_labels_with_the_load_guard_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard only chooses how many owners run: the labels are those of the serial loop either way."""
     from anoncore.static.sabre import closeness_model

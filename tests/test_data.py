@@ -186,6 +186,16 @@ def test_missing_policies() -> None:
     t = Table.from_pandas(_df(), Schema.build({"age": "numeric", "zip": None}, sensitive="disease",
                                              identifiers=["name"], missing="drop"))
     assert t.n_rows == 3 and t.dropped_rows.tolist() == [2] and t.row_ids.tolist() == [0, 1, 3]
+    import pyarrow as pa
+
+    keep_all = Schema.build({"age": "numeric", "zip": None}, sensitive="disease", identifiers=["name"],
+                            missing="as_value")
+    for path in ("pandas", "arrow"):  # every row kept: row_ids made on first use, the same read-only array after
+        full = (Table.from_pandas(_df(), keep_all) if path == "pandas"
+                else Table.from_arrow(pa.Table.from_pandas(_df()), keep_all))
+        ids = full.row_ids
+        assert ids.tolist() == list(range(len(_df()))) and ids.dtype == np.int64 and not ids.flags.writeable
+        assert full.row_ids is ids and full.take([3, 1]).row_ids.tolist() == [3, 1]
     df = _df()
     df.loc[1, "age"] = np.nan
     with pytest.raises(ValueError, match="'age'"):
@@ -308,3 +318,22 @@ def test_partition_arrow_and_equality() -> None:
     tbl = a.to_arrow()
     assert tbl.num_rows == 6 and tbl.column("zip").to_pylist()[0] == "1305*"
     assert a != Partition.from_levels(t, [2, 0])
+
+
+@pytest.mark.parametrize("path", ["pandas", "arrow"])
+def test_numeric_domain_checked_on_the_fast_path(path: str) -> None:
+    import pyarrow as pa
+
+    schema = Schema([Attribute("v", "quasi_identifier", "numeric", domain=(0, 100)),
+                     Attribute("w", "quasi_identifier", "numeric", domain=(-5, 5)), Attribute("s", "sensitive")])
+
+    def make(v: list[str]) -> Table:
+        df = pd.DataFrame({"v": v, "w": ["1", "-5", "5", "0"], "s": ["a", "b", "a", "b"]})
+        return Table.from_pandas(df, schema) if path == "pandas" else Table.from_arrow(pa.Table.from_pandas(df), schema)
+
+    t = make(["0", "100", "30", "30"])
+    assert t.to_pandas()["v"].tolist() == [0, 100, 30, 30] and t.to_pandas()["w"].tolist() == [1, -5, 5, 0]
+    with pytest.raises(ValueError, match="'v'.*widen the domain"):
+        make(["0", "101", "30", "30"])
+    with pytest.raises(ValueError, match="'v'.*widen the domain"):
+        make(["-1", "100", "30", "30"])

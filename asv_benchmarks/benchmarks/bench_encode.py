@@ -6,13 +6,13 @@ import numpy as np
 
 import anoncore as ac
 
-from .common import require_large, strings_frame, synthetic
+from .common import require_large, strings_frame, synthetic, thread_counts
 
 
 class EncodeStrings:
     """Table.from_pandas on object columns of strings and Table.from_arrow on large_string columns."""
 
-    params = ([100_000, 1_000_000], [1, 2])
+    params = ([100_000, 1_000_000, 10_000_000, 40_000_000], thread_counts())
     param_names = ("n_rows", "n_threads")
     timeout = 300
 
@@ -39,7 +39,7 @@ class EncodeStrings:
 class PublishArrow:
     """Partition.to_arrow (dictionary-encoded columns) and to_pandas(categorical=True)."""
 
-    params = ([100_000, 1_000_000], [1, 2])
+    params = ([100_000, 1_000_000, 10_000_000, 40_000_000], thread_counts())
     param_names = ("n_rows", "n_threads")
     timeout = 300
 

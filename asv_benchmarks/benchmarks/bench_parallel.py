@@ -1,8 +1,8 @@
 """Thread scaling of the data-parallel phases (issue 16): the synthetic census generator,
 Partition.from_levels, the audit, BUREL and SABRE-KNN, by n_threads (publishing and encoding: bench_encode.py).
 
-Outputs do not depend on n_threads (tests/test_core_parallel.py); these time it. Million-row cases run only with
-ANONCORE_BENCH_LARGE=1.
+Outputs do not depend on n_threads (tests/test_core_parallel.py); these time it at 1, 2, 4, ... threads up to
+the machine's cores. Million-row cases (1M, 10M, 40M) run only with ANONCORE_BENCH_LARGE=1.
 """
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ from __future__ import annotations
 import anoncore as ac
 from anoncore.models import DistinctLDiversity, KAnonymity
 
-from .common import require_large, synthetic
+from .common import require_large, synthetic, thread_counts
 
-THREADS = [1, 2, 4]
+THREADS = thread_counts()
+ROWS = [200_000, 1_000_000, 10_000_000, 40_000_000]  # 1M and up only with ANONCORE_BENCH_LARGE=1
 
 
 class Generate:
     """synthetic_census (C++ draws over fixed 65,536-row chunks)."""
 
-    params = ([200_000, 2_000_000], THREADS)
+    params = (ROWS, THREADS)
     param_names = ("n_rows", "n_threads")
     timeout = 300
 
@@ -32,7 +33,7 @@ class Generate:
 class GroupAndAudit:
     """Partition.from_levels (levels 1) and the audit (k-anonymity + distinct l-diversity) of its partition."""
 
-    params = ([200_000, 2_000_000], THREADS)
+    params = (ROWS, THREADS)
     param_names = ("n_rows", "n_threads")
     timeout = 300
 
@@ -53,7 +54,7 @@ class GroupAndAudit:
 class TwoPhase:
     """BUREL (3 QIs, beta 4; retrieval parallel over its buckets) and SABRE-KNN (t 0.35, k 6)."""
 
-    params = ([100_000, 1_000_000], THREADS)
+    params = ([100_000, 1_000_000, 10_000_000], THREADS)
     param_names = ("n_rows", "n_threads")
     timeout = 600
 

@@ -11,6 +11,17 @@ import os
 LARGE = os.environ.get("ANONCORE_BENCH_LARGE", "") == "1"
 
 
+def thread_counts() -> list[int]:
+    """1, 2, 4, ... up to the cores this process may use (and that count itself): the scaling curve of issue 16."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    out = [1]
+    while out[-1] * 2 <= cores:
+        out.append(out[-1] * 2)
+    return out if out[-1] == cores else out + [cores]
+
+
 def require_large(n_rows: int, threshold: int = 500_000) -> None:
     """Skip (NotImplementedError) sizes at or above ``threshold`` unless ANONCORE_BENCH_LARGE=1."""
     if n_rows >= threshold and not LARGE:

@@ -187,6 +187,8 @@ void bind_core(py::module_ m) {
         "the passes whose threads wait on each other.");
   m.def("running_elsewhere", &running_elsewhere,
         "Threads of other processes runnable right now (-1: unknown).");
+  m.def("region_threads", &region_threads, py::arg("n_chunks"), py::arg("n_threads"),
+        "Threads a parallel region of n_chunks chunks would take now with n_threads asked (<= 0: every core).");
   m.def(
       "dense_labels",
       [](const CArray<int32_t>& codes, const CArray<int64_t>& cardinality, int n_threads) {

@@ -21,7 +21,8 @@ struct BottomHandle {
 
 /// The Engine's configuration, as a bound struct with named fields (Python fills it; LatticeProblem.build).
 struct EngineConfig {
-  CArray<int32_t> codes;                   // (n_rows, r) leaf codes of the quasi-identifiers
+  CArray<int32_t> codes;                   // (n_rows, width) leaf codes: the quasi-identifiers' columns
+  CArray<int64_t> qi_columns;              // (r,) the quasi-identifiers' columns of codes; empty: every column
   std::vector<CArray<int32_t>> gens;       // per QI: (n_leaves, height + 1) dense code of each leaf per level
   CArray<int32_t> heights;                 // (r,)
   std::vector<CArray<int64_t>> leaf_counts;  // per QI: leaves under each dense code, concatenated by level
@@ -50,10 +51,17 @@ struct SearchOutput {
 
 std::unique_ptr<Engine> make_engine(const EngineConfig& c) {
   auto X = matrix_of(c.codes, "codes");
-  const size_t r = static_cast<size_t>(X.cols);
+  lattice::QiRows rows = lattice::QiRows::all(X);
+  if (c.qi_columns.size() > 0) {
+    auto cols = span_of(c.qi_columns, "qi_columns");
+    rows.cols.assign(cols.begin(), cols.end());
+    for (int64_t j : rows.cols)
+      if (j < 0 || j >= X.cols) throw std::invalid_argument("qi_columns: a column outside codes");
+  }
+  const size_t r = rows.cols.size();
   if (c.gens.size() != r || c.leaf_counts.size() != r || c.nu_bases.size() != r)
     throw std::invalid_argument("one gen/leaf_count/nu_base array per quasi-identifier expected");
-  auto hs = span_of(c.heights, "heights", X.cols);
+  auto hs = span_of(c.heights, "heights", static_cast<int64_t>(r));
   std::vector<lattice::QiInput> qis(r);
   for (size_t j = 0; j < r; ++j) {
     auto g = matrix_of(c.gens[j], "gen", -1, hs[static_cast<int64_t>(j)] + 1);
@@ -69,12 +77,13 @@ std::unique_ptr<Engine> make_engine(const EngineConfig& c) {
   std::shared_ptr<const lattice::BottomState> reuse = c.bottom ? c.bottom->p : nullptr;
   std::vector<lattice::Criterion> crit = c.criteria;
   if (c.counts.size() > 0) {
+    if (c.qi_columns.size() > 0) throw std::invalid_argument("qi_columns: items (counts) take every column");
     auto w = span_of(c.counts, "counts", X.rows);
     py::gil_scoped_release nogil;
     return std::make_unique<Engine>(X, w, std::move(qis), sa, std::move(crit), ms, c.limit, c.n_threads, c.packed);
   }
   py::gil_scoped_release nogil;
-  return std::make_unique<Engine>(X, std::move(qis), sa, std::move(crit), ms, c.limit, c.n_threads, c.packed,
+  return std::make_unique<Engine>(rows, std::move(qis), sa, std::move(crit), ms, c.limit, c.n_threads, c.packed,
                                   std::move(reuse));
 }
 
@@ -92,6 +101,7 @@ void bind_results(py::module_ m) {
   py::class_<EngineConfig>(m, "EngineConfig", "The Engine's inputs, by name (see bind_lattice.cpp).")
       .def(py::init<>())
       .def_readwrite("codes", &EngineConfig::codes)
+      .def_readwrite("qi_columns", &EngineConfig::qi_columns)
       .def_readwrite("gens", &EngineConfig::gens)
       .def_readwrite("heights", &EngineConfig::heights)
       .def_readwrite("leaf_counts", &EngineConfig::leaf_counts)

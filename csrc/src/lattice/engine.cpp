@@ -104,7 +104,7 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
 /// One pass over the (row-major) codes: the per-QI value counts and, when packed, the rows' bottom keys
 /// (the grouping reads each key twice when it prefetches). Threads from 2 x par_grain rows on (fixed chunks,
 /// per-thread counts summed: exact, and each row's key is its own).
-void Engine::Impl::count_rows(Matrix<int32_t> codes, std::vector<std::vector<int64_t>>& cnts,
+void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64_t>>& cnts,
                                   std::vector<uint64_t>& rk) {
   std::vector<int64_t> off(static_cast<size_t>(r) + 1, 0);  // each QI's counts in one flat array
   for (int64_t j = 0; j < r; ++j)
@@ -127,15 +127,16 @@ void Engine::Impl::count_rows(Matrix<int32_t> codes, std::vector<std::vector<int
   }
   const int64_t R = r;
   const int64_t* o = off.data();
+  const int64_t* cj = codes.cols.data();
   const uint64_t* kp = k0.data();
   const bool with_keys = packed;
   parallel_chunks(n, int64_t{1} << 16, T, [&](int64_t, int64_t lo, int64_t hi) {
     int64_t* c = part[static_cast<size_t>(thread_index())].data();
     for (int64_t i = lo; i < hi; ++i) {
-      const int32_t* row = &codes(i, 0);
+      const int32_t* row = codes.row(i);
       uint64_t k = 0;
       for (int64_t j = 0; j < R; ++j) {
-        const int64_t at = o[j] + row[j];
+        const int64_t at = o[j] + row[cj[j]];
         c[at]++;
         if (with_keys) k |= kp[at];
       }
@@ -201,7 +202,7 @@ void Engine::Impl::init_scratch() {
 }
 
 /// The bottom frequency set, straight from the rows (rk: the rows' packed keys when packed).
-void Engine::Impl::build_bottom(Matrix<int32_t> codes, const std::vector<uint64_t>& rk, const SensitiveInput& sa) {
+void Engine::Impl::build_bottom(const QiRows& codes, const std::vector<uint64_t>& rk, const SensitiveInput& sa) {
   Scratch& s = scratch[0];
   std::vector<int64_t> card0(static_cast<size_t>(r));
   for (int64_t j = 0; j < r; ++j) card0[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].card[0];
@@ -251,13 +252,13 @@ void Engine::Impl::build_bottom(Matrix<int32_t> codes, const std::vector<uint64_
   bottom = f;
 }
 
-Engine::Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
+Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
                MetricSpec metric, int64_t limit, int n_threads, bool allow_packed,
                std::shared_ptr<const BottomState> reuse)
     : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
   I.n = qi_codes.rows;
-  I.r = qi_codes.cols;
+  I.r = qi_codes.r();
   I.limit = limit;
   I.n_threads = resolve_threads(n_threads);
   I.crit = std::move(criteria);

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from anoncore import _core
 from anoncore.data import _encode as _enc
 from anoncore.data.builders import flat_hierarchy
 from anoncore.data.hierarchy import Hierarchy
@@ -57,7 +58,8 @@ class Table:
     schema: Schema
     codes: NDArray[np.int32] = field(repr=False)
     columns: tuple[str, ...]
-    row_ids: NDArray[np.int64] = field(repr=False)
+    # None: every input row kept in order (row_ids is then made on first use, not on every encoding)
+    _row_ids: NDArray[np.int64] | None = field(repr=False)
     dropped_rows: NDArray[np.int64] = field(repr=False)
     _dicts: dict[str, Any] = field(repr=False, default_factory=dict)
     # The table's own memoised views (column, qi_codes, domain); caches of the algorithms live with them
@@ -195,7 +197,7 @@ class Table:
             schema=rschema,
             codes=_readonly(codes),
             columns=tuple(a.name for a in kept),
-            row_ids=_readonly(row_ids),
+            _row_ids=None if dropped.size == 0 else _readonly(row_ids),
             dropped_rows=_readonly(dropped),
             _dicts=dicts,
         )
@@ -363,17 +365,26 @@ class Table:
                                  f"Got values in [{lo}, {hi}].")
             resolved.append(a)
             dicts[a.name] = d
-        n = codes.shape[0]
         return cls(
             schema=replace(schema, attributes=tuple(resolved)),
             codes=_readonly(np.ascontiguousarray(codes, dtype=np.int32)),
             columns=tuple(a.name for a in kept),
-            row_ids=_readonly(np.arange(n, dtype=np.int64)),
+            _row_ids=None,
             dropped_rows=_readonly(np.zeros(0, dtype=np.int64)),
             _dicts=dicts,
         )
 
     # ------------------------------------------------------------------ access
+    @property
+    def row_ids(self) -> NDArray[np.int64]:
+        """Position of each kept row in the input (read-only int64)."""
+        if self._row_ids is not None:
+            return self._row_ids
+        ids = self._cache.get("row_ids")
+        if ids is None:
+            ids = self._cache["row_ids"] = _readonly(np.arange(self.n_rows, dtype=np.int64))
+        return ids
+
     @property
     def n_rows(self) -> int:
         return int(self.codes.shape[0])
@@ -575,17 +586,19 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             if not keep.any():
                 return None
             out = out[keep]
-    row_ids = np.arange(n, dtype=np.int64) if keep is None else np.flatnonzero(keep).astype(np.int64)
+    row_ids = None if keep is None else np.flatnonzero(keep).astype(np.int64)
     dropped = np.zeros(0, dtype=np.int64) if keep is None else np.flatnonzero(~keep).astype(np.int64)
     resolved: list[Attribute] = []
     dicts: dict[str, Any] = {}
+    lohi: tuple[NDArray[np.int32], NDArray[np.int32]] | None = None  # (a column's codes change only in its turn)
     for j, a in enumerate(kept):
         src = srcs[a.name]
         has_missing = keep is None and n_missing[a.name] > 0
         if isinstance(src, pd.Series):
             sub = src.iloc[row_ids].reset_index(drop=True) if keep is not None else src
             m = missing_masks[a.name] if keep is None else missing_masks[a.name][keep]
-            col, ra, d = _encode_column(a, sub, m, schema, row_ids, where)
+            col, ra, d = _encode_column(a, sub, m, schema, np.arange(n, dtype=np.int64) if row_ids is None else row_ids,
+                                        where)
             out[:, j] = col
             resolved.append(ra)
             dicts[a.name] = d
@@ -595,13 +608,16 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             if has_missing:
                 return None  # the pandas path words the error
             d = numeric_dicts[a.name]
+            if a.domain is not None:
+                if lohi is None:  # every column's least and largest code in one pass on every core
+                    lohi = _core.core.column_min_max(out, threads)
+                if d[lohi[0][j]] < a.domain[0] or d[lohi[1][j]] > a.domain[1]:
+                    return None
             if a.hierarchy is None:  # ranks among the values of the kept rows, as np.unique gives them
                 present = np.bincount(colv, minlength=d.size) > 0
                 if not present.all():
                     colv[:] = (np.cumsum(present) - 1).astype(np.int32)[colv]
                     d = d[present]
-            if a.domain is not None and (d[colv.min()] < a.domain[0] or d[colv.max()] > a.domain[1]):
-                return None
             resolved.append(a)
             dicts[a.name] = _readonly(d)
             continue
@@ -641,7 +657,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         schema=replace(schema, attributes=tuple(resolved)),
         codes=_readonly(out),
         columns=tuple(a.name for a in kept),
-        row_ids=_readonly(row_ids),
+        _row_ids=None if row_ids is None else _readonly(row_ids),
         dropped_rows=_readonly(dropped),
         _dicts=dicts,
     )

@@ -216,7 +216,6 @@ class LatticeProblem:
                                      f"{s!r}; it has none.")
             crit.append(_criterion(m))
         n = table.n_rows
-        qc = table.qi_codes()
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
         if sa_name is not None:
             sa_codes = np.ascontiguousarray(table.column(sa_name), dtype=np.int32)
@@ -236,7 +235,9 @@ class LatticeProblem:
         bkey = ("lattice_bottom", _packed_keys(), sa_name)
         bottom = _CACHE.of(table).get(bkey)
         cfg = _core.lattice.EngineConfig()
-        cfg.codes, cfg.gens, cfg.heights = qc, gens, np.asarray(heights, dtype=np.int32)
+        # the engine reads the quasi-identifier columns of the table's codes in place (no copy of them)
+        cfg.codes, cfg.qi_columns = table.codes, _qi_columns(table)
+        cfg.gens, cfg.heights = gens, np.asarray(heights, dtype=np.int32)
         cfg.leaf_counts, cfg.nu_bases = lcs, nus
         cfg.sa_codes, cfg.m, cfg.sa_parent, cfg.sa_height = sa_codes, m_sa, sa_parent, sa_height
         cfg.criteria, cfg.metric, cfg.aggregate, cfg.gs_factor = crit, METRICS[metric], _AGGREGATES[agg], gs
@@ -340,6 +341,11 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
     return out
 
 
+def _qi_columns(table: Table) -> NDArray[np.int64]:
+    """The quasi-identifiers' columns of ``table.codes``, in the order of ``table.quasi_identifiers``."""
+    return np.asarray([table.column_index(q) for q in table.quasi_identifiers], dtype=np.int64)
+
+
 def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
     """Distinct values of every quasi-identifier at every level over the table's rows (kept in its cache)."""
     key = ("lattice_distinct",)
@@ -389,11 +395,10 @@ def _partition_from_labels(table: Table, levels: list[int], labels: NDArray[np.i
     """The :meth:`Partition.from_levels` partition, from the kernel's class labels (dense, first appearance
     over the rows, the same numbering as ``from_levels``): only one row per class is generalized here.
     ``first`` (the first row of every class, when the kernel gives it) saves a pass over the labels."""
-    qc = table.qi_codes()
     if first is None:
         first = np.empty(n_classes, dtype=np.int64)
         first[labels[::-1]] = np.arange(labels.shape[0] - 1, -1, -1, dtype=np.int64)
-    rep = qc[first]
+    rep = table.codes[first][:, _qi_columns(table)]  # the representatives' quasi-identifiers (no copy of all rows)
     gen_node = np.empty((n_classes, len(levels)), dtype=np.int32)
     gen_lo = np.empty_like(gen_node)
     gen_hi = np.empty_like(gen_node)

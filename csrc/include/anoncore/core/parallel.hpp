@@ -133,6 +133,18 @@ inline int thread_index() {
 #endif
 }
 
+/// Threads for a region of n_chunks independent chunks: at most one per chunk and, when the chunks are few
+/// (fewer than kFewChunksPerThread per thread: a region of a few milliseconds), at most the idle cores. A thread
+/// that another process deschedules while it holds one of few chunks holds the region's end for a whole time
+/// slice (Adult's encoding on 2 cores beside one busy process: 2 ms → 60 ms); many chunks rebalance around it.
+inline constexpr int64_t kFewChunksPerThread = 64;
+inline int region_threads(int64_t n_chunks, int n_threads) {
+  int threads = static_cast<int>(std::min<int64_t>(resolve_threads(n_threads), n_chunks));
+  if (threads > 1 && n_chunks < kFewChunksPerThread * threads && load_aware_enabled())
+    threads = std::min(threads, idle_cores());
+  return threads;
+}
+
 /// Call body(chunk_index, begin, end) for consecutive chunks of [0, n). The chunking depends only on n and
 /// chunk_size (never on the thread count), so per-chunk results can be combined in chunk order
 /// deterministically. The first exception thrown by any chunk is rethrown after the join.
@@ -144,7 +156,7 @@ void parallel_chunks(int64_t n, int64_t chunk_size, int n_threads, Body&& body) 
   std::exception_ptr error = nullptr;
 #ifdef ANONCORE_HAVE_OPENMP
   std::atomic<bool> failed{false};
-  const int threads = static_cast<int>(std::min<int64_t>(resolve_threads(n_threads), n_chunks));
+  const int threads = region_threads(n_chunks, n_threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
   for (int64_t c = 0; c < n_chunks; ++c) {
     if (failed.load(std::memory_order_relaxed)) continue;

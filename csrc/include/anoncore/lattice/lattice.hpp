@@ -57,6 +57,23 @@ struct QiInput {
 
 /// Sensitive attribute input: codes (n_rows,) in [0, m); for hierarchical EMD, the SA hierarchy (leaves are
 /// the SA codes, post-order internal nodes) given by parent and node height.
+/// The rows' quasi-identifier leaf codes, read in place: columns cols[j] (j < r) of a row-major (rows, width)
+/// matrix, such as a table's own codes (no copy of the quasi-identifier columns). all() takes every column.
+struct QiRows {
+  const int32_t* data = nullptr;
+  int64_t rows = 0;
+  int64_t width = 0;
+  std::vector<int64_t> cols;
+  static QiRows all(Matrix<int32_t> m) {
+    QiRows q{m.data, m.rows, m.cols, std::vector<int64_t>(static_cast<size_t>(m.cols))};
+    for (int64_t j = 0; j < m.cols; ++j) q.cols[static_cast<size_t>(j)] = j;
+    return q;
+  }
+  int64_t r() const { return static_cast<int64_t>(cols.size()); }
+  const int32_t* row(int64_t i) const { return data + i * width; }
+  int32_t operator()(int64_t i, int64_t j) const { return data[i * width + cols[static_cast<size_t>(j)]]; }
+};
+
 struct SensitiveInput {
   Span<int32_t> codes;  // empty when no criterion needs it
   int64_t m = 0;
@@ -126,13 +143,13 @@ class OptimalSearch;
 
 class Engine {
  public:
-  /// Builds the bottom frequency set from the rows. qi_codes (n_rows, r) are leaf codes; limit is the
-  /// absolute suppression limit floor(suppression_limit * N).
+  /// Builds the bottom frequency set from the rows. qi_codes: the rows' r quasi-identifier leaf codes (read
+  /// once, in place, during construction); limit is the absolute suppression limit floor(suppression_limit * N).
   /// allow_packed = false forces the generic (re-densified mixed-radix) class layout even when the packed
   /// 64-bit keys would fit (tests of both layouts).
   /// reuse: a BottomState of an earlier Engine on the same rows, hierarchies and sensitive column (used when
   /// its layout and histograms match this Engine's; ignored otherwise).
-  Engine(Matrix<int32_t> qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
+  Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
          MetricSpec metric, int64_t limit, int n_threads, bool allow_packed = true,
          std::shared_ptr<const BottomState> reuse = nullptr);
   /// Builds the bottom frequency set from weighted items instead of rows (a frequency set: anoncore.distributed):
