@@ -241,6 +241,22 @@ void bind_lattice(py::module_ m) {
         return o;
       }, "with_trace"_a = false, "sweep"_a = true,
          "Globally optimal node (branch and bound with predictive tagging); sweep=False keeps the queue.");
+  m.def("group_keys", [](const CArray<uint64_t>& keys, const CArray<int64_t>& weights, int n_threads, bool rows,
+                         int64_t grain) {
+        const CArray<uint64_t> ka = aligned(keys);
+        const CArray<int64_t> wa = aligned(weights);
+        auto ks = span_of(ka, "keys");
+        auto ws = span_of(wa, "weights");
+        lattice::KeyGroups g;
+        {
+          py::gil_scoped_release nogil;
+          g = lattice::group_keys(ks, ws, n_threads, rows, grain);
+        }
+        return py::make_tuple(to_numpy(std::move(g.ids)), to_numpy(std::move(g.keys)), to_numpy(std::move(g.counts)));
+      }, "keys"_a.noconvert(), "weights"_a.noconvert(), "n_threads"_a, "rows"_a = true, "grain"_a = 65536,
+        "The lattice engine's packed grouping: (ids, keys, counts) of the keys' groups by first appearance "
+        "(weights empty: 1 each); one thread runs the serial grouping, more the parallel one as for the bottom's "
+        "rows (rows=True) or a roll-up's classes (same output).");
   m.def("level_sizes", [](const CArray<int32_t>& h) { return lattice::level_sizes(span_of(h, "heights")); },
         "heights"_a.noconvert(), "Number of lattice nodes per height.");
 }

@@ -210,9 +210,15 @@ void Engine::Impl::build_bottom(const QiRows& codes, const std::vector<uint64_t>
   f->levels.assign(static_cast<size_t>(r), 0);
   int64_t G = 0;
   if (packed) {
-    // the rows' keys were computed with the value counts above
-    G = group_packed(s, n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
-                           [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
+    // the rows' keys were computed with the value counts above (several threads: group_par.cpp, the same
+    // classes in the same order)
+    if (const int T = par_threads(n); T > 1) {
+      G = group_partitioned(T, n, rk.data(), nullptr, true, par_buffers(s), s.ids, f->keys, f->count);
+      s.par.reset();  // (its buffers, about 40 bytes a row, are not kept for the roll-ups)
+    } else {
+      G = group_packed(s, n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
+                       [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
+    }
     f->n_classes = G;
     row_class = std::make_shared<const std::vector<int64_t>>(s.ids.begin(), s.ids.end());
   } else {

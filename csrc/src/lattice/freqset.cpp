@@ -30,25 +30,25 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   const uint64_t* sk = src.keys.data();
   const int64_t* scnt = src.count.data();
   const int64_t C = src.n_classes;
-  auto w = [&](int64_t i) { return scnt[i]; };
+  const int T = par_threads(C);  // (several threads: group_par.cpp, the same classes in the same order)
   int64_t G;
   if (dj.size() == 1) {
     const uint32_t sh = shift[static_cast<size_t>(dj[0])];
     const uint64_t fm = fmask[static_cast<size_t>(dj[0])];
     const int32_t* mp = dmap[0];
-    G = group_rollup(s, C, [&](int64_t i) {
+    G = group_rollup_t(T, par_grain, s, C, [&](int64_t i) {
       const uint64_t k = sk[i];
       return (k & keep) | (static_cast<uint64_t>(mp[(k >> sh) & fm]) << sh);
-    }, w, dst.keys, dst.count);
+    }, scnt, dst.keys, dst.count);
   } else if (dj.size() >= 2 && dj.size() <= 8) {
     switch (dj.size()) {
-      case 2: G = rollup_fields<2>(sk, keep, dj, dmap, C, w, dst, s); break;
-      case 3: G = rollup_fields<3>(sk, keep, dj, dmap, C, w, dst, s); break;
-      case 4: G = rollup_fields<4>(sk, keep, dj, dmap, C, w, dst, s); break;
-      case 5: G = rollup_fields<5>(sk, keep, dj, dmap, C, w, dst, s); break;
-      case 6: G = rollup_fields<6>(sk, keep, dj, dmap, C, w, dst, s); break;
-      case 7: G = rollup_fields<7>(sk, keep, dj, dmap, C, w, dst, s); break;
-      default: G = rollup_fields<8>(sk, keep, dj, dmap, C, w, dst, s); break;  // 8
+      case 2: G = rollup_fields<2>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;
+      case 3: G = rollup_fields<3>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;
+      case 4: G = rollup_fields<4>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;
+      case 5: G = rollup_fields<5>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;
+      case 6: G = rollup_fields<6>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;
+      case 7: G = rollup_fields<7>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;
+      default: G = rollup_fields<8>(T, sk, keep, dj, dmap, C, scnt, dst, s); break;  // 8
     }
   } else {
     const size_t D = dj.size();
@@ -58,12 +58,12 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
       dsh[d] = shift[static_cast<size_t>(dj[d])];
       dfm[d] = fmask[static_cast<size_t>(dj[d])];
     }
-    G = group_rollup(s, C, [&](int64_t i) {
+    G = group_rollup_t(T, par_grain, s, C, [&](int64_t i) {
       const uint64_t k = sk[i];
       uint64_t nk = k & keep;
       for (size_t d = 0; d < D; ++d) nk |= static_cast<uint64_t>(dmap[d][(k >> dsh[d]) & dfm[d]]) << dsh[d];
       return nk;
-    }, w, dst.keys, dst.count);
+    }, scnt, dst.keys, dst.count);
   }
   dst.levels.assign(target, target + r);
   dst.n_classes = G;

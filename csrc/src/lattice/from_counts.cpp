@@ -77,8 +77,13 @@ void Engine::Impl::build_from_items(Matrix<int32_t> codes, const int64_t* w, con
       }
       rk[static_cast<size_t>(i)] = k;
     }
-    G = group_packed(s, ni, [&](int64_t i) { return rk[static_cast<size_t>(i)]; }, [&](int64_t i) { return w[i]; },
-                     f->keys, f->count, true);
+    if (const int T = par_threads(ni); T > 1) {  // (group_par.cpp: the same classes in the same order)
+      G = group_partitioned(T, ni, rk.data(), w, true, par_buffers(s), s.ids, f->keys, f->count);
+      s.par.reset();  // (its buffers, about 40 bytes a row, are not kept for the roll-ups)
+    } else {
+      G = group_packed(s, ni, [&](int64_t i) { return rk[static_cast<size_t>(i)]; }, [&](int64_t i) { return w[i]; },
+                       f->keys, f->count, true);
+    }
     f->n_classes = G;
   } else {
     std::vector<int64_t> card0(static_cast<size_t>(r));

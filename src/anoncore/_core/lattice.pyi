@@ -225,6 +225,13 @@ class Engine:
     @property
     def rollup_work(self) -> int: ...
 
+def group_keys(
+    keys: NDArray[np.uint64], weights: NDArray[np.int64], n_threads: int, rows: bool = True, grain: int = 65536
+) -> tuple[NDArray[np.int32], NDArray[np.uint64], NDArray[np.int64]]:
+    """
+    The lattice engine's packed grouping: (ids, keys, counts) of the keys' groups by first appearance (weights empty: 1 each); one thread runs the serial grouping, more the parallel one as for the bottom's rows (rows=True) or a roll-up's classes (same output).
+    """
+
 def level_sizes(heights: NDArray[np.int32]) -> list[float]:
     """
     Number of lattice nodes per height.

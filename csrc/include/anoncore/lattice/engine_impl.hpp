@@ -19,6 +19,7 @@
 
 #include "anoncore/core/parallel.hpp"
 #include "anoncore/lattice/freqset.hpp"
+#include "anoncore/lattice/group_par.hpp"
 #include "anoncore/lattice/lattice.hpp"
 
 namespace anoncore::lattice {
@@ -84,10 +85,12 @@ struct Engine::Impl {
     return f.codes[static_cast<size_t>(c * r + j)];
   }
 
-  /// The packed grouping of a roll-up that rewrites D fields (D known at compile time: the loop unrolls).
-  template <size_t D, class WFn>
-  int64_t rollup_fields(const uint64_t* sk, uint64_t keep, const std::vector<int32_t>& dj,
-                        const std::vector<const int32_t*>& dmap, int64_t C, WFn w, FreqSet& dst, Scratch& s) const {
+  /// The packed grouping of a roll-up that rewrites D fields (D known at compile time: the loop unrolls), on
+  /// T threads (group_rollup_t).
+  template <size_t D>
+  int64_t rollup_fields(int T, const uint64_t* sk, uint64_t keep, const std::vector<int32_t>& dj,
+                        const std::vector<const int32_t*>& dmap, int64_t C, const int64_t* w, FreqSet& dst,
+                        Scratch& s) const {
     uint32_t dsh[D];
     uint64_t dfm[D];
     const int32_t* mp[D];
@@ -96,7 +99,7 @@ struct Engine::Impl {
       dfm[d] = fmask[static_cast<size_t>(dj[d])];
       mp[d] = dmap[d];
     }
-    return group_rollup(s, C, [&](int64_t i) {
+    return group_rollup_t(T, par_grain, s, C, [&](int64_t i) {
       const uint64_t k = sk[i];
       uint64_t nk = k & keep;
       for (size_t d = 0; d < D; ++d) nk |= static_cast<uint64_t>(mp[d][(k >> dsh[d]) & dfm[d]]) << dsh[d];
@@ -113,7 +116,14 @@ struct Engine::Impl {
   // ---- threads inside one evaluation (freqset_par.cpp) ---------------------------------------------------
   // A set of at least 2 * par_grain items (source classes of a roll-up, rows of the bottom) is merged and
   // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output.
-  int64_t par_grain = int64_t{1} << 16;
+  // (ANONCORE_LATTICE_PARALLEL_GRAIN in the environment: the grain of the Engines built afterwards, their
+  // bottom grouping included; tests set it small so that small tables take the parallel paths)
+  int64_t par_grain = par_grain_default();
+  static int64_t par_grain_default() {
+    const char* v = std::getenv("ANONCORE_LATTICE_PARALLEL_GRAIN");
+    const long long g = v == nullptr ? 0 : std::atoll(v);
+    return g >= 1 ? static_cast<int64_t>(g) : int64_t{1} << 16;
+  }
   // hold the threads to the cores other processes leave idle (see par_threads); ANONCORE_LATTICE_LOAD_AWARE=0
   // (or ANONCORE_LOAD_AWARE=0) in the environment turns it off for the Engines built afterwards (tests)
   bool load_aware = load_aware_default();

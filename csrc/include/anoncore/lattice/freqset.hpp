@@ -80,6 +80,8 @@ struct GSlot {
   uint32_t gen;
 };
 
+struct ParGroupBuffers;  // group_par.hpp
+
 struct RunEntry {
   int64_t c;
   int32_t v;
@@ -114,6 +116,7 @@ struct Scratch {
   std::vector<uint8_t> memo_val;
   std::vector<int32_t> memo_hv;
   size_t memo_n = 0;
+  std::shared_ptr<ParGroupBuffers> par;  // the parallel groupings' buffers (group_par.hpp), made on first use
 };
 
 /// The second half of merge_histograms / merge_row_histograms: group g's entries x in [start[g], start[g+1])

@@ -233,6 +233,18 @@ class Engine {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The engine's packed grouping on its own: n 64-bit keys with weights (empty: 1 each) into groups numbered by
+/// first appearance; ids[i] = group of key i, keys / counts = each group's key and summed weight. One thread
+/// (n_threads <= 1) runs the search's serial grouping, more the parallel one (group_par.cpp) as for the bottom's
+/// rows (rows = true) or a roll-up's classes (from 4 threads on), grain as Engine::parallel_grain: the same
+/// output.
+struct KeyGroups {
+  std::vector<int32_t> ids;
+  std::vector<uint64_t> keys;
+  std::vector<int64_t> counts;
+};
+KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, bool rows, int64_t grain);
+
 /// Number of nodes per lattice height (coefficients of Π_i (1 + x + ... + x^{h_i}), spec Prop. 3.1), as
 /// doubles (exact below 2^53). O(r · hmax).
 std::vector<double> level_sizes(Span<int32_t> heights);

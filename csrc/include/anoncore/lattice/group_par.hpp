@@ -1,0 +1,181 @@
+// The packed hash grouping on several threads (group_par.cpp): the same groups, numbered by first appearance,
+// with the same keys and summed weights as the serial group_packed / group_rollup (freqset.hpp), so a search
+// does the same work at any thread count. Used by the bottom grouping and by roll-ups of at least
+// 2 * par_grain source classes (Engine::Impl::par_threads); internal to the lattice.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <type_traits>
+#include <memory>
+#include <vector>
+
+#include "anoncore/core/parallel.hpp"
+#include "anoncore/lattice/freqset.hpp"
+
+namespace anoncore::lattice::detail {
+
+/// Raw memory for RawBuf: large blocks 2 MiB-aligned and, on Linux, marked for transparent huge pages (a
+/// fresh buffer's first touch then faults a few 2 MiB pages instead of thousands of 4 KiB ones; a hint only).
+void* raw_alloc(size_t bytes);
+struct RawFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+/// A buffer of trivially constructible values that grows without initialising (its pages are first touched
+/// by the parallel passes that fill them, not by one thread zeroing them).
+template <class T>
+struct RawBuf {
+  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>);
+  std::unique_ptr<T, RawFree> p;
+  int64_t cap = 0;
+  T* get(int64_t n) {
+    if (n > cap) {
+      p.reset();
+      p.reset(static_cast<T*>(raw_alloc(static_cast<size_t>(n) * sizeof(T))));
+      cap = n;
+    }
+    return p.get();
+  }
+};
+
+/// An item scattered to its bucket: key and index (ItemW: and weight). In the bucket's grouping, the record at
+/// position g of the bucket is reused for group g (key, index of its first item).
+struct ItemU {
+  uint64_t key;
+  int64_t idx;
+};
+struct ItemW {
+  uint64_t key;
+  int64_t idx;
+  int64_t w;
+};
+
+/// The buffers of the parallel groupings, kept by the caller's Scratch between calls (the roll-ups of one search reuse
+/// them instead of faulting fresh pages in).
+struct ParGroupBuffers {
+  RawBuf<ItemU> items_u;     // the items scattered by bucket (unweighted / weighted)
+  RawBuf<ItemW> items_w;
+  RawBuf<int32_t> hs;        // per scattered item: its group in the bucket, then the group's global id
+  RawBuf<uint8_t> first;     // per item: 1 where a group first appears
+  RawBuf<uint64_t> bits;     // `first` packed 64 items a word
+  RawBuf<int32_t> wpre;      // per word: first appearances before it in its chunk
+  RawBuf<int64_t> gcount;    // unweighted: the groups' counts, at their bucket's offset
+  std::vector<int64_t> off;  // per chunk and bucket: where the chunk's items of the bucket go
+  std::vector<Scratch> sc;   // per thread: the bucket's or chunk's hash table (group_core)
+  std::vector<uint64_t> lk;  // pre-aggregation: the chunks' groups' keys and weights, each chunk's first
+  std::vector<int64_t> lw, lbase;
+};
+
+/// Group n packed keys keys[i] with weights w[i] (w == nullptr: weight 1) on T threads, partitioned by hash
+/// (group_par.cpp): ids[i] = group (by first appearance), out_keys / out_count the groups' keys and summed
+/// weights in that order; exactly the output of the serial grouping. Returns the number of groups.
+/// dense_table as in group_core (the bottom's rows).
+int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
+                          ParGroupBuffers& buf, std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
+                          std::vector<int64_t>& out_count);
+
+/// The second half of a pre-aggregated grouping (see preaggregate): the chunks' groups in buf.lk / lw / lbase
+/// grouped (partitioned from 2 * grain on, else serially) and the items' ids (their groups in their chunks)
+/// renumbered to the groups found. Returns the number of groups.
+int64_t group_preaggregated(int T, int64_t n, int64_t chunk, int64_t grain, ParGroupBuffers& buf,
+                            std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
+                            std::vector<int64_t>& out_count);
+
+/// The caller's buffers for the parallel groupings (made on first use).
+inline ParGroupBuffers& par_buffers(Scratch& s) {
+  if (!s.par) s.par = std::make_shared<ParGroupBuffers>();
+  return *s.par;
+}
+
+/// The chunks of a pre-aggregation: at least 32,768 items (larger chunks repeat more keys), at most 64.
+inline int64_t preagg_chunk(int64_t n) {
+  int64_t c = int64_t{1} << 15;
+  while (c * 64 < n) c <<= 1;
+  return c;
+}
+
+/// The pre-aggregation of a roll-up: each chunk of items grouped on its own with its keys computed on the fly
+/// (ids[i] = its group in the chunk), unless a chunk finds more than half of its items distinct (then false:
+/// the partitioned grouping pays off). The chunks' groups, concatenated in chunk order (each in its order of
+/// first appearance), are the items of a second grouping whose order of first appearance is the items' own:
+/// buf.lk / lw their keys and weights, buf.lbase each chunk's first.
+template <class KeyFn>
+bool preaggregate(int T, int64_t n, int64_t chunk, KeyFn key, const int64_t* w, ParGroupBuffers& buf,
+                  std::vector<int32_t>& ids) {
+  const int64_t NC = (n + chunk - 1) / chunk;
+  if (buf.sc.size() < static_cast<size_t>(T)) buf.sc.resize(static_cast<size_t>(T));
+  ids.resize(static_cast<size_t>(n));
+  std::vector<std::vector<uint64_t>> ck(static_cast<size_t>(NC));
+  std::vector<std::vector<int64_t>> cw(static_cast<size_t>(NC));
+  std::atomic<bool> dense{false};
+  parallel_chunks(n, chunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
+    if (dense.load(std::memory_order_relaxed)) return;
+    Scratch& s = buf.sc[static_cast<size_t>(thread_index())];
+    const int64_t nc = hi - lo, cap = chunk / 2;  // (the last chunk may be short)
+    reserve_groups(s, nc);
+    int64_t* oc = s.gcount.data();
+    int32_t* ic = ids.data() + lo;
+    int32_t G = 0;
+    int64_t read = 0;
+    const bool done = group_core(s, s.gtable, s.gen, nc, [&key, lo](int64_t j) { return key(lo + j); },
+                                 [&](int64_t j, int32_t g, bool is_new) {
+      const int64_t wj = w[lo + j];
+      if (is_new) {
+        oc[g] = wj;
+      } else {
+        oc[g] += wj;
+      }
+      ic[j] = g;
+      return g < cap;
+    }, G, read);
+    if (!done) {
+      dense.store(true, std::memory_order_relaxed);
+      return;
+    }
+    ck[static_cast<size_t>(c)].assign(s.gkeys.data(), s.gkeys.data() + G);
+    cw[static_cast<size_t>(c)].assign(oc, oc + G);
+  });
+  if (dense.load()) return false;
+  buf.lbase.assign(static_cast<size_t>(NC + 1), 0);
+  for (int64_t c = 0; c < NC; ++c)
+    buf.lbase[static_cast<size_t>(c + 1)] = buf.lbase[static_cast<size_t>(c)] + static_cast<int64_t>(ck[static_cast<size_t>(c)].size());
+  buf.lk.resize(static_cast<size_t>(buf.lbase[static_cast<size_t>(NC)]));
+  buf.lw.resize(buf.lk.size());
+  parallel_chunks(NC, 1, T, [&](int64_t c, int64_t, int64_t) {
+    const auto b = static_cast<std::ptrdiff_t>(buf.lbase[static_cast<size_t>(c)]);
+    std::copy(ck[static_cast<size_t>(c)].begin(), ck[static_cast<size_t>(c)].end(), buf.lk.begin() + b);
+    std::copy(cw[static_cast<size_t>(c)].begin(), cw[static_cast<size_t>(c)].end(), buf.lw.begin() + b);
+  });
+  return true;
+}
+
+/// The fewest threads that group a roll-up in parallel: its parallel grouping costs 1.1-2x the serial one's
+/// CPU (the chunks' groups grouped again, or the partition's passes), and on a 2-core machine 2 threads
+/// lost to one in sum (4M-row synthetic search: 355 vs 297 ms over its 45 large roll-ups); the bottom's rows
+/// (group_partitioned) gain from 2 threads on.
+inline constexpr int kRollupMinThreads = 4;
+
+/// A roll-up's grouping (weights w): with fewer than kRollupMinThreads threads group_rollup; else
+/// pre-aggregated by chunks when they repeat keys (most roll-ups merge many classes), otherwise the keys
+/// computed once on T threads and partitioned. Fills s.ids, out_keys and out_count alike, exactly as
+/// group_rollup.
+template <class KeyFn>
+int64_t group_rollup_t(int T, int64_t grain, Scratch& s, int64_t n, KeyFn key, const int64_t* w,
+                       std::vector<uint64_t>& out_keys, std::vector<int64_t>& out_count) {
+  if (T < kRollupMinThreads) return group_rollup(s, n, key, [w](int64_t i) { return w[i]; }, out_keys, out_count);
+  ParGroupBuffers& buf = par_buffers(s);
+  const int64_t chunk = preagg_chunk(n);
+  if (preaggregate(T, n, chunk, key, w, buf, s.ids))
+    return group_preaggregated(T, n, chunk, grain, buf, s.ids, out_keys, out_count);
+  s.keys.resize(static_cast<size_t>(n));
+  uint64_t* k = s.keys.data();
+  parallel_chunks(n, int64_t{1} << 15, T, [&](int64_t, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) k[i] = key(i);
+  });
+  return group_partitioned(T, n, k, w, false, buf, s.ids, out_keys, out_count);
+}
+
+}  // namespace anoncore::lattice::detail
