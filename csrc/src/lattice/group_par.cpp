@@ -11,10 +11,11 @@
 //         and a flag on that item;
 //      4. per chunk, the flags packed 64 to a word with the flags before each word (a rank structure): the
 //         global id of a group is the number of first items before its own;
-//      5. per bucket, each group's global id, key and count written at that id, and each record's group
+//      5. per bucket, each group's global id and its count written at that id, and each record's group
 //         replaced by the global id;
 //      6. per chunk, the items replayed through the scatter of pass 2 (same buckets, same cursors), each
-//         reading its record's global id: ids in item order with sequential writes.
+//         reading its record's global id: ids in item order with sequential writes, and each group's key
+//         written at its first item (in item order: sequential too).
 //  - pre-aggregated (a roll-up, whose chunks repeat keys: most merge many classes): each chunk grouped on its
 //    own, the chunks' groups (in chunk order, each chunk's in its order of first appearance: the items' order
 //    of first appearance) grouped in turn, partitioned when they are many, and the items renumbered.
@@ -181,12 +182,12 @@ void rank_flags(int T, const Plan& pl, const uint8_t* first, uint64_t* bits, int
   for (int64_t c = 0; c < pl.NC; ++c) cbase[static_cast<size_t>(c + 1)] += cbase[static_cast<size_t>(c)];
 }
 
-/// Pass 5: the groups' global ids (first appearances before their first items), their keys and counts at
-/// those ids, and hs[j] = the global id of record j's group.
+/// Pass 5: the groups' global ids (first appearances before their first items), their counts at those ids,
+/// and hs[j] = the global id of record j's group.
 template <class Item>
 void number_groups(int T, const Plan& pl, const std::vector<int64_t>& bstart, const std::vector<int32_t>& ng,
                    const std::vector<int64_t>& cbase, const uint64_t* bits, const int32_t* wpre, ParGroupBuffers& buf,
-                   const Item* items, const int64_t* gcount, int32_t* hs, uint64_t* out_keys, int64_t* out_count) {
+                   const Item* items, const int64_t* gcount, int32_t* hs, int64_t* out_count) {
   parallel_chunks(pl.P, 1, T, [&](int64_t b, int64_t, int64_t) {
     const int64_t lo = bstart[static_cast<size_t>(b)];
     const int64_t nb = bstart[static_cast<size_t>(b + 1)] - lo;
@@ -200,7 +201,6 @@ void number_groups(int T, const Plan& pl, const std::vector<int64_t>& bstart, co
       const int64_t id = cbase[static_cast<size_t>(f >> pl.lg_chunk)] + wpre[wd] +
                          __builtin_popcountll(bits[wd] & ((uint64_t{1} << (f & 63)) - 1));
       gid[static_cast<size_t>(g)] = static_cast<int32_t>(id);
-      out_keys[id] = it[g].key;
       out_count[id] = gcount[lo + g];
     }
     int32_t* h = hs + lo;
@@ -228,7 +228,7 @@ int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w,
   const int64_t G = cbase[static_cast<size_t>(pl.NC)];
   out_keys.resize(static_cast<size_t>(G));
   out_count.resize(static_cast<size_t>(G));
-  number_groups(T, pl, bstart, ng, cbase, bits, wpre, buf, items, gcount, hs, out_keys.data(), out_count.data());
+  number_groups(T, pl, bstart, ng, cbase, bits, wpre, buf, items, gcount, hs, out_count.data());
   ids.resize(static_cast<size_t>(n));
   int32_t* out_ids = ids.data();
   const std::vector<int64_t>& off = buf.off;
@@ -238,8 +238,18 @@ int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w,
     const uint32_t sh = 64 - pl.lg_p;
     const uint64_t* kk = keys;
     const int32_t* h = hs;
+    const uint8_t* fi = first;
     int32_t* oi = out_ids;
-    for (int64_t i = lo; i < hi; ++i) oi[i] = h[cu[(kk[i] * Plan::kBucketMul) >> sh]++];
+    uint64_t* ok = out_keys.data();
+    uint64_t sink = 0;
+    for (int64_t i = lo; i < hi; ++i) {
+      const uint64_t k = kk[i];
+      const int32_t g = h[cu[(k * Plan::kBucketMul) >> sh]++];
+      oi[i] = g;
+      // a group's key at its first item: in item order these stores are sequential (the others go to a sink,
+      // no branch)
+      *(fi[i] != 0 ? ok + g : &sink) = k;
+    }
   });
   return G;
 }
