@@ -76,6 +76,28 @@ def test_reductions_match_numpy() -> None:
                           np.bincount(labels, minlength=n_classes))
 
 
+@pytest.mark.parametrize(("n", "n_classes", "m"), [(300_000, 1_000, 17), (200_000, 20_000, 30), (5_000, 2_000, 40),
+                                                   (1, 1, 1), (70_000, 3, 2)])
+def test_class_histogram_dense_and_sparse_match_numpy(n: int, n_classes: int, m: int) -> None:
+    """int32 per-thread counts when the histogram has at most a cell per row, int64 copies when sparser: the
+    counts of np.add.at either way, at any thread count, skipped rows left out."""
+    rng = np.random.default_rng(n)
+    labels = rng.integers(0, n_classes, n).astype(np.int64)
+    values = rng.integers(0, m, n).astype(np.int32)
+    skip = rng.random(n) < 0.2
+    for sk in (skip, np.zeros(0, dtype=bool)):
+        keep = ~sk if sk.size else np.ones(n, dtype=bool)
+        want = np.zeros((n_classes, m), dtype=np.int64)
+        np.add.at(want, (labels[keep], values[keep]), 1)
+        for th in (1, 2, 3):
+            got = _core.core.class_histogram(values, labels, sk, n_classes, m, th)
+            assert got.dtype == np.int64 and np.array_equal(got, want), (th, sk.size)
+    bad = labels.copy()
+    bad[-1] = n_classes
+    with pytest.raises(Exception, match="class_histogram"):
+        _core.core.class_histogram(values, bad, np.zeros(0, dtype=bool), n_classes, m, 2)
+
+
 @pytest.mark.parametrize("levels", [[1, 1, 1, 1, 1, 1, 1], [0, 1, 0, 2, 0, 3, 1], [0, 0, 0, 0, 0, 0, 0],
                                     [4, 1, 4, 2, 1, 3, 2]])
 def test_from_levels_matches_the_ancestors_grouping(census: ac.Table, levels: list[int]) -> None:
