@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from oracles import lattice as oracle
 from test_lattice_threads import MODEL_SETS, _table
 
+from anoncore import audit
 from anoncore._core import has_openmp
 from anoncore._core import lattice as _lat
 from anoncore.distributed import FrequencySet
@@ -138,6 +139,7 @@ def test_published_partition_identical_at_1_to_4_threads(seed: int) -> None:
     res = {th: lattice_search(table, models, suppression_limit=0.1, metric="loss", n_threads=th)
            for th in (1, 2, 3, 4)}
     a = res[1]
+    assert audit(table, a.partition, models).passed  # the independent audit of the published partition
     for th in (2, 3, 4):
         b = res[th]
         assert a.partition.levels == b.partition.levels
@@ -162,5 +164,6 @@ def test_search_on_counts_identical_at_1_2_4_threads() -> None:
         assert res[th].score == res[1].score
         assert (res[th].n_suppressed, res[th].n_classes) == (res[1].n_suppressed, res[1].n_classes)
         np.testing.assert_array_equal(res[th].suppressed_items, res[1].suppressed_items)
-    assert res[1].levels == lattice_search(table, models, suppression_limit=0.1, metric="loss",
-                                           n_threads=1).partition.levels
+    mem = lattice_search(table, models, suppression_limit=0.1, metric="loss", n_threads=1)
+    assert res[1].levels == mem.partition.levels
+    assert audit(table, mem.partition, models).passed

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import lattice as oracle
 
-from anoncore import Attribute, Hierarchy, Schema, Table
+from anoncore import Attribute, Hierarchy, Schema, Table, audit
 from anoncore._core import has_openmp
 from anoncore.static.lattice import METRICS, LatticeProblem, _SimpleModel, lattice_search
 
@@ -194,3 +194,5 @@ def test_engine_reads_quasi_identifiers_in_place_in_any_column_order(seed: int) 
         assert np.array_equal(rb.partition.suppressed, rc.partition.suppressed)
         assert rb.stats["bottom_classes"] == rc.stats["bottom_classes"] == ra.stats["bottom_classes"]
         assert rb.metrics["loss"] == pytest.approx(ra.metrics["loss"], rel=1e-12)
+        for t, r in ((a, ra), (b, rb), (c, rc)):  # the independent audit of each published partition
+            assert audit(t, r.partition, models).passed

@@ -118,7 +118,7 @@ class Partition:
             maps.append(inv.reshape(-1).astype(np.int32))
         widths = np.array([len(u) for u in nodes], dtype=np.int64)
         codes = np.ascontiguousarray(table.codes)
-        cols = np.array([table.column_index(q) for q in qis], dtype=np.int64)
+        cols = table.qi_column_indices()
         if math.prod(int(w) for w in widths) <= 1 << 62:
             offsets = np.concatenate([[0], np.cumsum([m.size for m in maps])]).astype(np.int64)
             labels, n_classes, first = _core.core.levels_labels(

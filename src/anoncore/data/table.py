@@ -421,11 +421,19 @@ class Table:
             self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, self.column_index(name)]))
         return self._cache[key]  # type: ignore[no-any-return]
 
+    def qi_column_indices(self) -> NDArray[np.int64]:
+        """The quasi-identifiers' columns of ``codes``, in the order of :attr:`quasi_identifiers` (read-only)."""
+        key = ("qi_columns",)
+        if key not in self._cache:
+            idx = np.asarray([self.column_index(q) for q in self.quasi_identifiers], dtype=np.int64)
+            self._cache[key] = _readonly(idx)
+        return self._cache[key]  # type: ignore[no-any-return]
+
     def qi_codes(self) -> NDArray[np.int32]:
         """Codes of the quasi-identifiers, shape (n_rows, n_qi), C-contiguous, read-only."""
         key = ("qi",)
         if key not in self._cache:
-            idx = [self.column_index(q) for q in self.quasi_identifiers]
+            idx = self.qi_column_indices().tolist()
             if idx == list(range(self.codes.shape[1])) and self.codes.flags.c_contiguous:
                 self._cache[key] = _readonly(self.codes.view())  # every column, in order: no copy
             else:

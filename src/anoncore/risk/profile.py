@@ -174,7 +174,7 @@ def _table_classes(table: Table) -> tuple[NDArray[np.int64], int]:
     key = ("risk_labels",)
     cached: tuple[NDArray[np.int64], int] | None = _CACHE.of(table).get(key)
     if cached is None:
-        cols = np.array([table.column_index(q) for q in table.quasi_identifiers], dtype=np.int64)
+        cols = table.qi_column_indices()
         card = np.array([table.cardinality(q) for q in table.quasi_identifiers], dtype=np.int64)
         codes = table.codes
         if not (codes.flags.c_contiguous and codes.dtype == np.int32):

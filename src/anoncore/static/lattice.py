@@ -236,7 +236,7 @@ class LatticeProblem:
         bottom = _CACHE.of(table).get(bkey)
         cfg = _core.lattice.EngineConfig()
         # the engine reads the quasi-identifier columns of the table's codes in place (no copy of them)
-        cfg.codes, cfg.qi_columns = table.codes, _qi_columns(table)
+        cfg.codes, cfg.qi_columns = table.codes, table.qi_column_indices()
         cfg.gens, cfg.heights = gens, np.asarray(heights, dtype=np.int32)
         cfg.leaf_counts, cfg.nu_bases = lcs, nus
         cfg.sa_codes, cfg.m, cfg.sa_parent, cfg.sa_height = sa_codes, m_sa, sa_parent, sa_height
@@ -341,11 +341,6 @@ def _qi_arrays(table: Table, needs_nu: bool) -> tuple[list[NDArray[np.int32]], l
     return out
 
 
-def _qi_columns(table: Table) -> NDArray[np.int64]:
-    """The quasi-identifiers' columns of ``table.codes``, in the order of ``table.quasi_identifiers``."""
-    return np.asarray([table.column_index(q) for q in table.quasi_identifiers], dtype=np.int64)
-
-
 def _distinct_per_level(table: Table) -> tuple[tuple[int, ...], ...]:
     """Distinct values of every quasi-identifier at every level over the table's rows (kept in its cache)."""
     key = ("lattice_distinct",)
@@ -398,7 +393,7 @@ def _partition_from_labels(table: Table, levels: list[int], labels: NDArray[np.i
     if first is None:
         first = np.empty(n_classes, dtype=np.int64)
         first[labels[::-1]] = np.arange(labels.shape[0] - 1, -1, -1, dtype=np.int64)
-    rep = table.codes[first][:, _qi_columns(table)]  # the representatives' quasi-identifiers (no copy of all rows)
+    rep = table.codes[first][:, table.qi_column_indices()]  # the representatives' QIs (not all rows copied)
     gen_node = np.empty((n_classes, len(levels)), dtype=np.int32)
     gen_lo = np.empty_like(gen_node)
     gen_hi = np.empty_like(gen_node)

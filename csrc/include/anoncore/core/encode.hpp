@@ -73,7 +73,6 @@ class LabelHash {
     }
   };
   ShortTable short_table() const { return ShortTable{short_slots_.data(), short_mask_}; }
-  int32_t find_short(const ShortKey& k, int64_t n) const { return short_table().find(k, n); }
 
  private:
   static uint64_t hash_short(const ShortKey& k, int64_t n) {

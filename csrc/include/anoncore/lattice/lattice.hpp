@@ -55,8 +55,6 @@ struct QiInput {
   Span<double> nu_base;
 };
 
-/// Sensitive attribute input: codes (n_rows,) in [0, m); for hierarchical EMD, the SA hierarchy (leaves are
-/// the SA codes, post-order internal nodes) given by parent and node height.
 /// The rows' quasi-identifier leaf codes, read in place: columns cols[j] (j < r) of a row-major (rows, width)
 /// matrix, such as a table's own codes (no copy of the quasi-identifier columns). all() takes every column.
 struct QiRows {
@@ -74,6 +72,8 @@ struct QiRows {
   int32_t operator()(int64_t i, int64_t j) const { return data[i * width + cols[static_cast<size_t>(j)]]; }
 };
 
+/// Sensitive attribute input: codes (n_rows,) in [0, m); for hierarchical EMD, the SA hierarchy (leaves are
+/// the SA codes, post-order internal nodes) given by parent and node height.
 struct SensitiveInput {
   Span<int32_t> codes;  // empty when no criterion needs it
   int64_t m = 0;
