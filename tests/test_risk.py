@@ -472,3 +472,15 @@ def test_docs_example_runs(data_dir) -> None:  # type: ignore[no-untyped-def]
     ns: dict = {}
     exec(compile(blocks[0], "docs/risk.md", "exec"), ns)  # noqa: S102
     assert ns["before"].population.used == "pitman" and ns["after"].n_records == 30162
+
+
+def test_import_does_not_load_scipy() -> None:
+    """SciPy (0.4 s of import) is loaded by the population estimators on first use, not by ``import anoncore``."""
+    import subprocess
+    import sys
+
+    code = ("import sys, anoncore, anoncore.static.lattice, anoncore.cli; assert 'scipy' not in sys.modules; "
+            "from anoncore.risk import population_uniques; "
+            "e = population_uniques([1] * 20 + [2] * 30 + [5] * 10, population_size=1_000, estimator='pitman'); "
+            "assert 'scipy.special' in sys.modules and e.uniques > 0")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,6 +9,8 @@ population that are unique on the quasi-identifiers; the *population uniqueness*
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +20,27 @@ from numpy.typing import NDArray
 
 from anoncore._validation import check_float
 
-try:  # the population estimators need SciPy (the 'risk' extra); the sample risks do not
-    from scipy import optimize, special
-except ImportError:  # pragma: no cover - exercised only without SciPy
-    optimize = special = None
+
+class _LazyModule:
+    """A SciPy module imported on first use: the population estimators need SciPy (the 'risk' extra), the
+    sample risks do not, and importing ``scipy.optimize`` costs about 0.4 s of every ``import anoncore``."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._module: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._module is None:
+            try:
+                self._module = importlib.import_module(self._name)
+            except ImportError as e:  # pragma: no cover - exercised only without SciPy
+                raise ImportError("The population uniqueness estimators need SciPy: pip install 'anoncore[risk]'."
+                                  ) from e
+        return getattr(self._module, attr)
+
+
+optimize: Any = _LazyModule("scipy.optimize")
+special: Any = _LazyModule("scipy.special")
 
 __all__ = [
     "ESTIMATORS",
@@ -344,7 +363,7 @@ def population_uniques(class_sizes: Any, population_size: float, estimator: str 
     >>> est.used, round(est.uniques, 2)
     ('zayatz', 30.47)
     """
-    if special is None:  # pragma: no cover
+    if importlib.util.find_spec("scipy") is None:  # pragma: no cover
         raise ImportError("The population uniqueness estimators need SciPy: pip install 'anoncore[risk]'.")
     if not isinstance(estimator, str) or estimator not in ESTIMATORS:
         raise ValueError(f"The 'estimator' parameter of population_uniques must be a str among {list(ESTIMATORS)}. "
