@@ -139,6 +139,40 @@ def test_to_arrow_matches_to_pandas(threads, include):
             assert cat[c].tolist() == ref[c].tolist(), c
 
 
+@pytest.mark.parametrize("n_values, index_type", [(126, pa.int8()), (127, pa.int16()), (32766, pa.int16()),
+                                                   (32767, pa.int32())])
+def test_to_arrow_index_width_follows_the_largest_dictionary(n_values, index_type):
+    """The quasi-identifiers' indices take the narrowest signed type that holds every label and the suppression
+    token (126 values + "*" = 127 labels: int8; one more: int16); the values are those of to_pandas."""
+    from anoncore.results import Partition
+
+    rng = np.random.default_rng(n_values)
+    n = max(2 * n_values, 300)
+    vals = np.concatenate([np.arange(n_values), rng.integers(0, n_values, n - n_values)])
+    df = pd.DataFrame({"q": [f"v{v}" for v in vals], "s": rng.integers(0, 3, n).astype(str)})
+    schema = Schema.build({"q": "categorical"}, sensitive="s")
+    t = Table.from_pandas(df, schema)
+    p = Partition.from_levels(t, [0]).with_suppressed(rng.random(n) < 0.2)
+    for threads in (1, 2):
+        got = p.to_arrow(n_threads=threads)
+        assert got.schema.field("q").type == pa.dictionary(index_type, pa.string())
+        assert got.column("q").to_pylist() == p.to_pandas()["q"].tolist()
+        assert p.to_pandas(categorical=True, n_threads=threads)["q"].tolist() == p.to_pandas()["q"].tolist()
+
+
+def test_publish_columns_refuses_values_beyond_the_index_type():
+    from anoncore import _core
+
+    labels = np.array([0, 1], dtype=np.int64)
+    cm = np.array([[3], [200]], dtype=np.int32)
+    assert _core.core.publish_columns(labels, np.zeros(0, bool), cm, np.array([5], np.int32), np.zeros(0, np.int64),
+                                      2, 1)[0].tolist() == [3, 200]
+    with pytest.raises(ValueError, match="fit the index type"):
+        _core.core.publish_columns(labels, np.zeros(0, bool), cm, np.array([5], np.int32), np.zeros(0, np.int64), 1, 1)
+    with pytest.raises(ValueError, match="index_bytes"):
+        _core.core.publish_columns(labels, np.zeros(0, bool), cm, np.array([5], np.int32), np.zeros(0, np.int64), 3, 1)
+
+
 def test_publish_codes_kernel():
     from anoncore import _core
 

@@ -1,4 +1,6 @@
 // Bindings for anoncore::core: group-by primitives used by the data model (Partition, Table).
+#include <limits>
+
 #include "anoncore/core/encode.hpp"
 #include "anoncore/core/groupby.hpp"
 #include "anoncore/core/parallel.hpp"
@@ -110,35 +112,51 @@ void bind_encode(py::module_& m) {
       "A C-contiguous copy of the given columns of a row-major int32 code matrix, in the given order.");
 }
 
+/// publish_columns' columns of indices of type T (allocated here, filled without the GIL).
+template <class T>
+py::list publish_indices(Span<int64_t> lv, Span<uint8_t> sk, Matrix<int32_t> cm, Span<int32_t> tv, Span<int64_t> rv,
+                         int n_threads) {
+  const int64_t n_out = rv.size > 0 ? rv.size : lv.size;
+  const int32_t hi = std::numeric_limits<T>::max();
+  for (int64_t j = 0; j < tv.size; ++j)
+    if (tv[j] < 0 || tv[j] > hi) throw std::invalid_argument("a token does not fit the index type");
+  for (int64_t i = 0; i < cm.rows * cm.cols; ++i)
+    if (cm.data[i] < 0 || cm.data[i] > hi) throw std::invalid_argument("a class_map value does not fit the index type");
+  py::list cols;
+  std::vector<T*> out;
+  for (int64_t j = 0; j < cm.cols; ++j) {
+    CArray<T> a(n_out);
+    out.push_back(a.mutable_data());
+    cols.append(a);
+  }
+  {
+    py::gil_scoped_release nogil;
+    core::publish_qi_columns<T>(lv, sk, cm, tv, rv, out, n_threads);
+  }
+  return cols;
+}
+
 void bind_publish(py::module_& m) {
   m.def(
       "publish_columns",
       [](const CArray<int64_t>& labels, const CArray<bool>& suppressed, const CArray<int32_t>& class_map,
-         const CArray<int32_t>& tokens, const CArray<int64_t>& rows, int n_threads) {
+         const CArray<int32_t>& tokens, const CArray<int64_t>& rows, int index_bytes, int n_threads) {
         auto lv = span_of(labels, "labels");
         Span<uint8_t> sk{reinterpret_cast<const uint8_t*>(suppressed.data()), static_cast<int64_t>(suppressed.size())};
         if (sk.size != 0 && sk.size != lv.size) throw std::invalid_argument("suppressed has the wrong length");
         auto cm = matrix_of(class_map, "class_map");
         auto tv = span_of(tokens, "tokens", cm.cols);
         auto rv = span_of(rows, "rows");
-        const int64_t n_out = rv.size > 0 ? rv.size : lv.size;
-        py::list cols;
-        std::vector<int32_t*> out;
-        for (int64_t j = 0; j < cm.cols; ++j) {
-          CArray<int32_t> a(n_out);
-          out.push_back(a.mutable_data());
-          cols.append(a);
-        }
-        {
-          py::gil_scoped_release nogil;
-          core::publish_qi_columns(lv, sk, cm, tv, rv, out, n_threads);
-        }
-        return cols;
+        if (index_bytes == 1) return publish_indices<int8_t>(lv, sk, cm, tv, rv, n_threads);
+        if (index_bytes == 2) return publish_indices<int16_t>(lv, sk, cm, tv, rv, n_threads);
+        if (index_bytes == 4) return publish_indices<int32_t>(lv, sk, cm, tv, rv, n_threads);
+        throw std::invalid_argument("index_bytes must be 1, 2 or 4");
       },
       py::arg("labels").noconvert(), py::arg("suppressed").noconvert(), py::arg("class_map").noconvert(),
-      py::arg("tokens").noconvert(), py::arg("rows").noconvert(), py::arg("n_threads"),
+      py::arg("tokens").noconvert(), py::arg("rows").noconvert(), py::arg("index_bytes"), py::arg("n_threads"),
       "Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): "
-      "column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int32 arrays.");
+      "column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int8, int16 or "
+      "int32 arrays (index_bytes 1, 2 or 4; every value must fit).");
   m.def(
       "gather_column",
       [](const CArray<int32_t>& codes, int64_t column, const CArray<int64_t>& rows, int n_threads) {

@@ -270,7 +270,9 @@ class Partition:
 
         Each text column is a ``DictionaryArray``: the labels are made once per hierarchy node, class or value
         and the per-row indices are gathered in C++ from the class ids (``n_threads`` threads, None = every
-        core; the output does not depend on it). Numeric columns without a hierarchy that are not
+        core; the output does not depend on it). The quasi-identifiers' indices are int8 when every
+        quasi-identifier publishes at most 127 labels (the suppression token included), int16 up to 32,767,
+        else int32. Numeric columns without a hierarchy that are not
         quasi-identifiers are float64; ``ec`` is the class id. The values are those of :meth:`to_pandas`.
 
         Examples
@@ -312,9 +314,13 @@ class Partition:
             tokens.append(tok)
         class_map_all = (np.ascontiguousarray(np.stack(maps, axis=1), dtype=np.int32) if maps
                          else np.zeros((self.n_classes, 0), dtype=np.int32))
+        # the narrowest index type that holds every dictionary (int8 below 128 labels: a quarter of int32's
+        # memory and page faults, and pandas' own categorical codes without a cast)
+        widest = max((len(d) for d in dicts), default=0)
+        index_bytes = 1 if widest <= 127 else 2 if widest <= 32767 else 4
         idx = _core.core.publish_columns(np.ascontiguousarray(self.labels, dtype=np.int64),
                                          sup if any_sup else np.zeros(0, dtype=bool), class_map_all,
-                                         np.asarray(tokens, dtype=np.int32), sel, threads)
+                                         np.asarray(tokens, dtype=np.int32), sel, index_bytes, threads)
         codes = np.ascontiguousarray(t.codes)
         names: list[str] = []
         arrays: list[Any] = []

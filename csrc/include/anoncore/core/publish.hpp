@@ -11,8 +11,11 @@ namespace anoncore::core {
 /// out[j][p] = tokens[j] where the row is suppressed (suppressed empty = none), else class_map(labels[row], j).
 /// One pass over the labels writes every column; parallel over fixed-size chunks (same output for any
 /// n_threads). class_map is (n_classes, q); labels must lie in [0, n_classes) (std::out_of_range otherwise).
+/// T (int8, int16 or int32) is the indices' type: the caller picks one that holds every class_map and token value
+/// (the narrowest, so that the published columns take a quarter or half of int32's memory).
+template <class T>
 void publish_qi_columns(Span<int64_t> labels, Span<uint8_t> suppressed, Matrix<int32_t> class_map,
-                        Span<int32_t> tokens, Span<int64_t> rows, const std::vector<int32_t*>& out, int n_threads);
+                        Span<int32_t> tokens, Span<int64_t> rows, const std::vector<T*>& out, int n_threads);
 
 /// out[p] = codes(rows[p], column) (rows empty = every row): a column of the row-major code matrix made
 /// contiguous, in parallel.
