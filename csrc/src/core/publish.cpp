@@ -1,5 +1,6 @@
 #include "anoncore/core/publish.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "anoncore/core/parallel.hpp"
@@ -7,6 +8,7 @@
 namespace anoncore::core {
 namespace {
 constexpr int64_t kChunk = int64_t{1} << 16;
+constexpr int64_t kBlock = 2048;  // rows per block of publish_qi_columns (16 KB of offsets)
 }  // namespace
 
 template <class T>
@@ -14,18 +16,31 @@ void publish_qi_columns(Span<int64_t> labels, Span<uint8_t> suppressed, Matrix<i
                         Span<int32_t> tokens, Span<int64_t> rows, const std::vector<T*>& out, int n_threads) {
   const int64_t q = class_map.cols, n_out = rows.size > 0 ? rows.size : labels.size;
   const bool has_sup = suppressed.size > 0, has_rows = rows.size > 0;
+  const int64_t n_classes = class_map.rows;
+  const int32_t* cm = class_map.data;
   parallel_chunks(n_out, kChunk, n_threads, [&](int64_t, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t r = has_rows ? rows[p] : p;
-      if (r < 0 || r >= labels.size) throw std::out_of_range("rows out of range");
-      if (has_sup && suppressed[r]) {
-        for (int64_t j = 0; j < q; ++j) out[static_cast<size_t>(j)][p] = static_cast<T>(tokens[j]);
-        continue;
+    // Blocks of rows: each row's offset in the class map (-1: suppressed) once, then one column at a time
+    // with its output pointer and token in registers (a row-major loop over int8 columns reloads every
+    // pointer after each store, as char stores may alias anything).
+    int64_t base[kBlock];
+    for (int64_t b0 = p0; b0 < p1; b0 += kBlock) {
+      const int64_t b1 = std::min(p1, b0 + kBlock);
+      for (int64_t p = b0; p < b1; ++p) {
+        const int64_t r = has_rows ? rows[p] : p;
+        if (r < 0 || r >= labels.size) throw std::out_of_range("rows out of range");
+        const int64_t c = labels[r];
+        if (c < 0 || c >= n_classes) throw std::out_of_range("class label outside the class map");
+        base[p - b0] = has_sup && suppressed[r] ? -1 : c * q;
       }
-      const int64_t c = labels[r];
-      if (c < 0 || c >= class_map.rows) throw std::out_of_range("class label outside the class map");
-      const int32_t* m = class_map.row(c);
-      for (int64_t j = 0; j < q; ++j) out[static_cast<size_t>(j)][p] = static_cast<T>(m[j]);
+      for (int64_t j = 0; j < q; ++j) {
+        T* const o = out[static_cast<size_t>(j)];
+        const T tok = static_cast<T>(tokens[j]);
+        const int32_t* const col = cm + j;
+        for (int64_t p = b0; p < b1; ++p) {
+          const int64_t at = base[p - b0];
+          o[p] = at < 0 ? tok : static_cast<T>(col[at]);
+        }
+      }
     }
   });
 }
