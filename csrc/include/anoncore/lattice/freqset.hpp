@@ -83,6 +83,10 @@ struct GSlot {
 struct ParGroupBuffers;  // group_par.hpp
 
 struct RunEntry {
+  // (a user-provided default constructor: resizing a run buffer leaves the new entries unwritten, as every one is
+  // written by the scatter before it is read; value-initialisation zeroed 16 bytes per entry first)
+  RunEntry() {}  // NOLINT(modernize-use-equals-default)
+  RunEntry(int64_t count, int32_t value) : c(count), v(value) {}
   int64_t c;
   int32_t v;
 };
