@@ -112,7 +112,12 @@ void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64
   const int64_t width = off[static_cast<size_t>(r)];
   int T = par_threads(n);
   if (static_cast<int64_t>(T) * width > (int64_t{1} << 24)) T = 1;  // (huge hierarchies: one array)
-  std::vector<std::vector<int64_t>> part(static_cast<size_t>(T), std::vector<int64_t>(static_cast<size_t>(width), 0));
+  // two count arrays per thread, for even and odd rows: a run of rows with one value (common: "Not in
+  // universe") would otherwise chain every increment of its counter to the previous one through memory
+  // (census-income's engine build on one thread: 7.5 -> 5.6 ms); one when the leaves are many
+  const int copies = width <= (int64_t{1} << 20) ? 2 : 1;
+  std::vector<std::vector<int64_t>> part(static_cast<size_t>(copies * T),
+                                         std::vector<int64_t>(static_cast<size_t>(width), 0));
   // each leaf's level-0 code already shifted into its field (one load and an OR per value)
   std::vector<uint64_t> k0;
   if (packed) {
@@ -125,30 +130,52 @@ void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64
             static_cast<uint64_t>(q.gen[static_cast<size_t>(v * (q.h + 1))]) << shift[static_cast<size_t>(j)];
     }
   }
-  const int64_t R = r;
-  const int64_t* o = off.data();
-  const int64_t* cj = codes.cols.data();
-  const uint64_t* kp = k0.data();
-  const bool with_keys = packed;
   parallel_chunks(n, int64_t{1} << 16, T, [&](int64_t, int64_t lo, int64_t hi) {
-    int64_t* c = part[static_cast<size_t>(thread_index())].data();
-    for (int64_t i = lo; i < hi; ++i) {
-      const int32_t* row = codes.row(i);
-      uint64_t k = 0;
+    // everything the loop reads as locals (its int64 stores could alias anything reached by reference)
+    const int64_t R = r, w = codes.width;
+    const int64_t* const o = off.data();
+    const int64_t* const cj = codes.cols.data();
+    const uint64_t* const kp = k0.data();
+    const int32_t* const base = codes.data;
+    uint64_t* const keys = packed ? rk.data() : nullptr;
+    int64_t* const c0 = part[static_cast<size_t>(copies * thread_index())].data();
+    int64_t* const c1 = part[static_cast<size_t>(copies * thread_index() + copies - 1)].data();
+    int64_t i = lo;
+    for (; i + 1 < hi; i += 2) {
+      const int32_t* ra = base + i * w;
+      const int32_t* rb = ra + w;
+      uint64_t ka = 0, kb = 0;
       for (int64_t j = 0; j < R; ++j) {
-        const int64_t at = o[j] + row[cj[j]];
-        c[at]++;
-        if (with_keys) k |= kp[at];
+        const int64_t at_a = o[j] + ra[cj[j]], at_b = o[j] + rb[cj[j]];
+        c0[at_a]++;
+        c1[at_b]++;
+        if (keys != nullptr) {
+          ka |= kp[at_a];
+          kb |= kp[at_b];
+        }
       }
-      if (with_keys) rk[static_cast<size_t>(i)] = k;
+      if (keys != nullptr) {
+        keys[i] = ka;
+        keys[i + 1] = kb;
+      }
+    }
+    for (; i < hi; ++i) {
+      const int32_t* ra = base + i * w;
+      uint64_t ka = 0;
+      for (int64_t j = 0; j < R; ++j) {
+        const int64_t at = o[j] + ra[cj[j]];
+        c0[at]++;
+        if (keys != nullptr) ka |= kp[at];
+      }
+      if (keys != nullptr) keys[i] = ka;
     }
   });
   cnts.assign(static_cast<size_t>(r), {});
   for (int64_t j = 0; j < r; ++j) {
     std::vector<int64_t>& cj = cnts[static_cast<size_t>(j)];
     cj.assign(static_cast<size_t>(qi[static_cast<size_t>(j)].n_leaves), 0);
-    for (int t = 0; t < T; ++t)
-      for (size_t v = 0; v < cj.size(); ++v) cj[v] += part[static_cast<size_t>(t)][static_cast<size_t>(o[j]) + v];
+    for (int t = 0; t < copies * T; ++t)
+      for (size_t v = 0; v < cj.size(); ++v) cj[v] += part[static_cast<size_t>(t)][static_cast<size_t>(off[static_cast<size_t>(j)]) + v];
   }
 }
 
