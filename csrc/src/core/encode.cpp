@@ -70,8 +70,12 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
   bytes_.assign(data.begin(), data.end());
   offsets_.assign(offsets.begin(), offsets.end());
   codes_.assign(codes.begin(), codes.end());
-  short_mask_ = mask_;
-  short_slots_.assign(cap, ShortSlot{{{0, 0, 0, 0}}, -1, kEncodeUnknown});
+  uint64_t short_cap = 64;
+  while (short_cap < static_cast<uint64_t>(n_keys) * 32 && short_cap < (uint64_t{1} << 15)) short_cap <<= 1;
+  while (short_cap < static_cast<uint64_t>(n_keys) * 2 + 1) short_cap <<= 1;
+  short_mask_ = short_cap - 1;
+  short_index_.assign(short_cap, kNoSlot);
+  short_slots_.clear();
   for (int64_t k = 0; k < n_keys; ++k) {
     const int64_t a = offsets[k], b = offsets[k + 1];
     if (a < 0 || b < a || b > data.size) throw std::invalid_argument("key offsets out of range");
@@ -89,8 +93,9 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
 void LabelHash::insert_short(const uint8_t* p, int64_t n, int32_t code) {
   const ShortKey k = load_short(p, n);
   uint64_t s = hash_short(k, n) & short_mask_;
-  while (short_slots_[s].len >= 0) s = (s + 1) & short_mask_;
-  short_slots_[s] = ShortSlot{k, static_cast<int32_t>(n), code};
+  while (short_index_[s] != kNoSlot) s = (s + 1) & short_mask_;
+  short_index_[s] = static_cast<uint32_t>(short_slots_.size());
+  short_slots_.push_back(ShortSlot{k, static_cast<int32_t>(n), code});
 }
 
 
