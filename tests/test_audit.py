@@ -530,3 +530,25 @@ def test_old_achieved_keys_warn_and_give_the_same_value() -> None:
     with pytest.warns(DeprecationWarning, match="BasicBetaLikeness.beta"):
         assert res.achieved["beta_basic"] == res.achieved["BasicBetaLikeness.beta"]
     assert "beta_basic" not in dict(res.achieved)  # not stored: JSON documents carry the uniform keys only
+
+
+def test_report_class_sizes_are_the_published_rows_per_class_and_feed_achieved() -> None:
+    """AuditReport.class_sizes counts each class's published rows (checked against np.bincount); achieved_from
+    reads k and n_classes from it for the audited partition and counts again for another partition."""
+    from anoncore.datasets import synthetic_census
+    from anoncore.static._finish import achieved_from
+
+    t = synthetic_census(4000, rng=3)
+    rng = np.random.default_rng(3)
+    p = Partition.from_levels(t, [1] * len(t.quasi_identifiers)).with_suppressed(rng.random(t.n_rows) < 0.1)
+    for models in ([KAnonymity(2)], [KAnonymity(2), DistinctLDiversity(2)]):
+        report = audit(t, p, models)
+        expect = np.bincount(p.labels[~p.suppressed], minlength=p.n_classes)
+        assert report.class_sizes.tolist() == expect.tolist()
+        assert not report.class_sizes.flags.writeable
+        got = achieved_from(p, report)
+        assert got["k"] == int(expect[expect > 0].min()) and got["n_classes"] == int((expect > 0).sum())
+    other = Partition.from_levels(t, [t.hierarchy(q).height for q in t.quasi_identifiers])
+    got = achieved_from(other, audit(t, p, [KAnonymity(2)]))
+    sizes = np.bincount(other.labels, minlength=other.n_classes)
+    assert got["k"] == int(sizes.min()) and got["n_classes"] == other.n_classes

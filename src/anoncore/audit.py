@@ -125,6 +125,9 @@ class AuditReport:
         Which rows define the reference sensitive distribution.
     stats : dict
         Timings in seconds (not part of equality).
+    class_sizes : ndarray of int64
+        Published rows of every class (suppressed rows left out), as the audit counted them (read-only; not
+        part of equality).
     """
 
     models: tuple[ModelAudit, ...]
@@ -134,6 +137,8 @@ class AuditReport:
     n_checked_classes: int
     reference: str
     stats: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    class_sizes: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                           repr=False)
 
     @property
     def passed(self) -> bool:
@@ -300,7 +305,8 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
                                   _readonly(values), verdict.violating))
     t_end = time.perf_counter()
     return AuditReport(tuple(results), table.n_rows, n_supp, n_classes, int((~empty).sum()), reference,
-                       {"validation_s": t_stats - t0, "kernels_s": t_end - t_stats, "total_s": t_end - t0})
+                       {"validation_s": t_stats - t0, "kernels_s": t_end - t_stats, "total_s": t_end - t0},
+                       _readonly(np.asarray(sizes, dtype=np.int64)))
 
 
 #: The audit's per-table cache (the whole-table reference distributions), dropped with the table.
