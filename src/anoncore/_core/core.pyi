@@ -79,10 +79,11 @@ def publish_columns(
     class_map: NDArray[np.int32],
     tokens: NDArray[np.int32],
     rows: NDArray[np.int64],
+    index_bytes: int,
     n_threads: int,
-) -> list[NDArray[np.int32]]:
+) -> list[NDArray[np.int8] | NDArray[np.int16] | NDArray[np.int32]]:
     """
-    Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int32 arrays.
+    Published dictionary indices of every quasi-identifier in one pass over the rows (rows empty = all): column j is tokens[j] where suppressed, else class_map[labels[row], j]. Returns a list of int8, int16 or int32 arrays (index_bytes 1, 2 or 4; every value must fit).
     """
 
 def encode_strings(
