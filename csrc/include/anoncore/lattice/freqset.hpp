@@ -318,7 +318,8 @@ inline void reserve_groups(Scratch& s, int64_t n) {
 /// starts small (most roll-ups merge many classes) and grows x4 whenever it is half full (3/4 with
 /// dense_table: the one-off bottom grouping of the rows, so a table of many groups is not four times larger
 /// than it needs to be; that grouping starts at 2n slots up to 65,536, as the rows of a small table are
-/// mostly distinct: Adult's engine build 0.67 -> 0.58 ms without the regrowths and the crowded probes); slots are empty unless stamped with the current generation (no clearing). The
+/// mostly distinct: Adult's engine build 0.67 -> 0.58 ms without the regrowths and the crowded probes);
+/// slots are empty unless stamped with the current generation (no clearing). The
 /// slot of the key kPf items ahead is prefetched (a typical roll-up's table already outgrows L1; a hint
 /// only: results do not depend on it), and those keys are computed once and kept in a ring until their
 /// turn. Slot = GSlot (the key lives in the slot) or NSlot (8 bytes: the probe compares the group's key in
