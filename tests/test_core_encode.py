@@ -265,3 +265,26 @@ def test_select_columns_kernel_and_qi_codes():
     assert moved.columns[0] == t.sensitive[0] and idx != list(range(moved.n_columns))  # a copy is needed
     q = moved.qi_codes()
     assert q.flags.c_contiguous and np.array_equal(q, moved.codes[:, idx]) and np.array_equal(q, t.qi_codes())
+
+
+@pytest.mark.parametrize("n_labels", [900, 40_000])
+def test_many_labels_past_the_sparse_index_budget(n_labels, monkeypatch):
+    """Hierarchies of up to 1,024 short labels keep the short-key index at most 1/32 full; larger ones fill it
+    more (up to half) and probe further: both give the pandas path's codes, and a value outside the
+    hierarchy is still refused with its column and row."""
+    rng = np.random.default_rng(n_labels)
+    leaves = [f"v{i:05d}" if i % 3 else f"long-label-{i:05d}-{'x' * (i % 40)}" for i in range(n_labels)]
+    h = flat_hierarchy(leaves, root="*", name="h")
+    vals = np.asarray(leaves, dtype=object)[rng.integers(0, n_labels, 3 * n_labels)]
+    df = pd.DataFrame({"q": vals, "s": rng.integers(0, 3, vals.size).astype(str)})
+    schema = Schema.build({"q": {"kind": "categorical", "hierarchy": h}}, sensitive="s")
+    ref = Table._from_pandas_legacy(df, schema)
+    assert len(set(ref.column("q").tolist())) > n_labels // 2
+    monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(lambda *a, **k: pytest.fail("pandas path")))
+    for threads in (1, 2):
+        assert_same_table(Table.from_pandas(df, schema, n_threads=threads), ref)
+    monkeypatch.undo()
+    bad = df.copy()
+    bad.loc[7, "q"] = "v99999"
+    with pytest.raises(ValueError, match="'v99999'.*column 'q'"):
+        Table.from_pandas(bad, schema)
