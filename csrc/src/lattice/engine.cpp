@@ -105,7 +105,7 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
 /// (the grouping reads each key twice when it prefetches). Threads from 2 x par_grain rows on (fixed chunks,
 /// per-thread counts summed: exact, and each row's key is its own).
 void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64_t>>& cnts,
-                                  std::vector<uint64_t>& rk) {
+                                  detail::RawBuf<uint64_t>& rk) {
   std::vector<int64_t> off(static_cast<size_t>(r) + 1, 0);  // each QI's counts in one flat array
   for (int64_t j = 0; j < r; ++j)
     off[static_cast<size_t>(j) + 1] = off[static_cast<size_t>(j)] + qi[static_cast<size_t>(j)].n_leaves;
@@ -120,8 +120,9 @@ void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64
                                          std::vector<int64_t>(static_cast<size_t>(width), 0));
   // each leaf's level-0 code already shifted into its field (one load and an OR per value)
   std::vector<uint64_t> k0;
+  // the rows' keys: not zeroed first (every key is written by the loop, whose threads first-touch their pages)
+  uint64_t* const row_keys = packed ? rk.get(std::max<int64_t>(n, 1)) : nullptr;
   if (packed) {
-    rk.assign(static_cast<size_t>(n), 0);
     k0.assign(static_cast<size_t>(width), 0);
     for (int64_t j = 0; j < r; ++j) {
       const Qi& q = qi[static_cast<size_t>(j)];
@@ -137,7 +138,7 @@ void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64
     const int64_t* const cj = codes.cols.data();
     const uint64_t* const kp = k0.data();
     const int32_t* const base = codes.data;
-    uint64_t* const keys = packed ? rk.data() : nullptr;
+    uint64_t* const keys = row_keys;
     int64_t* const c0 = part[static_cast<size_t>(copies * thread_index())].data();
     int64_t* const c1 = part[static_cast<size_t>(copies * thread_index() + copies - 1)].data();
     int64_t i = lo;
@@ -229,7 +230,7 @@ void Engine::Impl::init_scratch() {
 }
 
 /// The bottom frequency set, straight from the rows (rk: the rows' packed keys when packed).
-void Engine::Impl::build_bottom(const QiRows& codes, const std::vector<uint64_t>& rk, const SensitiveInput& sa) {
+void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const SensitiveInput& sa) {
   Scratch& s = scratch[0];
   std::vector<int64_t> card0(static_cast<size_t>(r));
   for (int64_t j = 0; j < r; ++j) card0[static_cast<size_t>(j)] = qi[static_cast<size_t>(j)].card[0];
@@ -240,10 +241,10 @@ void Engine::Impl::build_bottom(const QiRows& codes, const std::vector<uint64_t>
     // the rows' keys were computed with the value counts above (several threads: group_par.cpp, the same
     // classes in the same order)
     if (const int T = par_threads(n); T > 1) {
-      G = group_partitioned(T, n, rk.data(), nullptr, true, par_buffers(s), s.ids, f->keys, f->count);
+      G = group_partitioned(T, n, rk, nullptr, true, par_buffers(s), s.ids, f->keys, f->count);
       s.par.reset();  // (its buffers, about 40 bytes a row, are not kept for the roll-ups)
     } else {
-      G = group_packed(s, n, [&](int64_t i) { return rk[static_cast<size_t>(i)]; },
+      G = group_packed(s, n, [rk](int64_t i) { return rk[i]; },
                        [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
     }
     f->n_classes = G;
@@ -314,7 +315,7 @@ Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput 
   const bool reuse_shape = reuse && reuse->n == I.n && reuse->r == I.r && reuse->packed == I.packed &&
                            reuse->m == I.m;
   std::vector<std::vector<int64_t>> cnts;
-  std::vector<uint64_t> rk;
+  detail::RawBuf<uint64_t> rk;
   if (reuse_shape) {
     cnts = reuse->cnts;
   } else {
@@ -333,7 +334,7 @@ Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput 
     if (I.use_mask && I.bottom->vmask.empty()) throw std::logic_error("reused bottom state without value masks");
     return;
   }
-  I.build_bottom(qi_codes, rk, sa);
+  I.build_bottom(qi_codes, rk.p.get(), sa);
 }
 
 Engine::~Engine() = default;

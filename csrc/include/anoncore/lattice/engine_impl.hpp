@@ -365,11 +365,11 @@ struct Engine::Impl {
   void init_qis(const std::vector<QiInput>& qis);
   void init_layout(bool allow_packed);
   void init_criteria(int64_t sa_m);
-  void count_rows(const QiRows& codes, std::vector<std::vector<int64_t>>& cnts, std::vector<uint64_t>& rk);
+  void count_rows(const QiRows& codes, std::vector<std::vector<int64_t>>& cnts, detail::RawBuf<uint64_t>& rk);
   void init_levels(const std::vector<std::vector<int64_t>>& cnts);
   void init_sensitive(const SensitiveInput& sa, const BottomState* reuse);
   void init_scratch();
-  void build_bottom(const QiRows& codes, const std::vector<uint64_t>& rk, const SensitiveInput& sa);
+  void build_bottom(const QiRows& codes, const uint64_t* rk, const SensitiveInput& sa);
   // ---- construction from weighted items (from_counts.cpp) -----------------------------------------------
   void init_engine(Matrix<int32_t> codes, const std::vector<QiInput>& qis, std::vector<Criterion> criteria,
                    MetricSpec metric, int64_t lim, int threads, bool allow_packed, int64_t sa_m);
