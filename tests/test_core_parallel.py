@@ -271,3 +271,16 @@ def test_retrieval_same_labels_with_the_load_guard_on(monkeypatch: pytest.Monkey
         runs.append(ac.sabre(t, models, method="knn", rng=7, n_threads=2).partition.labels)
     runs.append(ac.sabre(t, models, method="knn", rng=7, n_threads=1).partition.labels)
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+
+
+def test_column_of_a_large_table_is_gathered_on_every_core() -> None:
+    """Table.column from 131,072 rows takes the parallel gather: the same codes as the strided numpy copy,
+    contiguous and read-only, and cached."""
+    from anoncore.datasets import synthetic_census
+
+    t = synthetic_census(140_000, rng=4)
+    for c in t.columns:
+        col = t.column(c)
+        assert col.flags.c_contiguous and not col.flags.writeable and col.dtype == np.int32
+        assert np.array_equal(col, t.codes[:, t.column_index(c)])
+        assert t.column(c) is col

@@ -418,7 +418,14 @@ class Table:
         """Codes of one column, as a contiguous read-only int32 array."""
         key = ("col", name)
         if key not in self._cache:
-            self._cache[key] = _readonly(np.ascontiguousarray(self.codes[:, self.column_index(name)]))
+            j = self.column_index(name)
+            codes = self.codes
+            if codes.shape[0] >= 1 << 17 and codes.dtype == np.int32 and codes.flags.c_contiguous:
+                # a strided pass over the whole code matrix: on every core (10M rows: 29 -> 20 ms on two)
+                col = _core.core.gather_column(codes, j, np.zeros(0, dtype=np.int64), 0)
+            else:
+                col = np.ascontiguousarray(codes[:, j])
+            self._cache[key] = _readonly(col)
         return self._cache[key]  # type: ignore[no-any-return]
 
     def qi_column_indices(self) -> NDArray[np.int64]:
