@@ -110,12 +110,12 @@ void Engine::Impl::count_rows(const QiRows& codes, std::vector<std::vector<int64
   for (int64_t j = 0; j < r; ++j)
     off[static_cast<size_t>(j) + 1] = off[static_cast<size_t>(j)] + qi[static_cast<size_t>(j)].n_leaves;
   const int64_t width = off[static_cast<size_t>(r)];
-  int T = par_threads(n);
-  if (static_cast<int64_t>(T) * width > (int64_t{1} << 24)) T = 1;  // (huge hierarchies: one array)
   // two count arrays per thread, for even and odd rows: a run of rows with one value (common: "Not in
   // universe") would otherwise chain every increment of its counter to the previous one through memory
   // (census-income's engine build on one thread: 7.5 -> 5.6 ms); one when the leaves are many
   const int copies = width <= (int64_t{1} << 20) ? 2 : 1;
+  int T = par_threads(n);
+  if (copies * static_cast<int64_t>(T) * width > (int64_t{1} << 24)) T = 1;  // (huge hierarchies: one thread)
   std::vector<std::vector<int64_t>> part(static_cast<size_t>(copies * T),
                                          std::vector<int64_t>(static_cast<size_t>(width), 0));
   // each leaf's level-0 code already shifted into its field (one load and an OR per value)

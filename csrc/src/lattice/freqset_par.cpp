@@ -21,11 +21,10 @@ namespace {
 /// merge_histograms with T threads as a parallel counting sort, output identical to the serial merge: the
 /// items are cut into T chunks in item order; pass 1 counts each chunk's entries per destination class; the
 /// offsets follow in (class, chunk) order, so that a class's run holds its entries chunk after chunk, i.e. in
-/// item order, as the serial scatter puts them; pass 2 scatters each chunk's entries; pass 3 merges each range of
-/// classes through its own dense accumulator, exactly as merge_runs does, into the run's own positions;
-/// pass 4 compacts the merged entries behind the prefix of their counts. About 1.2x the serial work (a
-/// range-partitioned merge, which read the items twice more, cost about 2x and saved nothing at two threads:
-/// the 2M-row search's repeat call 1.05x -> 1.24x on two threads with this one).
+/// item order, as the serial scatter puts them; pass 2 scatters each chunk's entries; pass 3 merges each block
+/// of classes with merge_runs (the serial merge's second half) into its own piece; pass 4 concatenates the
+/// pieces. About 1.2x the serial work (a range-partitioned merge, which read the items twice more, cost about
+/// 2x and saved nothing at two threads: the 2M-row search's repeat call 1.05x -> 1.24x on two with this one).
 template <class ItemNnz, class ItemHist>
 void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
                              ItemHist item_hist, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
@@ -80,52 +79,34 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
       o[ids[i]] = at;
     }
   });
-  // pass 3: each class's run merged as merge_runs does (a value kept at the first entry that finds its
-  // accumulator empty, then the sums), written over the run's first entries; out_n[g] entries kept
-  std::vector<int64_t> out_n(static_cast<size_t>(G + 1), 0);
-  parallel_chunks(G, bsz, T, [&](int64_t, int64_t g0, int64_t g1) {
-    std::vector<int64_t> dense(static_cast<size_t>(m), 0);
-    std::vector<int32_t> vals;
-    RunEntry* rn = run.data();
-    for (int64_t g = g0; g < g1; ++g) {
-      vals.clear();
-      const int64_t a = start[static_cast<size_t>(g)], b = start[static_cast<size_t>(g + 1)];
-      for (int64_t x = a; x < b; ++x) {
-        const int32_t v = rn[x].v;
-        if (dense[static_cast<size_t>(v)] == 0) vals.push_back(v);
-        dense[static_cast<size_t>(v)] += rn[x].c;
-      }
-      for (size_t k = 0; k < vals.size(); ++k) {
-        rn[a + static_cast<int64_t>(k)] = RunEntry{dense[static_cast<size_t>(vals[k])], vals[k]};
-        dense[static_cast<size_t>(vals[k])] = 0;
-      }
-      out_n[static_cast<size_t>(g + 1)] = static_cast<int64_t>(vals.size());
-    }
-  });
-  // pass 4: hoff as the prefix of the kept counts (blocks as above), then the kept entries copied behind it
+  // pass 3: each block of classes merged by merge_runs (the serial merge's second half) into its own piece
+  struct Piece {
+    std::vector<int64_t> hoff, hcnt;
+    std::vector<int32_t> hval;
+  };
+  std::vector<Piece> piece(static_cast<size_t>(NB));
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
-    int64_t t = 0;
-    for (int64_t g = g0; g < g1; ++g) t += out_n[static_cast<size_t>(g + 1)];
-    bsum[static_cast<size_t>(b + 1)] = t;
+    Scratch sc;
+    Piece& pc = piece[static_cast<size_t>(b)];
+    const RunEntry* rn = run.data();
+    merge_runs(sc, g1 - g0, m, start[static_cast<size_t>(g1)] - start[static_cast<size_t>(g0)],
+               start.data() + g0, [rn](int64_t x) { return rn[x].v; }, [rn](int64_t x) { return rn[x].c; },
+               pc.hoff, pc.hval, pc.hcnt);
   });
-  bsum[0] = 0;
-  for (int64_t b = 0; b < NB; ++b) bsum[static_cast<size_t>(b + 1)] += bsum[static_cast<size_t>(b)];
+  // pass 4: the pieces concatenated in class order
+  std::vector<int64_t> base(static_cast<size_t>(NB + 1), 0);
+  for (int64_t b = 0; b < NB; ++b)
+    base[static_cast<size_t>(b + 1)] = base[static_cast<size_t>(b)] + static_cast<int64_t>(piece[static_cast<size_t>(b)].hval.size());
   hoff.resize(static_cast<size_t>(G + 1));
   hoff[0] = 0;
-  hval.resize(static_cast<size_t>(bsum[static_cast<size_t>(NB)]));
+  hval.resize(static_cast<size_t>(base[static_cast<size_t>(NB)]));
   hcnt.resize(hval.size());
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
-    int64_t at = bsum[static_cast<size_t>(b)];
-    const RunEntry* rn = run.data();
-    for (int64_t g = g0; g < g1; ++g) {
-      const int64_t a = start[static_cast<size_t>(g)], k = out_n[static_cast<size_t>(g + 1)];
-      for (int64_t x = 0; x < k; ++x) {
-        hval[static_cast<size_t>(at + x)] = rn[a + x].v;
-        hcnt[static_cast<size_t>(at + x)] = rn[a + x].c;
-      }
-      at += k;
-      hoff[static_cast<size_t>(g + 1)] = at;
-    }
+    const Piece& pc = piece[static_cast<size_t>(b)];
+    const int64_t at = base[static_cast<size_t>(b)];
+    for (int64_t g = g0; g < g1; ++g) hoff[static_cast<size_t>(g + 1)] = at + pc.hoff[static_cast<size_t>(g - g0 + 1)];
+    std::copy(pc.hval.begin(), pc.hval.end(), hval.begin() + at);
+    std::copy(pc.hcnt.begin(), pc.hcnt.end(), hcnt.begin() + at);
   });
 }
 
