@@ -39,12 +39,15 @@ def _both(df: pd.DataFrame, schema: Schema, threads: int) -> tuple[Table | Excep
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.tuples(VALUES, VALUES, st.integers(0, 5), NUMBERS), min_size=1, max_size=60),
        missing=st.sampled_from(["error", "drop", "as_value"]), with_h=st.booleans(), cat=st.booleans(),
-       threads=st.sampled_from([1, 2]), drop_leaf=st.booleans(), num_h=st.booleans())
-def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_leaf, num_h):
+       threads=st.sampled_from([1, 2]), drop_leaf=st.booleans(), num_h=st.booleans(), num_cat=st.booleans())
+def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_leaf, num_h, num_cat):
     df = pd.DataFrame(rows, columns=["s", "t", "n", "m"])
     df["m"] = df["m"].astype(object)
     if cat:
         df["t"] = df["t"].astype("category")
+    if num_cat:  # numeric columns as pandas categoricals: of numeric text, and of integers
+        df["m"] = df["m"].astype("category")
+        df["n"] = df["n"].astype("category")
     vals = list(df["s"]) + ["?"]
     if drop_leaf and len(set(vals)) > 2:
         vals = [v for v in vals if v != vals[0]] + ["?"]  # a value outside the hierarchy
@@ -196,8 +199,10 @@ def test_clean_tables_take_the_cpp_path(monkeypatch):
         raise AssertionError("the pandas path was taken")
 
     monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(boom))
+    numeric_cat = df.assign(age=df["age"].astype("category"), salary=df["salary"].astype("category"))
     for threads in (1, 2):
         assert_same_table(Table.from_pandas(df, t.schema, n_threads=threads), ref)
+        assert_same_table(Table.from_pandas(numeric_cat, t.schema, n_threads=threads), ref)  # numbers as categories
         arrow = pa.Table.from_pandas(df, preserve_index=False)
         i = arrow.column_names.index("race")
         arrow = arrow.set_column(i, "race", arrow.column("race").dictionary_encode())

@@ -23,8 +23,8 @@ namespace {
 /// offsets follow in (class, chunk) order, so that a class's run holds its entries chunk after chunk, i.e. in
 /// item order, as the serial scatter puts them; pass 2 scatters each chunk's entries; pass 3 merges each block
 /// of classes with merge_runs (the serial merge's second half) into its own piece; pass 4 concatenates the
-/// pieces. About 1.2x the serial work (a range-partitioned merge, which read the items twice more, cost about
-/// 2x and saved nothing at two threads: the 2M-row search's repeat call 1.05x -> 1.24x on two with this one).
+/// pieces. About 1.2x the serial work (partitioning by ranges of classes reads the items twice more, about 2x,
+/// and gains nothing at two threads).
 template <class ItemNnz, class ItemHist>
 void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
                              ItemHist item_hist, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,

@@ -551,8 +551,6 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
     for j, a in enumerate(kept):
         col = columns[a.name]
         src = source_of(col)
-        if a.kind == "numeric" and not isinstance(src, _enc.StringSource):
-            src = None  # numbers: the pandas path (a categorical or dictionary of numbers included)
         if src is None or isinstance(src, pd.Series):
             series = col if isinstance(col, pd.Series) else col.to_pandas()
             srcs[a.name] = series
@@ -582,7 +580,9 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             got = _numeric_mapping(a, src, scan=True)
             if got is None:
                 return None
-            mapping = got[0] | _enc.missing_keys(got[0], tokens)
+            mapping = got[0]
+            if isinstance(src, _enc.StringSource):  # (tokens do not apply to dictionaries, as above)
+                mapping = mapping | _enc.missing_keys(mapping, tokens)
             _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
         if unknown and not (h is None and a.kind == "categorical"):
             return None
@@ -682,7 +682,8 @@ _PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 
 
 def _numeric_mapping(a: Attribute, src: Any, scan: bool = False) -> tuple[dict[str, int], NDArray[np.float64]] | None:
-    """Text -> code of a numeric column given as text (a value that is not a plain number is left out: the
+    """Text -> code of a numeric column given as text or as a dictionary of text or numbers (a value that is not
+    a plain number is left out: the
     pandas path parses and checks it), or None when the hierarchy's leaves are not increasing. With a
     hierarchy and ``scan=False`` only the leaves' own text is a key; ``scan=True`` adds every spelling in the
     data ("30.0")."""
@@ -698,7 +699,9 @@ def _numeric_mapping(a: Attribute, src: Any, scan: bool = False) -> tuple[dict[s
             return None
         if not scan:
             return {lab: i for i, lab in enumerate(a.hierarchy.leaves) if plain.match(lab)}, leaf_vals
-    texts = [v for v in pc.unique(src.array).to_pylist() if v is not None]
+    # the distinct texts: a dictionary's labels (a pandas categorical of numbers: their text), else the column's
+    texts = (list(src.labels) if isinstance(src, _enc.DictSource)
+             else [v for v in pc.unique(src.array).to_pylist() if v is not None])
     if a.hierarchy is None:
         leaf_vals = np.unique(np.array([float(t) for t in texts if plain.match(t)], dtype=np.float64))
     index = {v: i for i, v in enumerate(leaf_vals.tolist())}

@@ -20,6 +20,8 @@ from numpy.typing import NDArray
 
 from anoncore._validation import check_float
 
+_NEEDS_SCIPY = "The population uniqueness estimators need SciPy: pip install 'anoncore[risk]'."
+
 
 class _LazyModule:
     """A SciPy module imported on first use: the population estimators need SciPy (the 'risk' extra), the
@@ -34,8 +36,7 @@ class _LazyModule:
             try:
                 self._module = importlib.import_module(self._name)
             except ImportError as e:  # pragma: no cover - exercised only without SciPy
-                raise ImportError("The population uniqueness estimators need SciPy: pip install 'anoncore[risk]'."
-                                  ) from e
+                raise ImportError(_NEEDS_SCIPY) from e
         return getattr(self._module, attr)
 
 
@@ -363,8 +364,8 @@ def population_uniques(class_sizes: Any, population_size: float, estimator: str 
     >>> est.used, round(est.uniques, 2)
     ('zayatz', 30.47)
     """
-    if importlib.util.find_spec("scipy") is None:  # pragma: no cover
-        raise ImportError("The population uniqueness estimators need SciPy: pip install 'anoncore[risk]'.")
+    if importlib.util.find_spec("scipy") is None:  # pragma: no cover - before any work, as the lazy import would
+        raise ImportError(_NEEDS_SCIPY)
     if not isinstance(estimator, str) or estimator not in ESTIMATORS:
         raise ValueError(f"The 'estimator' parameter of population_uniques must be a str among {list(ESTIMATORS)}. "
                          f"Got {estimator!r} instead.")
