@@ -250,8 +250,8 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
     f->n_classes = G;
     // the rows' classes move into row_class (no copy: 40 MB and a serial pass at 10M rows); the roll-ups'
     // groupings grow their own ids again
-    row_class = std::make_shared<const std::vector<int32_t>>(std::move(s.ids));
-    s.ids = std::vector<int32_t>();
+    row_class = std::make_shared<const RawVec<int32_t>>(std::move(s.ids));
+    s.ids = RawVec<int32_t>();
   } else {
     G = group_items(s, n, r, card0.data(), [&](int64_t i, int64_t j) {
       const Qi& q = qi[static_cast<size_t>(j)];
@@ -260,7 +260,7 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
     f->n_classes = G;
     f->codes.assign(static_cast<size_t>(G * r), -1);
     f->count.assign(static_cast<size_t>(G), 0);
-    auto rcl = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(n));
+    auto rcl = std::make_shared<RawVec<int32_t>>(static_cast<size_t>(n));  // (each row written below)
     row_class = rcl;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t g2 = s.ids[static_cast<size_t>(i)];
@@ -424,7 +424,7 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
   Scratch& s = I.scratch[0];
   FreqSet f;
   NodeResult res;
-  std::vector<int32_t> map;  // bottom class -> node class
+  RawVec<int32_t> map;  // bottom class -> node class
   if (clean) {
     // nothing is suppressed (the caller's knowledge, checked by the audit of the published partition): the
     // classes only (no masks, no histograms; the generic layout merges them)

@@ -105,7 +105,7 @@ void Engine::Impl::build_from_items(Matrix<int32_t> codes, const int64_t* w, con
       f->count[static_cast<size_t>(g2)] += w[i];
     }
   }
-  row_class = std::make_shared<const std::vector<int32_t>>(s.ids.begin(), s.ids.begin() + ni);
+  row_class = std::make_shared<const RawVec<int32_t>>(s.ids.begin(), s.ids.begin() + ni);
   if (m > 0) {
     // the items' (value, weight) entries grouped by class in item order, merged as the rows' would be
     std::vector<int64_t> start(static_cast<size_t>(G + 1), 0);

@@ -211,8 +211,8 @@ void number_groups(int T, const Plan& pl, const std::vector<int64_t>& bstart, co
 
 template <class Item>
 int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
-                       ParGroupBuffers& buf, Item* items, std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
-                       std::vector<int64_t>& out_count) {
+                       ParGroupBuffers& buf, Item* items, RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
+                       RawVec<int64_t>& out_count) {
   const Plan pl = plan_for(n);
   uint8_t* first = buf.first.get(n);
   int32_t* hs = buf.hs.get(n);
@@ -257,8 +257,8 @@ int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w,
 }  // namespace
 
 int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
-                          ParGroupBuffers& buf, std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
-                          std::vector<int64_t>& out_count) {
+                          ParGroupBuffers& buf, RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
+                          RawVec<int64_t>& out_count) {
   if (n <= 0) {
     ids.clear();
     out_keys.clear();
@@ -272,13 +272,13 @@ int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t*
 }
 
 int64_t group_preaggregated(int T, int64_t n, int64_t chunk, int64_t grain, ParGroupBuffers& buf,
-                            std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
-                            std::vector<int64_t>& out_count) {
+                            RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
+                            RawVec<int64_t>& out_count) {
   const std::vector<uint64_t>& lk = buf.lk;
   const std::vector<int64_t>& lw = buf.lw;
   const std::vector<int64_t>& lbase = buf.lbase;
   const auto L = static_cast<int64_t>(lk.size());
-  std::vector<int32_t> lid;
+  RawVec<int32_t> lid;
   int64_t G;
   if (L >= 2 * grain) {
     G = group_partitioned(T, L, lk.data(), lw.data(), false, buf, lid, out_keys, out_count);
@@ -312,24 +312,25 @@ KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, 
   const int64_t* w = weights.size != 0 ? weights.data : nullptr;
   KeyGroups out;
   detail::Scratch s;
+  detail::RawVec<uint64_t> gk;
+  detail::RawVec<int64_t> gc;
   const int T = resolve_threads(n_threads);
   if (T > 1 && rows) {
-    detail::group_partitioned(T, n, k, w, true, detail::par_buffers(s), out.ids, out.keys, out.counts);
+    detail::group_partitioned(T, n, k, w, true, detail::par_buffers(s), s.ids, gk, gc);
   } else if (T >= detail::kRollupMinThreads) {
     std::vector<int64_t> ones;
     if (w == nullptr) ones.assign(static_cast<size_t>(n), 1);
-    detail::group_rollup_t(T, grain, s, n, [k](int64_t i) { return k[i]; }, w != nullptr ? w : ones.data(), out.keys,
-                           out.counts);
-    out.ids.assign(s.ids.begin(), s.ids.begin() + n);
+    detail::group_rollup_t(T, grain, s, n, [k](int64_t i) { return k[i]; }, w != nullptr ? w : ones.data(), gk,
+                           gc);
   } else if (w != nullptr) {
-    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [w](int64_t i) { return w[i]; }, out.keys, out.counts,
-                         rows);
-    out.ids.assign(s.ids.begin(), s.ids.begin() + n);
+    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [w](int64_t i) { return w[i]; }, gk, gc, rows);
   } else {
-    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [](int64_t) { return int64_t{1}; }, out.keys,
-                         out.counts, rows);
-    out.ids.assign(s.ids.begin(), s.ids.begin() + n);
+    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [](int64_t) { return int64_t{1}; }, gk, gc,
+                         rows);
   }
+  out.ids.assign(s.ids.begin(), s.ids.begin() + n);
+  out.keys.assign(gk.begin(), gk.end());
+  out.counts.assign(gc.begin(), gc.end());
   return out;
 }
 

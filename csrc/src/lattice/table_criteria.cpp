@@ -46,8 +46,8 @@ void Engine::set_population(Engine& population, int64_t kmap_k, double delta_min
 /// The population-based criteria at f's node: every population class (F rows) against the published subset
 /// rows f of the same key (0 when the subset class is suppressed or absent).
 bool Engine::Impl::population_holds(const FreqSet& f, const uint8_t* viol) const {
-  std::vector<uint64_t> pkeys;
-  std::vector<int64_t> pcount;
+  RawVec<uint64_t> pkeys;
+  RawVec<int64_t> pcount;
   {
     std::lock_guard<std::mutex> lock(pop_mu);  // (the population engine's cache and scratch are not shared)
     auto pf = pop->freq(f.levels.data(), pop->scratch[0], false);

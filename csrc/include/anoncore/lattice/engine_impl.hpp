@@ -30,7 +30,7 @@ struct BottomState {
   bool packed = false;
   std::vector<std::vector<int64_t>> cnts;  // per-QI value counts
   std::shared_ptr<FreqSet> bottom;         // never modified once built (histograms present, never cached)
-  std::shared_ptr<const std::vector<int32_t>> row_class;
+  std::shared_ptr<const RawVec<int32_t>> row_class;
   std::vector<int64_t> ref;  // sensitive-value counts over the rows (when the bottom has histograms)
 };
 
@@ -57,7 +57,7 @@ struct Engine::Impl {
                               // support part or distinct-l
   bool p_monotone = false;
   bool m_monotone = false;
-  std::shared_ptr<const std::vector<int32_t>> row_class;  // row -> bottom class (shared with bottom_state)
+  std::shared_ptr<const RawVec<int32_t>> row_class;  // row -> bottom class (shared with bottom_state)
   std::shared_ptr<FreqSet> bottom;
   // cache of frequency sets: by node key, with insertion order for eviction under a class budget
   std::unordered_map<std::string, std::shared_ptr<FreqSet>> cache;

@@ -6,11 +6,14 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "anoncore/core/hash.hpp"
@@ -23,6 +26,47 @@ inline constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
 using anoncore::mix64;
 
 inline double round10(double x) { return std::floor(x * 1e10) / 1e10; }
+
+/// Raw memory: blocks of 4 MiB or more 2 MiB-aligned and, on Linux, marked for transparent huge pages (a
+/// fresh buffer's first touch then faults a few 2 MiB pages instead of thousands of 4 KiB ones; a hint only).
+/// Freed with std::free.
+void* raw_alloc(size_t bytes);
+
+/// An allocator whose value-less construct default-initialises: resize() of a RawVec of trivial values leaves
+/// them unwritten, so a large output (the rows' classes: 40 MB at 10M rows) is first touched by the parallel
+/// pass that fills it, not zeroed by one thread before it. Every resize of one is followed by a pass that
+/// writes each element. Memory from raw_alloc.
+template <class T>
+struct NoInitAlloc {
+  using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = NoInitAlloc<U>;
+  };
+  NoInitAlloc() = default;
+  template <class U>
+  NoInitAlloc(const NoInitAlloc<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(raw_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { std::free(p); }
+  template <class U>
+  bool operator==(const NoInitAlloc<U>&) const noexcept {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const NoInitAlloc<U>&) const noexcept {
+    return false;
+  }
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <class T>
+using RawVec = std::vector<T, NoInitAlloc<T>>;
 
 struct Qi {
   int32_t h = 0;
@@ -42,8 +86,8 @@ struct FreqSet {
   std::vector<int32_t> levels;
   int64_t n_classes = 0;
   std::vector<int32_t> codes;  // n_classes * r (generic layout)
-  std::vector<uint64_t> keys;  // n_classes packed codes, fixed bit field per QI (packed layout)
-  std::vector<int64_t> count;
+  RawVec<uint64_t> keys;  // n_classes packed codes, fixed bit field per QI (packed layout)
+  RawVec<int64_t> count;
   // sparse sensitive-value histograms (CSR): class c holds (hval[i], hcnt[i]) for i in [hoff[c], hoff[c+1])
   std::vector<int64_t> hoff;
   std::vector<int32_t> hval;
@@ -101,7 +145,7 @@ struct Scratch {
   std::vector<uint64_t> gkeys;
   std::vector<int64_t> gcount;
   std::vector<uint64_t> keys;
-  std::vector<int32_t> ids;
+  RawVec<int32_t> ids;  // (resized without zeroing: every grouping writes each row's id)
   std::vector<int32_t> slot;
   std::vector<uint8_t> viol;
   std::vector<uint8_t> viol_m;
@@ -415,7 +459,7 @@ bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64
 /// appearance), dst keys and counts.
 template <class Slot, class KeyFn, class WFn>
 int64_t group_weighted(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
-                              WFn w, std::vector<uint64_t>& out_keys, std::vector<int64_t>& out_count,
+                              WFn w, RawVec<uint64_t>& out_keys, RawVec<int64_t>& out_count,
                               bool dense_table) {
   reserve_groups(s, n);
   s.ids.resize(static_cast<size_t>(n));
@@ -440,8 +484,8 @@ int64_t group_weighted(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen
 /// Group n packed keys key(i) with weights w(i) (16-byte slots): s.ids[i] = group (first appearance), dst
 /// keys and counts.
 template <class KeyFn, class WFn>
-int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
-                            std::vector<int64_t>& out_count, bool dense_table = false) {
+int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, RawVec<uint64_t>& out_keys,
+                            RawVec<int64_t>& out_count, bool dense_table = false) {
   return group_weighted(s, s.gtable, s.gen, n, key, w, out_keys, out_count, dense_table);
 }
 
@@ -449,8 +493,8 @@ int64_t group_packed(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64
 /// found so far, which a small roll-up keeps in L1), so that the table of a roll-up of up to a few thousand
 /// classes fits in L1 as well.
 template <class KeyFn, class WFn>
-int64_t group_narrow(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
-                            std::vector<int64_t>& out_count) {
+int64_t group_narrow(Scratch& s, int64_t n, KeyFn key, WFn w, RawVec<uint64_t>& out_keys,
+                            RawVec<int64_t>& out_count) {
   return group_weighted(s, s.ntable, s.ngen, n, key, w, out_keys, out_count, false);
 }
 
@@ -458,8 +502,8 @@ int64_t group_narrow(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64
 /// of Adult), group_packed otherwise (same groups, ids and order either way).
 inline constexpr int64_t kNarrowMax = 16384;
 template <class KeyFn, class WFn>
-int64_t group_rollup(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64_t>& out_keys,
-                            std::vector<int64_t>& out_count) {
+int64_t group_rollup(Scratch& s, int64_t n, KeyFn key, WFn w, RawVec<uint64_t>& out_keys,
+                            RawVec<int64_t>& out_count) {
   if (n <= kNarrowMax) return group_narrow(s, n, key, w, out_keys, out_count);
   return group_packed(s, n, key, w, out_keys, out_count);
 }
@@ -468,7 +512,7 @@ int64_t group_rollup(Scratch& s, int64_t n, KeyFn key, WFn w, std::vector<uint64
 /// bound B of rollup_dm_bounded and stops as soon as (double) B > cut; read = items read.
 template <class KeyFn>
 bool group_bounded(Scratch& s, int64_t n, KeyFn key, const int64_t* w, double cut, int64_t& B,
-                          int64_t& read, std::vector<uint64_t>& out_keys, std::vector<int64_t>& out_count) {
+                          int64_t& read, RawVec<uint64_t>& out_keys, RawVec<int64_t>& out_count) {
   reserve_groups(s, n);
   int64_t* oc = s.gcount.data();
   int32_t G = 0;

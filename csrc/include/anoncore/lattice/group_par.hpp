@@ -17,9 +17,7 @@
 
 namespace anoncore::lattice::detail {
 
-/// Raw memory for RawBuf: large blocks 2 MiB-aligned and, on Linux, marked for transparent huge pages (a
-/// fresh buffer's first touch then faults a few 2 MiB pages instead of thousands of 4 KiB ones; a hint only).
-void* raw_alloc(size_t bytes);
+/// Frees raw_alloc's memory (freqset.hpp).
 struct RawFree {
   void operator()(void* p) const { std::free(p); }
 };
@@ -74,15 +72,15 @@ struct ParGroupBuffers {
 /// weights in that order; exactly the output of the serial grouping. Returns the number of groups.
 /// dense_table as in group_core (the bottom's rows).
 int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
-                          ParGroupBuffers& buf, std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
-                          std::vector<int64_t>& out_count);
+                          ParGroupBuffers& buf, RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
+                          RawVec<int64_t>& out_count);
 
 /// The second half of a pre-aggregated grouping (see preaggregate): the chunks' groups in buf.lk / lw / lbase
 /// grouped (partitioned from 2 * grain on, else serially) and the items' ids (their groups in their chunks)
 /// renumbered to the groups found. Returns the number of groups.
 int64_t group_preaggregated(int T, int64_t n, int64_t chunk, int64_t grain, ParGroupBuffers& buf,
-                            std::vector<int32_t>& ids, std::vector<uint64_t>& out_keys,
-                            std::vector<int64_t>& out_count);
+                            RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
+                            RawVec<int64_t>& out_count);
 
 /// The caller's buffers for the parallel groupings (made on first use).
 inline ParGroupBuffers& par_buffers(Scratch& s) {
@@ -104,7 +102,7 @@ inline int64_t preagg_chunk(int64_t n) {
 /// buf.lk / lw their keys and weights, buf.lbase each chunk's first.
 template <class KeyFn>
 bool preaggregate(int T, int64_t n, int64_t chunk, KeyFn key, const int64_t* w, ParGroupBuffers& buf,
-                  std::vector<int32_t>& ids) {
+                  RawVec<int32_t>& ids) {
   const int64_t NC = (n + chunk - 1) / chunk;
   if (buf.sc.size() < static_cast<size_t>(T)) buf.sc.resize(static_cast<size_t>(T));
   ids.resize(static_cast<size_t>(n));
@@ -164,7 +162,7 @@ inline constexpr int kRollupMinThreads = 4;
 /// group_rollup.
 template <class KeyFn>
 int64_t group_rollup_t(int T, int64_t grain, Scratch& s, int64_t n, KeyFn key, const int64_t* w,
-                       std::vector<uint64_t>& out_keys, std::vector<int64_t>& out_count) {
+                       RawVec<uint64_t>& out_keys, RawVec<int64_t>& out_count) {
   if (T < kRollupMinThreads) return group_rollup(s, n, key, [w](int64_t i) { return w[i]; }, out_keys, out_count);
   ParGroupBuffers& buf = par_buffers(s);
   const int64_t chunk = preagg_chunk(n);
