@@ -66,6 +66,58 @@ def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_l
         assert_same_table(fa, legacy)
 
 
+INT_LEAVES = ["-3", "0", "1", "7", "120", "300"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(st.sampled_from([-3, 0, 1, 7, 120, 300, 5, -4]), min_size=1, max_size=40),
+       dtype=st.sampled_from(["int64", "int16", "uint16", "Int64", "Int64+NA", "int64[pyarrow]"]),
+       threads=st.sampled_from([1, 2]), wide=st.booleans(), missing=st.sampled_from(["error", "drop"]))
+def test_integer_columns_match_the_pandas_path(values, dtype, threads, wide, missing):
+    """Integer columns (as pandas.read_csv gives them) under a hierarchy: the C++ path keys them by their text
+    and gives the pandas path's codes, or its very error (a value outside the hierarchy, a missing cell)."""
+    if dtype == "uint16":
+        values = [abs(v) for v in values]
+    leaves = INT_LEAVES + (["100000"] if wide else [])  # a range wider than the dictionary's limit
+    if wide:
+        values = values + [100000]
+        dtype = {"int16": "int32", "uint16": "uint32"}.get(dtype, dtype)
+    col = pd.Series(values, dtype=dtype.replace("+NA", ""))
+    if dtype == "Int64+NA":
+        col[0] = pd.NA
+    num_leaves = sorted(leaves, key=int)
+    schema = Schema.build({"c": {"kind": "categorical", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in leaves])},
+                           "n": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in num_leaves])}},
+                          missing=missing)
+    df = pd.DataFrame({"c": col, "n": col.copy()})
+    fast, legacy = _both(df, schema, threads)
+    if isinstance(legacy, Exception):
+        assert isinstance(fast, Exception) and str(fast) == str(legacy)
+    else:
+        assert isinstance(fast, Table)
+        assert_same_table(fast, legacy)
+        fa = Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)
+        assert_same_table(fa, legacy)
+
+
+def test_integer_columns_take_the_cpp_path(monkeypatch):
+    """Adult as pandas.read_csv parses it (age as int64) encodes without the pandas path, to the same codes."""
+    from anoncore.datasets import load_adult_arx
+
+    t = load_adult_arx()
+    df = pd.DataFrame({c: np.asarray(t.decode(c, t.column(c))).astype(str) for c in t.columns})
+    df["age"] = df["age"].astype(np.int64)
+    src = enc.int_source(df["age"])
+    assert src is not None and src.index.dtype == np.int8 and src.labels[0] == str(df["age"].min())
+    monkeypatch.setattr(Table, "_from_pandas_legacy", classmethod(lambda *a, **k: pytest.fail("pandas path")))
+    for threads in (1, 2):
+        got = Table.from_pandas(df, t.schema, n_threads=threads)
+        np.testing.assert_array_equal(got.codes, t.codes)
+        np.testing.assert_array_equal(Table.from_arrow(pa.Table.from_pandas(df), t.schema).codes, t.codes)
+    assert enc.int_source(pd.Series([0, 10_000])) is None  # wider than max(4096, n // 4): the pandas path
+    assert enc.int_source(pd.Series([1.0, 2.0])) is None
+
+
 def test_threads_give_the_same_codes_on_many_rows():
     rng = np.random.default_rng(3)
     labels = np.array([f"v{i}é" for i in range(300)], dtype=object)

@@ -115,6 +115,36 @@ def source_of_series(s: pd.Series) -> StringSource | DictSource | None:
     return None
 
 
+def int_source(s: pd.Series) -> DictSource | None:
+    """A column of integers without missing values as a dictionary of its value range: ``index`` = value - least
+    value (int8 / int16 / int32), ``labels`` = each value's decimal text (what the pandas path looks up). None
+    when the column is not of integers, has a missing value, or spans more than ``max(4096, n // 4)`` values
+    (the labels are made in Python, one per value of the range)."""
+    dt = s.dtype
+    if isinstance(dt, np.dtype):
+        if dt.kind not in "iu":
+            return None
+        values = s.to_numpy()
+    elif pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.CategoricalDtype):
+        if s.hasnans:
+            return None
+        values = s.to_numpy(dtype=np.int64)
+    else:
+        return None
+    n = len(values)
+    if n == 0:
+        return None
+    lo, hi = int(values.min()), int(values.max())
+    span = hi - lo + 1
+    if span > max(4096, n // 4):
+        return None
+    idx_type = np.int8 if span <= 127 else np.int16 if span <= 32767 else np.int32
+    index = np.empty(n, dtype=idx_type)
+    # values - lo lies in [0, span) in the column's own type: the cast to the narrow index is exact
+    np.subtract(values, values.dtype.type(lo), out=index, casting="unsafe")
+    return DictSource(index, [str(v) for v in range(lo, hi + 1)], _EMPTY_U8, 0)
+
+
 def source_of_arrow(col: Any) -> StringSource | DictSource | None:
     """The fast-path source of an Arrow column (Array or ChunkedArray), or None."""
     import pyarrow as pa

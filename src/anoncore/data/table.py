@@ -72,7 +72,7 @@ class Table:
                     _where: Callable[[int], str] | None = None) -> Table:
         """Encode a DataFrame.
 
-        Text, categorical and Arrow-backed columns are encoded in C++ (a hash of the hierarchy's labels,
+        Text, categorical, Arrow-backed and (under a hierarchy) integer columns are encoded in C++ (a hash of the hierarchy's labels,
         ``n_threads`` threads over rows, None = every core; the codes do not depend on it); a value that does
         not resolve exactly takes the pandas path, which gives the same codes or the same error.
 
@@ -551,6 +551,10 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
     for j, a in enumerate(kept):
         col = columns[a.name]
         src = source_of(col)
+        if a.hierarchy is not None and isinstance(src, pd.Series | None):
+            # integers (a pandas column read from a CSV, an Arrow integer column): their text is the key
+            ints = _enc.int_source(src if src is not None else col)
+            src = ints if ints is not None else src
         if src is None or isinstance(src, pd.Series):
             series = col if isinstance(col, pd.Series) else col.to_pandas()
             srcs[a.name] = series
