@@ -27,18 +27,18 @@ namespace {
 /// and gains nothing at two threads).
 template <class ItemNnz, class ItemHist>
 void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
-                             ItemHist item_hist, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
-                             std::vector<int64_t>& hcnt) {
+                             ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
+                             RawVec<int64_t>& hcnt) {
   if (G <= 0 || n_items <= 0) {
     hoff.assign(static_cast<size_t>(std::max<int64_t>(G, 0) + 1), 0);
     hval.clear();
     hcnt.clear();
     return;
   }
-  const int64_t P = std::max(1, T);
-  const int64_t chunk = (n_items + P - 1) / P;
+  const int64_t chunk = (n_items + std::max(1, T) - 1) / std::max(1, T);
+  const int64_t P = (n_items + chunk - 1) / chunk;  // the chunks (each zeroes and fills its own counts)
   // off[p * G + g]: pass 1 the entries of chunk p in class g, then where they go
-  std::vector<int64_t> off(static_cast<size_t>(P * G));
+  RawVec<int64_t> off(static_cast<size_t>(P * G));  // (each chunk zeroes its own counts)
   parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
     int64_t* c = off.data() + p * G;
     std::fill(c, c + G, int64_t{0});
@@ -48,7 +48,8 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
   // prefix (start[g]: the first entry of class g's run)
   const int64_t NB = std::min<int64_t>(G, int64_t{16} * T);
   const int64_t bsz = (G + NB - 1) / NB;
-  std::vector<int64_t> bsum(static_cast<size_t>(NB + 1), 0), start(static_cast<size_t>(G + 1), 0);
+  std::vector<int64_t> bsum(static_cast<size_t>(NB + 1), 0);
+  RawVec<int64_t> start(static_cast<size_t>(G + 1));  // (every entry written below)
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
     int64_t t = 0;
     for (int64_t g = g0; g < g1; ++g)
@@ -81,8 +82,8 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
   });
   // pass 3: each block of classes merged by merge_runs (the serial merge's second half) into its own piece
   struct Piece {
-    std::vector<int64_t> hoff, hcnt;
-    std::vector<int32_t> hval;
+    RawVec<int64_t> hoff, hcnt;
+    RawVec<int32_t> hval;
   };
   std::vector<Piece> piece(static_cast<size_t>(NB));
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {

@@ -89,9 +89,9 @@ struct FreqSet {
   RawVec<uint64_t> keys;  // n_classes packed codes, fixed bit field per QI (packed layout)
   RawVec<int64_t> count;
   // sparse sensitive-value histograms (CSR): class c holds (hval[i], hcnt[i]) for i in [hoff[c], hoff[c+1])
-  std::vector<int64_t> hoff;
-  std::vector<int32_t> hval;
-  std::vector<int64_t> hcnt;
+  RawVec<int64_t> hoff;
+  RawVec<int32_t> hval;
+  RawVec<int64_t> hcnt;
   // The set of sensitive values present in each class as a bit mask (value v: bit v), kept when the sensitive
   // attribute has at most 64 values and a criterion has a support part (Impl::use_mask): OR-ed along every
   // roll-up, so the monotone part is checked on every class without histograms (Impl::mask_violates).
@@ -172,10 +172,11 @@ struct Scratch {
 /// value at its first appearance in the run.
 template <class Val, class Cnt>
 void merge_runs(Scratch& s, int64_t G, int64_t m, int64_t total, const int64_t* start, Val val, Cnt cnt,
-                std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) {
+                RawVec<int64_t>& hoff, RawVec<int32_t>& hval, RawVec<int64_t>& hcnt) {
   if (static_cast<int64_t>(s.dense.size()) < m) s.dense.assign(static_cast<size_t>(m), 0);
   int64_t* dense = s.dense.data();
-  hoff.assign(static_cast<size_t>(G + 1), 0);
+  hoff.resize(static_cast<size_t>(G + 1));  // (hoff[g + 1] written for every g)
+  hoff[0] = 0;
   hval.resize(static_cast<size_t>(total));  // an upper bound, trimmed below
   hcnt.resize(static_cast<size_t>(total));
   int32_t* hv = hval.data();
@@ -208,8 +209,8 @@ void merge_runs(Scratch& s, int64_t G, int64_t m, int64_t total, const int64_t* 
 /// item_nnz(i) gives the number of entries of item i, item_hist(i, add) calls add(value, count) for each.
 template <class ItemNnz, class ItemHist>
 void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
-                      ItemHist item_hist, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
-                      std::vector<int64_t>& hcnt) {
+                      ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
+                      RawVec<int64_t>& hcnt) {
   auto& start = s.bucket;
   start.assign(static_cast<size_t>(G + 1), 0);
   for (int64_t i = 0; i < n_items; ++i) start[static_cast<size_t>(ids[i]) + 1] += item_nnz(i);
@@ -234,8 +235,8 @@ void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G
 /// sizes are known: the runs hold the values alone (4 bytes per row instead of a 16-byte entry) and the
 /// counting sort needs no counting pass. Same output, in the same order, as merge_histograms.
 inline void merge_row_histograms(Scratch& s, const int32_t* ids, const int32_t* vals, int64_t n, int64_t G, int64_t m,
-                          const int64_t* group_size, std::vector<int64_t>& hoff, std::vector<int32_t>& hval,
-                          std::vector<int64_t>& hcnt) {
+                          const int64_t* group_size, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
+                          RawVec<int64_t>& hcnt) {
   auto& start = s.bucket;
   start.resize(static_cast<size_t>(G + 1));
   start[0] = 0;
