@@ -32,14 +32,16 @@ class LabelHash {
   /// The words of a string of n <= kShortBytes bytes: equal for two strings of one length iff equal bytes.
   static ShortKey load_short(const uint8_t* p, int64_t n) {
     ShortKey k{{0, 0, 0, 0}};
-    if (n >= 16) {  // bytes [0, 16) and [n - 16, n) cover the string
+    if (n >= 8) {
+      // words at bytes 0, o1, o2 and n - 8: [0, 16) and [n - 16, n) for n >= 16, [0, 8) and [n - 8, n) twice
+      // below; the offsets are selected without a branch, so strings of 8-15 and 16-32 bytes in one column
+      // take one path (a length branch mispredicts on such columns)
+      const int64_t o1 = n >= 16 ? 8 : n - 8;
+      const int64_t o2 = n >= 16 ? n - 16 : 0;
       std::memcpy(&k.w[0], p, 8);
-      std::memcpy(&k.w[1], p + 8, 8);
-      std::memcpy(&k.w[2], p + n - 16, 8);
+      std::memcpy(&k.w[1], p + o1, 8);
+      std::memcpy(&k.w[2], p + o2, 8);
       std::memcpy(&k.w[3], p + n - 8, 8);
-    } else if (n >= 8) {
-      std::memcpy(&k.w[0], p, 8);
-      std::memcpy(&k.w[1], p + n - 8, 8);
     } else if (n >= 4) {
       uint32_t a, b;
       std::memcpy(&a, p, 4);
