@@ -36,6 +36,18 @@ def _both(df: pd.DataFrame, schema: Schema, threads: int) -> tuple[Table | Excep
     return out[0], out[1]
 
 
+def _assert_paths_agree(df: pd.DataFrame, schema: Schema, threads: int) -> None:
+    """The C++ path (from pandas and from Arrow) gives the pandas path's table, or its very error message."""
+    fast, legacy = _both(df, schema, threads)
+    if isinstance(legacy, Exception):
+        assert isinstance(fast, Exception) and str(fast) == str(legacy)
+    else:
+        assert isinstance(fast, Table)
+        assert_same_table(fast, legacy)
+        fa = Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)
+        assert_same_table(fa, legacy)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.tuples(VALUES, VALUES, st.integers(0, 5), NUMBERS), min_size=1, max_size=60),
        missing=st.sampled_from(["error", "drop", "as_value"]), with_h=st.booleans(), cat=st.booleans(),
@@ -56,14 +68,7 @@ def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_l
              "m": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([["0", "*"], ["1", "*"], ["3", "*"],
                                                                        ["10", "*"]])} if num_h else "numeric"}
     schema = Schema.build(attrs, missing=missing)
-    fast, legacy = _both(df, schema, threads)
-    if isinstance(legacy, Exception):
-        assert isinstance(fast, Exception) and str(fast) == str(legacy)
-    else:
-        assert isinstance(fast, Table)
-        assert_same_table(fast, legacy)
-        fa = Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)
-        assert_same_table(fa, legacy)
+    _assert_paths_agree(df, schema, threads)
 
 
 INT_LEAVES = ["-3", "0", "1", "7", "120", "300"]
@@ -90,14 +95,7 @@ def test_integer_columns_match_the_pandas_path(values, dtype, threads, wide, mis
                            "n": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in num_leaves])}},
                           missing=missing)
     df = pd.DataFrame({"c": col, "n": col.copy()})
-    fast, legacy = _both(df, schema, threads)
-    if isinstance(legacy, Exception):
-        assert isinstance(fast, Exception) and str(fast) == str(legacy)
-    else:
-        assert isinstance(fast, Table)
-        assert_same_table(fast, legacy)
-        fa = Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)
-        assert_same_table(fa, legacy)
+    _assert_paths_agree(df, schema, threads)
 
 
 def test_integer_columns_take_the_cpp_path(monkeypatch):
