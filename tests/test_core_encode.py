@@ -343,3 +343,18 @@ def test_many_labels_past_the_sparse_index_budget(n_labels, monkeypatch):
     bad.loc[7, "q"] = "v99999"
     with pytest.raises(ValueError, match="'v99999'.*column 'q'"):
         Table.from_pandas(bad, schema)
+
+
+@pytest.mark.parametrize("d", [1, 3, 9, 16, 17, 23])
+def test_column_min_max_kernel_matches_numpy(d):
+    """The numeric columns' domain check reads every column's extremes in one parallel pass (a compile-time
+    column count up to 16, a loop beyond): against numpy, across chunk boundaries, at 1 and 2 threads."""
+    from anoncore import _core
+
+    rng = np.random.default_rng(d)
+    for n in (1, 65_535, 65_537, 200_003):
+        m = rng.integers(-(2**31), 2**31 - 1, size=(n, d), dtype=np.int64).astype(np.int32)
+        for threads in (1, 2):
+            lo, hi = _core.core.column_min_max(m, threads)
+            np.testing.assert_array_equal(lo, m.min(axis=0))
+            np.testing.assert_array_equal(hi, m.max(axis=0))
