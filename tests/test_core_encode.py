@@ -92,9 +92,10 @@ def test_integer_columns_match_the_pandas_path(values, dtype, threads, wide, mis
         col[0] = pd.NA
     num_leaves = sorted(leaves, key=int)
     schema = Schema.build({"c": {"kind": "categorical", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in leaves])},
-                           "n": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in num_leaves])}},
+                           "n": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in num_leaves])},
+                           "x": "numeric"},  # no hierarchy: the values present, ranked
                           missing=missing)
-    df = pd.DataFrame({"c": col, "n": col.copy()})
+    df = pd.DataFrame({"c": col, "n": col.copy(), "x": col.copy()})
     _assert_paths_agree(df, schema, threads)
 
 

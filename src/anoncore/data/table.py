@@ -551,8 +551,9 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
     for j, a in enumerate(kept):
         col = columns[a.name]
         src = source_of(col)
-        if a.hierarchy is not None and isinstance(src, pd.Series | None):
-            # integers (a pandas column read from a CSV, an Arrow integer column): their text is the key
+        if (a.hierarchy is not None or a.kind == "numeric") and isinstance(src, pd.Series | None):
+            # integers (a pandas column read from a CSV, an Arrow integer column): their text is the key (a
+            # numeric attribute without hierarchy keeps the values present, ranked, as np.unique gives them)
             ints = _enc.int_source(src if src is not None else col)
             src = ints if ints is not None else src
         if src is None or isinstance(src, pd.Series):
