@@ -119,6 +119,56 @@ int64_t Engine::Impl::judge_monotone(const FreqSet& f, Scratch& s, bool early, b
 // order: the values appear in the same order as when the source is merged first (a value's first appearance
 // is in the first source class holding it, and within it in the source's own order), and the counts are the
 // same sums, so the histograms are identical.
+namespace {
+
+/// Linked lists of the items of each of G groups (head[g]: its first item, next[i]: the item after i in its
+/// group, -1 at the end), every list in ascending item order. One thread: one pass from the last item down.
+/// T threads: each chunk of items builds its own lists (first and last item per group), then the groups'
+/// lists are stitched in chunk order, so the lists are the serial ones.
+void group_lists(const int32_t* ids, int64_t n, int64_t G, int T, std::vector<int32_t>& head,
+                 RawVec<int32_t>& next) {
+  head.assign(static_cast<size_t>(G), -1);
+  next.resize(static_cast<size_t>(n));
+  int32_t* nx = next.data();
+  if (T <= 1) {
+    int32_t* hd = head.data();
+    for (int64_t i = n - 1; i >= 0; --i) {
+      const int32_t g = ids[i];
+      nx[i] = hd[g];
+      hd[g] = static_cast<int32_t>(i);
+    }
+    return;
+  }
+  const int64_t chunk = (n + T - 1) / T, P = (n + chunk - 1) / chunk;
+  std::vector<int32_t> first(static_cast<size_t>(P * G), -1), last(static_cast<size_t>(P * G), -1);
+  parallel_chunks(n, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
+    int32_t* fp = first.data() + p * G;
+    int32_t* lp = last.data() + p * G;
+    for (int64_t i = hi - 1; i >= lo; --i) {
+      const int32_t g = ids[i];
+      if (fp[g] < 0) lp[g] = static_cast<int32_t>(i);
+      nx[i] = fp[g];
+      fp[g] = static_cast<int32_t>(i);
+    }
+  });
+  for (int64_t g = 0; g < G; ++g) {
+    int32_t tail = -1;
+    for (int64_t p = 0; p < P; ++p) {
+      const int32_t f0 = first[static_cast<size_t>(p * G + g)];
+      if (f0 < 0) continue;
+      if (tail < 0) head[static_cast<size_t>(g)] = f0;
+      else nx[tail] = f0;
+      tail = last[static_cast<size_t>(p * G + g)];
+    }
+  }
+}
+
+}  // namespace
+
+/// Threads for group_lists over n items in G groups: the engine's threads for n items when the groups are few
+/// enough that stitching them (G per chunk) costs little beside the items.
+int Engine::Impl::list_threads(int64_t n, int64_t G) const { return 8 * G <= n ? par_threads(n) : 1; }
+
 /// A deferred set's classes as lists of their source classes (s.lz_head / s.lz_next; with two levels also the
 /// anchor's classes per source class, s.lz_head2 / s.lz_next2), for lazy_hist.
 void Engine::Impl::lazy_lists(const FreqSet& f, Scratch& s, bool two) const {
@@ -126,32 +176,12 @@ void Engine::Impl::lazy_lists(const FreqSet& f, Scratch& s, bool two) const {
   if (two) {
     const FreqSet& mid = *f.hsrc;
     const int64_t Ca = mid.hsrc->n_classes;
-    const int32_t* ids = mid.hids.data();
-    s.lz_head2.assign(static_cast<size_t>(mid.n_classes), -1);
-    s.lz_next2.resize(static_cast<size_t>(Ca));
-    int32_t* nx = s.lz_next2.data();
-    int32_t* hd = s.lz_head2.data();
-    for (int64_t i = Ca - 1; i >= 0; --i) {
-      const int32_t g = ids[i];
-      nx[i] = hd[g];
-      hd[g] = static_cast<int32_t>(i);
-    }
+    group_lists(mid.hids.data(), Ca, mid.n_classes, list_threads(Ca, mid.n_classes), s.lz_head2, s.lz_next2);
   }
-  const FreqSet& src = *f.hsrc;
-  const int64_t Cs = src.n_classes;
-  const int32_t* ids = f.hids.data();
-  // the source classes of each class as linked lists (head per class, next per source class), built in one
-  // pass from the last source class down, so each list runs in ascending source order
-  auto& head = s.lz_head;
-  head.assign(static_cast<size_t>(C), -1);
-  s.lz_next.resize(static_cast<size_t>(Cs));
-  int32_t* nx = s.lz_next.data();
-  int32_t* hd = head.data();
-  for (int64_t i = Cs - 1; i >= 0; --i) {
-    const int32_t g = ids[i];
-    nx[i] = hd[g];
-    hd[g] = static_cast<int32_t>(i);
-  }
+  // the source classes of each class as linked lists (head per class, next per source class), each list in
+  // ascending source order
+  const int64_t Cs = f.hsrc->n_classes;
+  group_lists(f.hids.data(), Cs, C, list_threads(Cs, C), s.lz_head, s.lz_next);
   if (static_cast<int64_t>(s.lz_acc.size()) < m) s.lz_acc.assign(static_cast<size_t>(m), 0);
 }
 

@@ -319,6 +319,7 @@ struct Engine::Impl {
   NodeResult judge(const FreqSet& f, Scratch& s, bool early = false) const;
   int64_t judge_monotone(const FreqSet& f, Scratch& s, bool early, bool distinct_now) const;
   void lazy_lists(const FreqSet& f, Scratch& s, bool two) const;
+  int list_threads(int64_t n, int64_t G) const;
   void lazy_hist(const FreqSet& f, Scratch& s, int64_t c, bool two) const;
   void score(const FreqSet& f, Scratch& s, int64_t S, NodeResult& res) const;
 

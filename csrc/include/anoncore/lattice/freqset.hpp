@@ -158,8 +158,9 @@ struct Scratch {
   std::vector<int32_t> run_v;  // merge_row_histograms: the rows' values grouped by class
   // judging a deferred set: source classes per class (linked lists over the class map), one class's histogram
   std::vector<int64_t> lz_acc, lz_cnt;
-  std::vector<int32_t> lz_val, lz_head, lz_next;  // lz_head/lz_next: source classes per class (lists)
-  std::vector<int32_t> lz_head2, lz_next2;        // two levels: the anchor's classes per source class
+  std::vector<int32_t> lz_val, lz_head;  // lz_head/lz_next: source classes per class (lists)
+  std::vector<int32_t> lz_head2;         // two levels: the anchor's classes per source class
+  RawVec<int32_t> lz_next, lz_next2;     // (every entry written by group_lists)
   std::vector<uint64_t> memo_key;  // mask_violates: verdicts by value mask (open addressing, 0 = empty)
   std::vector<uint8_t> memo_val;
   std::vector<int32_t> memo_hv;
