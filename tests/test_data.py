@@ -337,3 +337,21 @@ def test_numeric_domain_checked_on_the_fast_path(path: str) -> None:
         make(["0", "101", "30", "30"])
     with pytest.raises(ValueError, match="'v'.*widen the domain"):
         make(["-1", "100", "30", "30"])
+
+
+@pytest.mark.parametrize("ints", [False, True])
+def test_numeric_domain_reads_the_kept_rows(ints: bool) -> None:
+    """The domain check reads the extremes the encoding kernels return, or, when rows are dropped, those of the
+    kept rows only: 101 in a dropped row passes, 101 in a kept row is refused (text and integer columns)."""
+    schema = Schema([Attribute("v", "quasi_identifier", "numeric", domain=(0, 100)),
+                     Attribute("s", "sensitive")], missing="drop")
+
+    def make(v: list[int], s: list[str]) -> Table:
+        return Table.from_pandas(pd.DataFrame({"v": v if ints else [str(x) for x in v], "s": s}), schema)
+
+    t = make([0, 101, 30, 30], ["a", "?", "a", "b"])  # row 1 dropped: its 101 is not published
+    assert t.dropped_rows.tolist() == [1] and t.to_pandas()["v"].tolist() == [0, 30, 30]
+    with pytest.raises(ValueError, match="'v'.*widen the domain"):
+        make([0, 101, 30, 30], ["a", "b", "?", "b"])
+    with pytest.raises(ValueError, match="'v'.*widen the domain"):
+        make([0, 101, 30, 30], ["a", "b", "a", "b"])

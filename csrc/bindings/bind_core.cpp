@@ -38,12 +38,13 @@ void def_gather(py::module_& m) {
           py::gil_scoped_release nogil;
           c = core::gather_codes<I>(iv, mv, vv, validity_offset, dst, out.ndim() == 2 ? out.shape(1) : 1, n_threads);
         }
-        return py::make_tuple(c.unknown, c.missing);
+        return py::make_tuple(c.unknown, c.missing, c.lo, c.hi);
       },
       py::arg("index").noconvert(), py::arg("map").noconvert(), py::arg("validity").noconvert(),
       py::arg("validity_offset"), py::arg("out").noconvert(), py::arg("column"), py::arg("n_threads"),
       "out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = "
-      "all valid) says null. Returns (n_unknown, n_missing) (-1 and -2 codes written).");
+      "all valid) says null. Returns (n_unknown, n_missing, least code, largest code) (-1 and -2 codes "
+      "included; an empty index gives int32's max and min).");
 }
 
 void bind_encode(py::module_& m) {
@@ -65,13 +66,14 @@ void bind_encode(py::module_& m) {
           c = core::encode_strings(ofs, dv, vv, validity_offset, keys, dst, out.ndim() == 2 ? out.shape(1) : 1,
                                    n_threads);
         }
-        return py::make_tuple(c.unknown, c.missing);
+        return py::make_tuple(c.unknown, c.missing, c.lo, c.hi);
       },
       py::arg("offsets").noconvert(), py::arg("data").noconvert(), py::arg("validity").noconvert(),
       py::arg("validity_offset"), py::arg("key_offsets").noconvert(), py::arg("key_data").noconvert(),
       py::arg("key_codes").noconvert(), py::arg("out").noconvert(), py::arg("column"), py::arg("n_threads"),
       "Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes "
-      "of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing).");
+      "of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing, least "
+      "code, largest code).");
   def_gather<int8_t>(m);
   def_gather<int16_t>(m);
   def_gather<int32_t>(m);

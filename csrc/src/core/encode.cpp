@@ -1,7 +1,9 @@
 // Encoding kernels (see encode.hpp): hashed label lookup for strings, dictionary-index gathers.
 #include "anoncore/core/encode.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "anoncore/core/parallel.hpp"
@@ -49,6 +51,8 @@ EncodeCounts total(const std::vector<EncodeCounts>& counts) {
   for (const auto& c : counts) {
     t.unknown += c.unknown;
     t.missing += c.missing;
+    t.lo = std::min(t.lo, c.lo);
+    t.hi = std::max(t.hi, c.hi);
   }
   return t;
 }
@@ -133,11 +137,13 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
     int64_t prev_a = -1, prev_len = -1;
     int32_t prev_code = kEncodeUnknown;
     int64_t unknown = 0, missing = 0;
+    int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t bit = validity_offset + i;
       if (vbits != nullptr && ((vbits[bit >> 3] >> (bit & 7)) & 1) == 0) {
         out[i * stride] = kEncodeMissing;
         ++missing;
+        lo_code = std::min(lo_code, kEncodeMissing);
         continue;
       }
       const int64_t a = ofs[i], len = ofs[i + 1] - a;
@@ -157,8 +163,10 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
       out[i * stride] = prev_code;
       unknown += prev_code == kEncodeUnknown;
       missing += prev_code == kEncodeMissing;
+      lo_code = std::min(lo_code, prev_code);
+      hi_code = std::max(hi_code, prev_code);
     }
-    counts[static_cast<size_t>(c)] = {unknown, missing};
+    counts[static_cast<size_t>(c)] = {unknown, missing, lo_code, hi_code};
   });
   return total(counts);
 }
@@ -173,6 +181,7 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
   std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
   parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
     int64_t unknown = 0, missing = 0;
+    int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t k = static_cast<int64_t>(index[i]);
       int32_t code;
@@ -186,8 +195,10 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
       out[i * stride] = code;
       unknown += code == kEncodeUnknown;
       missing += code == kEncodeMissing;
+      lo_code = std::min(lo_code, code);
+      hi_code = std::max(hi_code, code);
     }
-    counts[static_cast<size_t>(c)] = {unknown, missing};
+    counts[static_cast<size_t>(c)] = {unknown, missing, lo_code, hi_code};
   });
   return total(counts);
 }

@@ -97,7 +97,7 @@ def encode_strings(
     out: NDArray[np.int32],
     column: int,
     n_threads: int,
-) -> tuple[int, int]:
+) -> tuple[int, int, int, int]:
     """
     Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing).
     """
@@ -111,7 +111,7 @@ def gather_codes(
     out: NDArray[np.int32],
     column: int,
     n_threads: int,
-) -> tuple[int, int]:
+) -> tuple[int, int, int, int]:
     """
     out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing) (-1 and -2 codes written).
     """
@@ -124,7 +124,7 @@ def gather_codes(
     out: NDArray[np.int32],
     column: int,
     n_threads: int,
-) -> tuple[int, int]: ...
+) -> tuple[int, int, int, int]: ...
 @overload
 def gather_codes(
     index: NDArray[np.int32],
@@ -134,7 +134,7 @@ def gather_codes(
     out: NDArray[np.int32],
     column: int,
     n_threads: int,
-) -> tuple[int, int]: ...
+) -> tuple[int, int, int, int]: ...
 @overload
 def gather_codes(
     index: NDArray[np.int64],
@@ -144,7 +144,7 @@ def gather_codes(
     out: NDArray[np.int32],
     column: int,
     n_threads: int,
-) -> tuple[int, int]: ...
+) -> tuple[int, int, int, int]: ...
 def select_columns(codes: NDArray[np.int32], columns: NDArray[np.int64], n_threads: int) -> NDArray[np.int32]:
     """
     A C-contiguous copy of the given columns of a row-major int32 code matrix, in the given order.

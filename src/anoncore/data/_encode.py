@@ -180,12 +180,14 @@ def _keys(mapping: Mapping[str, int]) -> tuple[NDArray[np.int64], NDArray[np.uin
 
 
 def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | KeySet, n_threads: int,
-                  out: NDArray[np.int32] | None = None, column: int = 0) -> tuple[NDArray[np.int32], int, int]:
+                  out: NDArray[np.int32] | None = None, column: int = 0,
+                  extremes: list[int] | None = None) -> tuple[NDArray[np.int32], int, int]:
     """Codes of a column: ``mapping[value]``, ``-2`` for a null cell, ``-1`` for a value not in ``mapping``.
 
     ``mapping`` (or a :class:`KeySet` made once) already gives ``-2`` to the labels that count as missing.
     The codes go to ``out[:, column]`` (a new array when ``out`` is None). Returns ``(out, n_unknown,
-    n_missing)``. ``n_threads=0``: every core.
+    n_missing)``; ``extremes``, when given, receives ``[least, largest]`` code written (-1 and -2 included),
+    found by the kernels' own pass. ``n_threads=0``: every core.
     """
     keyset = mapping if isinstance(mapping, KeySet) else None
     labels: Mapping[str, int] = keyset.mapping if keyset is not None else mapping  # type: ignore[assignment]
@@ -194,12 +196,15 @@ def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | K
         out = np.empty(n, dtype=np.int32)
     if isinstance(src, DictSource):
         table = np.fromiter((labels.get(lab, UNKNOWN) for lab in src.labels), dtype=np.int32, count=len(src.labels))
-        unknown, missing = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out, column,
-                                                   n_threads)
+        unknown, missing, lo, hi = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out,
+                                                           column, n_threads)
+        if extremes is not None:
+            extremes[:] = [lo, hi]
         return out, unknown, missing
     ko, kd, kc = (keyset.offsets, keyset.data, keyset.codes) if keyset is not None else _keys(labels)
     chunks = src.array.chunks if hasattr(src.array, "chunks") else [src.array]
     unknown = missing = 0
+    lo, hi = np.iinfo(np.int32).max, np.iinfo(np.int32).min
     start = 0
     for arr in chunks:
         m = len(arr)
@@ -209,11 +214,14 @@ def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | K
         offsets = _np_buffer(bufs[1], np.int64, m + 1, arr.offset)
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
         validity, voff = _validity(arr)
-        u, k = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out[start:start + m], column,
-                                         n_threads)
+        u, k, clo, chi = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out[start:start + m],
+                                                   column, n_threads)
         unknown += u
         missing += k
+        lo, hi = min(lo, clo), max(hi, chi)
         start += m
+    if extremes is not None:
+        extremes[:] = [lo, hi]
     return out, unknown, missing
 
 

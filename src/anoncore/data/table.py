@@ -548,6 +548,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
     n_missing: dict[str, int] = {}
     missing_masks: dict[str, NDArray[np.bool_]] = {}
     numeric_dicts: dict[str, NDArray[np.float64]] = {}
+    extremes: dict[str, list[int]] = {}  # each encoded column's least and largest code, from its kernel
     for j, a in enumerate(kept):
         col = columns[a.name]
         src = source_of(col)
@@ -580,7 +581,8 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             if isinstance(src, _enc.StringSource):
                 mapping.update(_enc.missing_keys(mapping, tokens))
             keys = mapping
-        _, unknown, missing = _enc.encode_source(src, keys, threads, out, j)
+        ext = extremes[a.name] = []
+        _, unknown, missing = _enc.encode_source(src, keys, threads, out, j, ext)
         if unknown and a.kind == "numeric" and h is not None:  # other spellings of the leaves ("30.0")
             got = _numeric_mapping(a, src, scan=True)
             if got is None:
@@ -588,7 +590,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             mapping = got[0]
             if isinstance(src, _enc.StringSource):  # (tokens do not apply to dictionaries, as above)
                 mapping = mapping | _enc.missing_keys(mapping, tokens)
-            _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j)
+            _, unknown, missing = _enc.encode_source(src, mapping, threads, out, j, ext)
         if unknown and not (h is None and a.kind == "categorical"):
             return None
         n_missing[a.name] = missing
@@ -629,9 +631,13 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
                 return None  # the pandas path words the error
             d = numeric_dicts[a.name]
             if a.domain is not None:
-                if lohi is None:  # every column's least and largest code in one pass on every core
-                    lohi = _core.core.column_min_max(out, threads)
-                if d[lohi[0][j]] < a.domain[0] or d[lohi[1][j]] > a.domain[1]:
+                if keep is None:  # the column's extremes as its kernel wrote them (no missing or unknown code)
+                    lo_j, hi_j = extremes[a.name]
+                else:  # rows dropped: every column's least and largest code in one pass on every core
+                    if lohi is None:
+                        lohi = _core.core.column_min_max(out, threads)
+                    lo_j, hi_j = int(lohi[0][j]), int(lohi[1][j])
+                if d[lo_j] < a.domain[0] or d[hi_j] > a.domain[1]:
                     return None
             if a.hierarchy is None:  # ranks among the values of the kept rows, as np.unique gives them
                 present = np.bincount(colv, minlength=d.size) > 0

@@ -237,7 +237,7 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                 ok = idx.size == 0 or (int(idx.min()) >= 0 and int(idx.max()) < lut[1].size)
                 unknown = -1
                 if ok:
-                    unknown, _ = _core.core.gather_codes(idx, then(lut[1]), _NO_BITS, 0, dst, j, 1)
+                    unknown, *_ = _core.core.gather_codes(idx, then(lut[1]), _NO_BITS, 0, dst, j, 1)
                 if unknown != 0:
                     bad = (idx < 0) | (idx >= lut[1].size)
                     bad[~bad] = lut[1][idx[~bad]] < 0
@@ -258,7 +258,7 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                 dst[:, j] = codes if post is None else post[codes]
             else:
                 table = then(_dict_map(a, src.labels))
-                unknown, _ = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, dst, j, 1)
+                unknown, *_ = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, dst, j, 1)
                 if unknown:
                     i = int(np.flatnonzero(dst[:, j] == -1)[0])
                     raise ValueError(f"Value {_label(src.labels[int(src.index[i])])!r} of column {a.name!r} (partition "

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "anoncore/core/views.hpp"
@@ -104,10 +105,14 @@ class LabelHash {
   uint64_t mask_ = 0;
 };
 
-/// Counts of the special codes an encoding wrote.
+/// Counts of the special codes an encoding wrote, and the least and largest code it wrote (special codes
+/// included: a column with no -1 / -2 has its codes' extremes, which the numeric domain check reads without
+/// another pass over the code matrix).
 struct EncodeCounts {
   int64_t unknown = 0;
   int64_t missing = 0;
+  int32_t lo = std::numeric_limits<int32_t>::max();
+  int32_t hi = std::numeric_limits<int32_t>::min();
 };
 
 /// out[i * stride] = code of string i (offsets[i]..offsets[i+1] of data), kEncodeMissing where the validity
