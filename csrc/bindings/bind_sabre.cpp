@@ -135,13 +135,14 @@ void bind_retrieval(py::module_& m) {
         auto ks = span_of(keys, "keys", bo.size);
         for (int64_t i = 0; i < bo.size; ++i)
           if (bo[i] < 0 || bo[i] >= n_buckets) throw std::invalid_argument("bucket_of_row out of range");
-        std::vector<int64_t> rows;
-        std::vector<uint64_t> sorted_keys;
+        core::RawVec<int64_t> rows;
+        core::RawVec<uint64_t> sorted_keys;
         {
           py::gil_scoped_release nogil;
           twophase::sort_bucket_key_row(bo, n_buckets, ks, n_threads, rows, sorted_keys);
         }
-        return py::make_tuple(to_numpy(std::move(rows)), to_numpy(std::move(sorted_keys)));
+        return py::make_tuple(to_numpy(std::vector<int64_t>(rows.begin(), rows.end())),
+                              to_numpy(std::vector<uint64_t>(sorted_keys.begin(), sorted_keys.end())));
       },
       py::arg("bucket_of_row").noconvert(), py::arg("n_buckets"), py::arg("keys").noconvert(),
       py::arg("n_threads") = 1, "Rows ordered by (bucket, key, row) and their keys (the retrieval's radix sort).");

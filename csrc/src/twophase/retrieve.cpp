@@ -50,11 +50,12 @@ void counting_pass(const uint64_t* ks, const int64_t* rs, uint64_t* kd, int64_t*
 }  // namespace
 
 void sort_bucket_key_row(Span<int32_t> bucket_of_row, int64_t n_buckets, Span<uint64_t> keys, int n_threads,
-                         std::vector<int64_t>& rows_out, std::vector<uint64_t>& keys_out) {
+                         core::RawVec<int64_t>& rows_out, core::RawVec<uint64_t>& keys_out) {
   const int64_t n = bucket_of_row.size;
   const auto un = static_cast<size_t>(n);
-  std::vector<uint64_t> ka(un), kb(un);
-  std::vector<int64_t> ra(un), rb(un);
+  // (not zeroed: the first pass below writes ka and ra, each counting pass all of kb and rb)
+  core::RawVec<uint64_t> ka(un), kb(un);
+  core::RawVec<int64_t> ra(un), rb(un);
   // Bits that differ between some keys: constant bits cannot change the order and are skipped.
   const int64_t n_chunks = (n + kSortChunk - 1) / kSortChunk;
   std::vector<uint64_t> ors(static_cast<size_t>(n_chunks), 0), ands(static_cast<size_t>(n_chunks), ~uint64_t{0});
@@ -256,8 +257,9 @@ class BucketPool {
  private:
   int64_t n_, nb_;
   bool links_;
-  std::vector<int64_t> off_, rows_, pos_, nxt_, prv_, remaining_;
-  std::vector<uint64_t> keys_;
+  std::vector<int64_t> off_, remaining_;
+  core::RawVec<int64_t> rows_, pos_, nxt_, prv_;  // (every entry written by the constructor's parallel pass)
+  core::RawVec<uint64_t> keys_;
   std::vector<AliveSet> sets_;
 };
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "anoncore/core/hash.hpp"
+#include "anoncore/core/raw_vec.hpp"
 #include "anoncore/criteria/class_criteria.hpp"
 
 namespace anoncore::lattice::detail {
@@ -27,46 +28,9 @@ using anoncore::mix64;
 
 inline double round10(double x) { return std::floor(x * 1e10) / 1e10; }
 
-/// Raw memory: blocks of 4 MiB or more 2 MiB-aligned and, on Linux, marked for transparent huge pages (a
-/// fresh buffer's first touch then faults a few 2 MiB pages instead of thousands of 4 KiB ones; a hint only).
-/// Freed with std::free.
-void* raw_alloc(size_t bytes);
-
-/// An allocator whose value-less construct default-initialises: resize() of a RawVec of trivial values leaves
-/// them unwritten, so a large output (the rows' classes: 40 MB at 10M rows) is first touched by the parallel
-/// pass that fills it, not zeroed by one thread before it. Every resize of one is followed by a pass that
-/// writes each element. Memory from raw_alloc.
-template <class T>
-struct NoInitAlloc {
-  using value_type = T;
-  template <class U>
-  struct rebind {
-    using other = NoInitAlloc<U>;
-  };
-  NoInitAlloc() = default;
-  template <class U>
-  NoInitAlloc(const NoInitAlloc<U>&) noexcept {}
-  T* allocate(size_t n) { return static_cast<T*>(raw_alloc(n * sizeof(T))); }
-  void deallocate(T* p, size_t) noexcept { std::free(p); }
-  template <class U>
-  bool operator==(const NoInitAlloc<U>&) const noexcept {
-    return true;
-  }
-  template <class U>
-  bool operator!=(const NoInitAlloc<U>&) const noexcept {
-    return false;
-  }
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... A>
-  void construct(U* p, A&&... a) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
-  }
-};
-template <class T>
-using RawVec = std::vector<T, NoInitAlloc<T>>;
+using core::NoInitAlloc;
+using core::raw_alloc;
+using core::RawVec;
 
 struct Qi {
   int32_t h = 0;

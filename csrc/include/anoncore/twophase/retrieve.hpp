@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "anoncore/core/raw_vec.hpp"
 #include "anoncore/core/status.hpp"
 #include "anoncore/core/views.hpp"
 #include "anoncore/twophase/hilbert.hpp"
@@ -36,7 +37,7 @@ struct RetrieveInput {
 /// start in increasing order, so equal (bucket, key) keep increasing rows. Parallel over fixed-size chunks whose
 /// boundaries depend only on n: the output is the same for any thread count. O(n * passes).
 void sort_bucket_key_row(Span<int32_t> bucket_of_row, int64_t n_buckets, Span<uint64_t> keys, int n_threads,
-                         std::vector<int64_t>& rows_out, std::vector<uint64_t>& keys_out);
+                         core::RawVec<int64_t>& rows_out, core::RawVec<uint64_t>& keys_out);
 
 /// SABRE-AK / BUREL retrieval: per bucket, tuple ids sorted by (key, row); for each EC, binary search for
 /// H(x) in every bucket and expand to both sides over the remaining tuples (deleted ones are skipped with
