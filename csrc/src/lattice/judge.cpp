@@ -113,12 +113,6 @@ int64_t Engine::Impl::judge_monotone(const FreqSet& f, Scratch& s, bool early, b
   return SM;
 }
 
-// Two levels: the source of a deferred set may itself be deferred to a materialized anchor (a roll-up from a
-// deferred source that does not compose keeps it deferred, see rollup); then each checked class walks its
-// source classes in ascending order and, for each, the anchor classes of that source class in ascending
-// order: the values appear in the same order as when the source is merged first (a value's first appearance
-// is in the first source class holding it, and within it in the source's own order), and the counts are the
-// same sums, so the histograms are identical.
 namespace {
 
 /// Linked lists of the items of each of G groups (head[g]: its first item, next[i]: the item after i in its
@@ -169,6 +163,12 @@ void group_lists(const int32_t* ids, int64_t n, int64_t G, int T, std::vector<in
 /// enough that stitching them (G per chunk) costs little beside the items.
 int Engine::Impl::list_threads(int64_t n, int64_t G) const { return 8 * G <= n ? par_threads(n) : 1; }
 
+// Two levels: the source of a deferred set may itself be deferred to a materialized anchor (a roll-up from a
+// deferred source that does not compose keeps it deferred, see rollup); then each checked class walks its
+// source classes in ascending order and, for each, the anchor classes of that source class in ascending
+// order: the values appear in the same order as when the source is merged first (a value's first appearance
+// is in the first source class holding it, and within it in the source's own order), and the counts are the
+// same sums, so the histograms are identical.
 /// A deferred set's classes as lists of their source classes (s.lz_head / s.lz_next; with two levels also the
 /// anchor's classes per source class, s.lz_head2 / s.lz_next2), for lazy_hist.
 void Engine::Impl::lazy_lists(const FreqSet& f, Scratch& s, bool two) const {
