@@ -99,6 +99,24 @@ def test_integer_columns_match_the_pandas_path(values, dtype, threads, wide, mis
     _assert_paths_agree(df, schema, threads)
 
 
+FLOAT_LEAVES = ["-3", "0", "0.5", "1", "7.25", "120"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(st.sampled_from([-3.0, 0.0, -0.0, 0.5, 1.0, 7.25, 120.0, 2.5, 1e20, float("nan")]),
+                       min_size=1, max_size=40),
+       dtype=st.sampled_from(["float64", "float32"]), threads=st.sampled_from([1, 2]),
+       missing=st.sampled_from(["error", "drop", "as_value"]))
+def test_float_columns_match_the_pandas_path(values, dtype, threads, missing):
+    """Float columns of numeric attributes (with and without hierarchy) take the dictionary path (distinct
+    values ranked by pandas.factorize, their text as the pandas path reads it): the same codes or the same
+    error, NaN a missing value under every policy."""
+    col = pd.Series(values, dtype=dtype)
+    schema = Schema.build({"n": {"kind": "numeric", "hierarchy": Hierarchy.from_rows([[v, "*"] for v in FLOAT_LEAVES])},
+                           "x": "numeric"}, missing=missing)
+    _assert_paths_agree(pd.DataFrame({"n": col, "x": col.copy()}), schema, threads)
+
+
 def test_integer_columns_take_the_cpp_path(monkeypatch):
     """Adult as pandas.read_csv parses it (age as int64) encodes without the pandas path, to the same codes."""
     from anoncore.datasets import load_adult_arx
@@ -115,6 +133,9 @@ def test_integer_columns_take_the_cpp_path(monkeypatch):
         np.testing.assert_array_equal(Table.from_arrow(pa.Table.from_pandas(df), t.schema).codes, t.codes)
     assert enc.int_source(pd.Series([0, 10_000])) is None  # wider than max(4096, n // 4): the pandas path
     assert enc.int_source(pd.Series([1.0, 2.0])) is None
+    fs = enc.float_source(pd.Series([2.5, np.nan, -0.0, 2.5, 30.0]))
+    assert fs is not None and fs.index.tolist() == [1, -1, 0, 1, 2] and fs.labels == ["0", "2.5", "30"]
+    assert enc.float_source(pd.Series(np.arange(5000) + 0.5)) is None  # more distinct values than max(4096, n // 16)
 
 
 def test_threads_give_the_same_codes_on_many_rows():

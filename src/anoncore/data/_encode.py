@@ -145,6 +145,21 @@ def int_source(s: pd.Series) -> DictSource | None:
     return DictSource(index, [str(v) for v in range(lo, hi + 1)], _EMPTY_U8, 0)
 
 
+def float_source(s: pd.Series) -> DictSource | None:
+    """A numpy float column as a dictionary of its distinct values: ``index`` = the value's rank among them
+    (``pandas.factorize`` with sorting; -1, a missing cell, for NaN), ``labels`` = each value's text as the
+    pandas path reads it (``30`` for 30.0, else Python's shortest round-trip repr). None when the column is not
+    numpy float, or has more than ``max(4096, n // 16)`` distinct values (the labels are made in Python)."""
+    dt = s.dtype
+    if not isinstance(dt, np.dtype) or dt.kind != "f" or len(s) == 0:
+        return None
+    codes, uniques = pd.factorize(s.to_numpy(), sort=True, use_na_sentinel=True)
+    if len(uniques) > max(4096, len(s) // 16):
+        return None
+    index = codes.astype(np.int8 if len(uniques) <= 127 else np.int16 if len(uniques) <= 32767 else np.int32)
+    return DictSource(index, [_label(u) for u in uniques.tolist()], _EMPTY_U8, 0)
+
+
 def source_of_arrow(col: Any) -> StringSource | DictSource | None:
     """The fast-path source of an Arrow column (Array or ChunkedArray), or None."""
     import pyarrow as pa

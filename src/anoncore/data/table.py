@@ -556,6 +556,8 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
             # integers (a pandas column read from a CSV, an Arrow integer column): their text is the key (a
             # numeric attribute without hierarchy keeps the values present, ranked, as np.unique gives them)
             ints = _enc.int_source(src if src is not None else col)
+            if ints is None and a.kind == "numeric":  # numbers with a fraction or a missing value (NaN)
+                ints = _enc.float_source(src if src is not None else col)
             src = ints if ints is not None else src
         if src is None or isinstance(src, pd.Series):
             series = col if isinstance(col, pd.Series) else col.to_pandas()
