@@ -130,7 +130,8 @@ def test_integer_columns_take_the_cpp_path(monkeypatch):
     for threads in (1, 2):
         got = Table.from_pandas(df, t.schema, n_threads=threads)
         np.testing.assert_array_equal(got.codes, t.codes)
-        np.testing.assert_array_equal(Table.from_arrow(pa.Table.from_pandas(df), t.schema).codes, t.codes)
+        np.testing.assert_array_equal(Table.from_arrow(pa.Table.from_pandas(df), t.schema, n_threads=threads).codes,
+                                      t.codes)
     assert enc.int_source(pd.Series([0, 10_000])) is None  # wider than max(4096, n // 4): the pandas path
     assert enc.int_source(pd.Series([1.0, 2.0])) is None
     fs = enc.float_source(pd.Series([2.5, np.nan, -0.0, 2.5, 30.0]))

@@ -347,7 +347,7 @@ Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput 
     if (I.use_mask && I.bottom->vmask.empty()) throw std::logic_error("reused bottom state without value masks");
     return;
   }
-  I.build_bottom(qi_codes, rk.p.get(), sa);
+  I.build_bottom(qi_codes, rk.v.data(), sa);
 }
 
 Engine::~Engine() = default;

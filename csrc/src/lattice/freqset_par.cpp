@@ -36,9 +36,9 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
     return;
   }
   const int64_t chunk = (n_items + std::max(1, T) - 1) / std::max(1, T);
-  const int64_t P = (n_items + chunk - 1) / chunk;  // the chunks (each zeroes and fills its own counts)
+  const int64_t P = (n_items + chunk - 1) / chunk;  // (chunks, not threads: each chunk zeroes its own counts)
   // off[p * G + g]: pass 1 the entries of chunk p in class g, then where they go
-  RawVec<int64_t> off(static_cast<size_t>(P * G));  // (each chunk zeroes its own counts)
+  RawVec<int64_t> off(static_cast<size_t>(P * G));
   parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
     int64_t* c = off.data() + p * G;
     std::fill(c, c + G, int64_t{0});

@@ -33,7 +33,6 @@
 
 namespace anoncore::lattice::detail {
 
-
 namespace {
 
 /// The partition of a call: chunks of a power-of-two multiple of 64 items (at most 64 chunks) and P buckets

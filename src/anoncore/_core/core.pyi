@@ -99,7 +99,7 @@ def encode_strings(
     n_threads: int,
 ) -> tuple[int, int, int, int]:
     """
-    Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing).
+    Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing, least code, largest code).
     """
 
 @overload
@@ -113,7 +113,7 @@ def gather_codes(
     n_threads: int,
 ) -> tuple[int, int, int, int]:
     """
-    out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing) (-1 and -2 codes written).
+    out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing, least code, largest code) (-1 and -2 codes included; an empty index gives int32's max and min).
     """
 @overload
 def gather_codes(

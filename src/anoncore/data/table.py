@@ -72,9 +72,11 @@ class Table:
                     _where: Callable[[int], str] | None = None) -> Table:
         """Encode a DataFrame.
 
-        Text, categorical, Arrow-backed and (under a hierarchy) integer columns are encoded in C++ (a hash of the hierarchy's labels,
-        ``n_threads`` threads over rows, None = every core; the codes do not depend on it); a value that does
-        not resolve exactly takes the pandas path, which gives the same codes or the same error.
+        Text, categorical and Arrow-backed columns, integer columns under a hierarchy and the integer or float
+        columns of numeric attributes are encoded in C++ (a hash of the hierarchy's labels, or a dictionary of
+        the column's values, ``n_threads`` threads over rows, None = every core; the codes do not depend on it);
+        a value that does not resolve exactly takes the pandas path, which gives the same codes or the same
+        error.
 
         Error messages name rows by their 0-based position in ``df`` ("row 27 (0-based)"); :meth:`from_csv`
         names them by file line instead. Empty cells (``""`` or blanks) are missing values, like NaN and the
@@ -555,10 +557,11 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
         if (a.hierarchy is not None or a.kind == "numeric") and isinstance(src, pd.Series | None):
             # integers (a pandas column read from a CSV, an Arrow integer column): their text is the key (a
             # numeric attribute without hierarchy keeps the values present, ranked, as np.unique gives them)
-            ints = _enc.int_source(src if src is not None else col)
-            if ints is None and a.kind == "numeric":  # numbers with a fraction or a missing value (NaN)
-                ints = _enc.float_source(src if src is not None else col)
-            src = ints if ints is not None else src
+            raw = src if src is not None else col
+            coded = _enc.int_source(raw)
+            if coded is None and a.kind == "numeric":  # numbers with a fraction or a missing value (NaN)
+                coded = _enc.float_source(raw)
+            src = coded if coded is not None else src
         if src is None or isinstance(src, pd.Series):
             series = col if isinstance(col, pd.Series) else col.to_pandas()
             srcs[a.name] = series
@@ -696,10 +699,9 @@ _PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 
 def _numeric_mapping(a: Attribute, src: Any, scan: bool = False) -> tuple[dict[str, int], NDArray[np.float64]] | None:
     """Text -> code of a numeric column given as text or as a dictionary of text or numbers (a value that is not
-    a plain number is left out: the
-    pandas path parses and checks it), or None when the hierarchy's leaves are not increasing. With a
-    hierarchy and ``scan=False`` only the leaves' own text is a key; ``scan=True`` adds every spelling in the
-    data ("30.0")."""
+    a plain number is left out: the pandas path parses and checks it), or None when the hierarchy's leaves are
+    not increasing. With a hierarchy and ``scan=False`` only the leaves' own text is a key; ``scan=True`` adds
+    every spelling in the data ("30.0")."""
     import re
 
     import pyarrow.compute as pc

@@ -17,25 +17,19 @@
 
 namespace anoncore::lattice::detail {
 
-/// Frees raw_alloc's memory (freqset.hpp).
-struct RawFree {
-  void operator()(void* p) const { std::free(p); }
-};
-
-/// A buffer of trivially constructible values that grows without initialising (its pages are first touched
-/// by the parallel passes that fill them, not by one thread zeroing them).
+/// A scratch buffer of at least n trivially constructible values whose old contents are dropped when it grows:
+/// a RawVec (core/raw_vec.hpp), so its pages are first touched by the parallel passes that fill them, not by one
+/// thread zeroing them.
 template <class T>
 struct RawBuf {
   static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>);
-  std::unique_ptr<T, RawFree> p;
-  int64_t cap = 0;
+  RawVec<T> v;
   T* get(int64_t n) {
-    if (n > cap) {
-      p.reset();
-      p.reset(static_cast<T*>(raw_alloc(static_cast<size_t>(n) * sizeof(T))));
-      cap = n;
+    if (static_cast<size_t>(n) > v.size()) {
+      v.clear();  // (nothing to copy into the larger block)
+      v.resize(static_cast<size_t>(n));
     }
-    return p.get();
+    return v.data();
   }
 };
 
