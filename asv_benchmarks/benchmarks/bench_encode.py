@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 import anoncore as ac
 
@@ -10,7 +11,8 @@ from .common import require_large, strings_frame, synthetic, thread_counts
 
 
 class EncodeStrings:
-    """Table.from_pandas on object columns of strings and Table.from_arrow on large_string columns."""
+    """Table.from_pandas on object columns of strings, on categoricals, on numbers (int64 / float64 numeric
+    columns, as pandas.read_csv gives them), and Table.from_arrow on large_string columns."""
 
     params = ([100_000, 1_000_000, 10_000_000, 40_000_000], thread_counts())
     param_names = ("n_rows", "n_threads")
@@ -25,12 +27,21 @@ class EncodeStrings:
         self.df = strings_frame(t)
         self.arrow = pa.table({c: pa.array(self.df[c], type=pa.large_string()) for c in self.df.columns})
         self.cat = self.df.astype("category")
+        # as pandas.read_csv parses the file: numeric attributes as int64 / float64 columns
+        self.nums = self.df.copy()
+        for a in t.schema.attributes:
+            if a.kind == "numeric":
+                v = pd.to_numeric(self.df[a.name])
+                self.nums[a.name] = v.astype(np.int64) if (v % 1 == 0).all() else v.astype(np.float64)
 
     def time_from_pandas_strings(self, n_rows: int, n_threads: int) -> None:
         ac.Table.from_pandas(self.df, self.schema, n_threads=n_threads)
 
     def time_from_pandas_categorical(self, n_rows: int, n_threads: int) -> None:
         ac.Table.from_pandas(self.cat, self.schema, n_threads=n_threads)
+
+    def time_from_pandas_numbers(self, n_rows: int, n_threads: int) -> None:
+        ac.Table.from_pandas(self.nums, self.schema, n_threads=n_threads)
 
     def time_from_arrow(self, n_rows: int, n_threads: int) -> None:
         ac.Table.from_arrow(self.arrow, self.schema, n_threads=n_threads)
