@@ -206,6 +206,22 @@ def test_sabre_same_partition_at_any_thread_count(method: str, policy: str) -> N
         assert r.partition == runs[0].partition
 
 
+@pytest.mark.parametrize("policy", ["random", "min_key"])
+def test_knn_large_bucket_tree_split_on_several_threads_is_the_same(policy: str) -> None:
+    """A bucket of more than a thread's share of the rows and 65,536 rows or more has its k-d tree split on
+    every thread (the top serially, its 64 subtrees in parallel, spliced back in the serial node order): the
+    classes, which follow the tree's visiting order wherever distances tie (coarse box coordinates: many
+    ties), are those of the one-thread build at every count."""
+    from anoncore.static.sabre import closeness_model
+
+    t = synthetic_census(110_000, rng=0, numeric="box")
+    runs = [ac.sabre(t, [KAnonymity(6), closeness_model(t, 0.35)], method="knn", seed_policy=policy, rng=3,
+                     n_threads=th) for th in (1, 2, 3, 4)]
+    sizes = runs[0].stats["recipes"].sum(axis=0)
+    assert sizes.max() >= 65_536 and 2 * sizes.max() > t.n_rows  # the bucket split in parallel
+    for r in runs[1:]:
+        assert r.partition == runs[0].partition
+
 @pytest.mark.parametrize("variant", ["basic", "enhanced"])
 def test_burel_same_partition_at_any_thread_count(variant: str) -> None:
     from anoncore.static.burel import likeness_model

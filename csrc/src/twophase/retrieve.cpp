@@ -214,6 +214,7 @@ class BucketPool {
   int64_t begin(int64_t b) const { return off_[static_cast<size_t>(b)]; }
   int64_t end(int64_t b) const { return off_[static_cast<size_t>(b + 1)]; }
   int64_t size(int64_t b) const { return end(b) - begin(b); }
+  int64_t size_all() const { return n_; }
   int64_t remaining(int64_t b) const { return remaining_[static_cast<size_t>(b)]; }
   int64_t row(int64_t p) const { return rows_[static_cast<size_t>(p)]; }
   uint64_t key(int64_t p) const { return keys_[static_cast<size_t>(p)]; }
@@ -440,17 +441,36 @@ struct KnnState {
         rank[static_cast<size_t>(o + idx[static_cast<size_t>(i)])] = r;
       }
     }
-    // One tree per bucket, built in parallel (each row belongs to one bucket, so the trees write disjoint
-    // entries of local_of_row; the result does not depend on the thread count).
-    trees.resize(static_cast<size_t>(nb));
-    parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t b0, int64_t b1) {
-      std::vector<int64_t> rows;
-      for (int64_t b = b0; b < b1; ++b) {
-        rows.clear();
-        for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows.push_back(pool.row(p));
-        trees[static_cast<size_t>(b)] = Tree(rows, codes, coords, rank, d, local_of_row);
+    // One tree per bucket (each row belongs to one bucket, so the trees write disjoint entries of
+    // local_of_row; a tree does not depend on the thread count), in three parallel passes: every bucket's
+    // codes gathered and its tree split (a bucket of more than a thread's share of the rows only down to its
+    // deferred subtrees), largest first; the deferred subtrees of all such trees; their points stored.
+    const int threads = resolve_threads(in.n_threads);
+    std::vector<int64_t> order(static_cast<size_t>(nb));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return pool.size(x) > pool.size(y); });
+    std::vector<std::vector<int64_t>> rows(static_cast<size_t>(nb));
+    std::vector<uint8_t> big(static_cast<size_t>(nb), 0);
+    for (int64_t b = 0; b < nb; ++b)
+      big[static_cast<size_t>(b)] = threads > 1 && pool.size(b) * threads > pool.size_all() && pool.size(b) >= Tree::kParallelRows;
+    trees.reserve(static_cast<size_t>(nb));
+    for (int64_t b = 0; b < nb; ++b) trees.emplace_back(coords, rank, d, local_of_row);
+    parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const auto b = static_cast<size_t>(order[static_cast<size_t>(k)]);
+        for (int64_t p = pool.begin(static_cast<int64_t>(b)); p < pool.end(static_cast<int64_t>(b)); ++p) rows[b].push_back(pool.row(p));
+        trees[b].begin_build(rows[b], codes, big[b] != 0);
+        if (!big[b]) trees[b].end_build(1);
       }
     });
+    std::vector<std::pair<int64_t, int64_t>> parts;  // (bucket, deferred subtree)
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t k = 0; big[static_cast<size_t>(b)] && k < trees[static_cast<size_t>(b)].n_deferred(); ++k) parts.emplace_back(b, k);
+    parallel_chunks(static_cast<int64_t>(parts.size()), 1, in.n_threads, [&](int64_t, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) trees[static_cast<size_t>(parts[static_cast<size_t>(k)].first)].build_deferred(parts[static_cast<size_t>(k)].second);
+    });
+    for (int64_t b = 0; b < nb; ++b)
+      if (big[static_cast<size_t>(b)]) trees[static_cast<size_t>(b)].end_build(threads);
   }
 
   /// Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when

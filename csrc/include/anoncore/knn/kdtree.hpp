@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "anoncore/core/parallel.hpp"
 #include "anoncore/core/status.hpp"
 #include "anoncore/core/views.hpp"
 #include "anoncore/knn/coords.hpp"
@@ -30,130 +31,83 @@ template <class C>
 class KdTree {
  public:
   using Hit = std::pair<double, int64_t>;  // (squared distance, row)
+  /// Trees of fewer points are not worth deferring subtrees to other threads.
+  static constexpr int64_t kParallelRows = int64_t{1} << 16;
 
   KdTree() = default;
 
   /// `rank[offsets[j] + c]`: rank of code c's coordinate among the distinct coordinates of dimension j
-  /// (value order; equal values, equal ranks).
+  /// (value order; equal values, equal ranks). Built on the calling thread (several threads: the stages
+  /// below).
   KdTree(const std::vector<int64_t>& rows, Matrix<int32_t> codes, const CoordTables& coords,
          const std::vector<uint32_t>& rank, int64_t d, std::vector<int32_t>& local_of_row)
-      : d_(d), local_of_row_(&local_of_row), col_(static_cast<size_t>(d)) {
-    const auto n = static_cast<int64_t>(rows.size());
-    if (n >= (int64_t{1} << 31)) throw InternalError("kNN retrieval: a bucket holds 2^31 rows or more");
+      : KdTree(coords, rank, d, local_of_row) {
+    begin_build(rows, codes, false);
+    end_build(1);
+  }
+
+  /// A tree to build in stages (several trees at once, see retrieve.cpp): begin_build, build_deferred for
+  /// every deferred subtree (on any threads), end_build. The splits are those of the one-call build: the
+  /// tree is the same whether or not its subtrees were deferred, and on any number of threads.
+  KdTree(const CoordTables& coords, const std::vector<uint32_t>& rank, int64_t d, std::vector<int32_t>& local_of_row)
+      : d_(d), local_of_row_(&local_of_row), col_(static_cast<size_t>(d)), rank_(rank.data()),
+        offsets_(coords.offsets.data) {
     for (int64_t j = 0; j < d; ++j) col_[static_cast<size_t>(j)] = coords.values.data + coords.offsets[j];
     monotone_.assign(static_cast<size_t>(d), 1);
     for (int64_t j = 0; j < d; ++j)
       for (int64_t c = coords.offsets[j] + 1; c < coords.offsets[j + 1]; ++c)
         if (!(coords.values[c - 1] <= coords.values[c])) monotone_[static_cast<size_t>(j)] = 0;
+  }
+
+  /// The codes of `rows` gathered and, with defer, the top of the tree split down to subtrees of at most
+  /// n / kParts points (a bound that does not depend on the thread count), each left for build_deferred;
+  /// without defer the whole tree is split here.
+  void begin_build(const std::vector<int64_t>& rows, Matrix<int32_t> codes, bool defer) {
+    const auto n = static_cast<int64_t>(rows.size());
+    if (n >= (int64_t{1} << 31)) throw InternalError("kNN retrieval: a bucket holds 2^31 rows or more");
+    rows_ = &rows;
     // Codes dimension-major (cd[j * n + i]): the split passes read one dimension at a time; coordinates and
     // value ranks are looked up in the (small) per-dimension tables.
-    std::vector<C> cd(static_cast<size_t>(n * d));
+    cd_.resize(static_cast<size_t>(n * d_));
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < d; ++j)
-        cd[static_cast<size_t>(j * n + i)] = static_cast<C>(codes(rows[static_cast<size_t>(i)], j));
-    std::vector<int64_t> perm(static_cast<size_t>(n));
-    std::iota(perm.begin(), perm.end(), int64_t{0});
-    struct Job {
-      int64_t begin, end;
-      int32_t parent;
-      bool is_right;
-    };
-    std::vector<Job> stack{{0, n, -1, false}};
-    std::vector<uint64_t> keyed;
-    std::vector<double> lo(static_cast<size_t>(d)), hi(static_cast<size_t>(d));
-    // Spread of the points of [b, e) per dimension: exact for small nodes, from an evenly strided sample of
-    // kSample points for large ones (it only steers the choice of the split dimension; boxes are exact).
-    auto spread_of = [&](int64_t b, int64_t e, bool exact) {
-      std::fill(lo.begin(), lo.end(), std::numeric_limits<double>::infinity());
-      std::fill(hi.begin(), hi.end(), -std::numeric_limits<double>::infinity());
-      const int64_t len = e - b;
-      const int64_t step = (exact || len <= kSample) ? 1 : len / kSample;
-      for (int64_t j = 0; j < d; ++j) {
-        const C* col = cd.data() + j * n;
-        const double* v = col_[static_cast<size_t>(j)];
-        if (monotone_[static_cast<size_t>(j)]) {  // extreme codes hold the extreme coordinates
-          C cl = std::numeric_limits<C>::max(), ch = 0;
-          for (int64_t i = b; i < e; i += step) {
-            const C c = col[perm[static_cast<size_t>(i)]];
-            cl = std::min(cl, c);
-            ch = std::max(ch, c);
-          }
-          lo[static_cast<size_t>(j)] = v[cl];
-          hi[static_cast<size_t>(j)] = v[ch];
-          continue;
-        }
-        for (int64_t i = b; i < e; i += step) {
-          const double w = v[col[perm[static_cast<size_t>(i)]]];
-          lo[static_cast<size_t>(j)] = std::min(lo[static_cast<size_t>(j)], w);
-          hi[static_cast<size_t>(j)] = std::max(hi[static_cast<size_t>(j)], w);
-        }
-      }
-      int64_t dim = 0;
-      double best = -1;
-      for (int64_t j = 0; j < d; ++j)
-        if (hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)] > best) {
-          best = hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)];
-          dim = j;
-        }
-      return std::make_pair(dim, best);
-    };
-    while (!stack.empty()) {
-      const Job job = stack.back();
-      stack.pop_back();
-      const auto id = static_cast<int32_t>(nodes_.size());
-      const auto len32 = static_cast<int32_t>(job.end - job.begin);
-      nodes_.push_back(Node{static_cast<int32_t>(job.begin), static_cast<int32_t>(job.end), -1, -1, job.parent,
-                            len32, -1, false});
-      if (job.parent >= 0) {
-        if (job.is_right)
-          nodes_[static_cast<size_t>(job.parent)].right = id;
-        else
-          nodes_[static_cast<size_t>(job.parent)].left = id;
-      }
-      if (job.end - job.begin <= kLeaf) continue;
-      auto [dim, spread] = spread_of(job.begin, job.end, false);
-      if (spread <= 0) std::tie(dim, spread) = spread_of(job.begin, job.end, true);
-      if (spread <= 0) continue;  // all points identical: a leaf whatever its size
-      // Median cut on a value boundary: the codes are discrete with many ties, and a cut through a run of
-      // equal values would leave both children's boxes overlapping on the split dimension (no pruning).
-      // The selection orders points by (value on dim, index), as one integer key (value rank << 32 | index)
-      // gathered from perm: the same comparison outcomes, hence the same moves, as on the indices themselves.
-      const int64_t mid = job.begin + (job.end - job.begin) / 2, len = job.end - job.begin;
-      const C* col = cd.data() + dim * n;
-      const uint32_t* rank_of = rank.data() + coords.offsets[dim];
-      keyed.resize(static_cast<size_t>(len));
-      for (int64_t i = 0; i < len; ++i) {
-        const auto x = static_cast<uint64_t>(perm[static_cast<size_t>(job.begin + i)]);
-        keyed[static_cast<size_t>(i)] = (uint64_t{rank_of[col[x]]} << 32) | x;
-      }
-      const auto kb = keyed.begin(), km = kb + (mid - job.begin), ke = keyed.end();
-      std::nth_element(kb, km, ke);
-      const uint64_t v_lo = *km >> 32 << 32, v_hi = v_lo + (uint64_t{1} << 32);  // keys of value == v
-      const auto lo_eq = std::partition(kb, km, [v_lo](uint64_t x) { return x < v_lo; });
-      const auto hi_eq = std::partition(km, ke, [v_hi](uint64_t x) { return x < v_hi; });
-      for (int64_t i = 0; i < len; ++i)
-        perm[static_cast<size_t>(job.begin + i)] = static_cast<int64_t>(keyed[static_cast<size_t>(i)] & 0xFFFFFFFFU);
-      const int64_t m1 = job.begin + static_cast<int64_t>(lo_eq - kb), m2 = job.begin + static_cast<int64_t>(hi_eq - kb);
-      int64_t cut;
-      if (m1 == job.begin)
-        cut = m2;
-      else if (m2 == job.end)
-        cut = m1;
-      else
-        cut = (mid - m1 <= m2 - mid) ? m1 : m2;
-      stack.push_back({cut, job.end, id, true});
-      stack.push_back({job.begin, cut, id, false});
-    }
-    pts_.assign(static_cast<size_t>(n * d), C{0});
+      for (int64_t j = 0; j < d_; ++j)
+        cd_[static_cast<size_t>(j * n + i)] = static_cast<C>(codes(rows[static_cast<size_t>(i)], j));
+    perm_.resize(static_cast<size_t>(n));
+    std::iota(perm_.begin(), perm_.end(), int64_t{0});
+    nodes_.clear();
+    deferred_.clear();
+    split(0, n, defer ? std::max<int64_t>(kLeaf, n / kParts) : 0, nodes_, &deferred_);
+    subs_.assign(deferred_.size(), {});
+  }
+  int64_t n_deferred() const { return static_cast<int64_t>(deferred_.size()); }
+  /// Split deferred subtree k (each reads and permutes only its own range of the points).
+  void build_deferred(int64_t k) {
+    const auto [b, e] = deferred_[static_cast<size_t>(k)];
+    split(b, e, 0, subs_[static_cast<size_t>(k)], nullptr);
+  }
+  /// Every deferred subtree put in place of its placeholder (the serial splits, in the serial node order),
+  /// the points stored in leaf order and the boxes fitted.
+  void end_build(int n_threads) {
+    if (!deferred_.empty()) splice();
+    const auto n = static_cast<int64_t>(perm_.size());
+    const int64_t d = d_;
+    const std::vector<int64_t>& rows = *rows_;
+    std::vector<int32_t>& local_of_row = *local_of_row_;
+    pts_.resize(static_cast<size_t>(n * d));
     ids_.resize(static_cast<size_t>(n));
     leaf_of_.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t src = perm[static_cast<size_t>(i)];
-      const int64_t row = rows[static_cast<size_t>(src)];
-      for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(i * d + j)] = cd[static_cast<size_t>(j * n + src)];
-      ids_[static_cast<size_t>(i)] = row;
-      local_of_row[static_cast<size_t>(row)] = static_cast<int32_t>(i);
-    }
+    parallel_chunks(n, kRowChunk, n < kParallelRows ? 1 : n_threads, [&](int64_t, int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t src = perm_[static_cast<size_t>(i)];
+        const int64_t row = rows[static_cast<size_t>(src)];
+        for (int64_t j = 0; j < d; ++j) pts_[static_cast<size_t>(i * d + j)] = cd_[static_cast<size_t>(j * n + src)];
+        ids_[static_cast<size_t>(i)] = row;
+        local_of_row[static_cast<size_t>(row)] = static_cast<int32_t>(i);
+      }
+    });
+    std::vector<C>().swap(cd_);
+    std::vector<int64_t>().swap(perm_);
+    rows_ = nullptr;
     int32_t n_inner = 0;  // internal nodes numbered in node order: their records in pbox_
     for (Node& nd : nodes_)
       if (nd.left >= 0) nd.inner = n_inner++;
@@ -313,6 +267,142 @@ class KdTree {
     int32_t inner;  // internal nodes: index of the children's boxes in pbox_ (-1 for leaves)
     bool same;
   };
+  static constexpr int64_t kRowChunk = int64_t{1} << 15;
+  static constexpr int64_t kParts = 64;                   // a parallel build's subtrees: about n / kParts points
+
+  /// Spread of the points perm_[b, e) per dimension and the widest dimension: exact for small nodes, from an
+  /// evenly strided sample of kSample points for large ones (it only steers the choice of the split
+  /// dimension; boxes are exact).
+  std::pair<int64_t, double> spread_of(int64_t b, int64_t e, bool exact) const {
+    const int64_t len = e - b, n = static_cast<int64_t>(perm_.size());
+    const int64_t step = (exact || len <= kSample) ? 1 : len / kSample;
+    int64_t dim = 0;
+    double best = -1;
+    for (int64_t j = 0; j < d_; ++j) {
+      const C* col = cd_.data() + j * n;
+      const double* v = col_[static_cast<size_t>(j)];
+      double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+      if (monotone_[static_cast<size_t>(j)]) {  // extreme codes hold the extreme coordinates
+        C cl = std::numeric_limits<C>::max(), ch = 0;
+        for (int64_t i = b; i < e; i += step) {
+          const C c = col[perm_[static_cast<size_t>(i)]];
+          cl = std::min(cl, c);
+          ch = std::max(ch, c);
+        }
+        lo = v[cl];
+        hi = v[ch];
+      } else {
+        for (int64_t i = b; i < e; i += step) {
+          const double w = v[col[perm_[static_cast<size_t>(i)]]];
+          lo = std::min(lo, w);
+          hi = std::max(hi, w);
+        }
+      }
+      if (hi - lo > best) {
+        best = hi - lo;
+        dim = j;
+      }
+    }
+    return {dim, best};
+  }
+
+  /// Split perm_[begin, end) into nodes appended to out in depth-first order (left subtree first), ids
+  /// relative to out. defer_len > 0: a subtree of at most defer_len points (other than the first) is not
+  /// split but left as a placeholder node (inner = -2 - its index in *deferred), to be split apart.
+  void split(int64_t begin, int64_t end, int64_t defer_len, std::vector<Node>& out,
+             std::vector<std::pair<int64_t, int64_t>>* deferred) {
+    struct Job {
+      int64_t begin, end;
+      int32_t parent;
+      bool is_right;
+    };
+    std::vector<Job> stack{{begin, end, -1, false}};
+    std::vector<uint64_t> keyed;
+    while (!stack.empty()) {
+      const Job job = stack.back();
+      stack.pop_back();
+      const auto id = static_cast<int32_t>(out.size());
+      const int64_t len = job.end - job.begin;
+      out.push_back(Node{static_cast<int32_t>(job.begin), static_cast<int32_t>(job.end), -1, -1, job.parent,
+                         static_cast<int32_t>(len), -1, false});
+      if (job.parent >= 0) (job.is_right ? out[static_cast<size_t>(job.parent)].right : out[static_cast<size_t>(job.parent)].left) = id;
+      if (defer_len > 0 && id > 0 && len <= defer_len) {
+        out.back().inner = -2 - static_cast<int32_t>(deferred->size());
+        deferred->emplace_back(job.begin, job.end);
+        continue;
+      }
+      if (len <= kLeaf) continue;
+      auto [dim, spread] = spread_of(job.begin, job.end, false);
+      if (spread <= 0) std::tie(dim, spread) = spread_of(job.begin, job.end, true);
+      if (spread <= 0) continue;  // all points identical: a leaf whatever its size
+      const int64_t cut = median_cut(job.begin, job.end, dim, keyed);
+      stack.push_back({cut, job.end, id, true});
+      stack.push_back({job.begin, cut, id, false});
+    }
+  }
+
+  /// Median cut of perm_[begin, end) on dimension dim, moved to a value boundary: the codes are discrete with
+  /// many ties, and a cut through a run of equal values would leave both children's boxes overlapping on the
+  /// split dimension (no pruning). The selection orders points by (value on dim, index), as one integer key
+  /// (value rank << 32 | index) gathered from perm_: the same comparison outcomes, hence the same moves, as on
+  /// the indices themselves. Returns the cut; perm_[begin, cut) holds the left points.
+  int64_t median_cut(int64_t begin, int64_t end, int64_t dim, std::vector<uint64_t>& keyed) {
+    const int64_t mid = begin + (end - begin) / 2, len = end - begin;
+    const C* col = cd_.data() + dim * static_cast<int64_t>(perm_.size());
+    const uint32_t* rank_of = rank_ + offsets_[dim];
+    int64_t* perm = perm_.data();
+    keyed.resize(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) {
+      const auto x = static_cast<uint64_t>(perm[begin + i]);
+      keyed[static_cast<size_t>(i)] = (uint64_t{rank_of[col[x]]} << 32) | x;
+    }
+    const auto kb = keyed.begin(), km = kb + (mid - begin), ke = keyed.end();
+    std::nth_element(kb, km, ke);
+    const uint64_t v_lo = *km >> 32 << 32, v_hi = v_lo + (uint64_t{1} << 32);  // keys of value == v
+    const auto lo_eq = std::partition(kb, km, [v_lo](uint64_t x) { return x < v_lo; });
+    const auto hi_eq = std::partition(km, ke, [v_hi](uint64_t x) { return x < v_hi; });
+    for (int64_t i = 0; i < len; ++i) perm[begin + i] = static_cast<int64_t>(keyed[static_cast<size_t>(i)] & 0xFFFFFFFFU);
+    const int64_t m1 = begin + static_cast<int64_t>(lo_eq - kb), m2 = begin + static_cast<int64_t>(hi_eq - kb);
+    if (m1 == begin) return m2;
+    if (m2 == end) return m1;
+    return (mid - m1 <= m2 - mid) ? m1 : m2;
+  }
+
+  /// Every placeholder of the top (nodes_) replaced by its subtree in place, ids renumbered.
+  void splice() {
+    const std::vector<Node> top = std::move(nodes_);
+    std::vector<int32_t> nid(top.size());
+    int64_t count = 0;
+    for (size_t k = 0; k < top.size(); ++k) {
+      nid[k] = static_cast<int32_t>(count);
+      count += top[k].inner <= -2 ? static_cast<int64_t>(subs_[static_cast<size_t>(-2 - top[k].inner)].size()) : 1;
+    }
+    auto moved = [](int32_t id, int32_t off) { return id >= 0 ? id + off : -1; };
+    nodes_.clear();
+    nodes_.reserve(static_cast<size_t>(count));
+    for (size_t k = 0; k < top.size(); ++k) {
+      const Node& t = top[k];
+      const int32_t parent = t.parent >= 0 ? nid[static_cast<size_t>(t.parent)] : -1;
+      if (t.inner > -2) {
+        Node nd = t;
+        nd.left = t.left >= 0 ? nid[static_cast<size_t>(t.left)] : -1;
+        nd.right = t.right >= 0 ? nid[static_cast<size_t>(t.right)] : -1;
+        nd.parent = parent;
+        nodes_.push_back(nd);
+        continue;
+      }
+      const int32_t off = nid[k];
+      for (const Node& sn : subs_[static_cast<size_t>(-2 - t.inner)]) {
+        Node nd = sn;
+        nd.left = moved(sn.left, off);
+        nd.right = moved(sn.right, off);
+        nd.parent = sn.parent >= 0 ? sn.parent + off : parent;
+        nodes_.push_back(nd);
+      }
+    }
+    deferred_.clear();
+    std::vector<std::vector<Node>>().swap(subs_);
+  }
   int64_t local(int64_t row) const { return (*local_of_row_)[static_cast<size_t>(row)]; }
   /// Squared distances from q to the boxes of internal node k's two children (branch-free), each summed
   /// over dimensions in order: s += (max(lo - q, 0) + max(q - hi, 0))^2. D = 0: the runtime dimension d_.
@@ -423,6 +513,14 @@ class KdTree {
   std::vector<int64_t> ids_;
   std::vector<int32_t> leaf_of_;
   int64_t refit_alive_ = 0;
+  const uint32_t* rank_ = nullptr;   // value ranks and per-dimension offsets (the splits)
+  const int64_t* offsets_ = nullptr;
+  // while being built (begin_build .. end_build)
+  const std::vector<int64_t>* rows_ = nullptr;
+  std::vector<C> cd_;
+  std::vector<int64_t> perm_;
+  std::vector<std::pair<int64_t, int64_t>> deferred_;
+  std::vector<std::vector<Node>> subs_;
 };
 
 }  // namespace anoncore::knn
