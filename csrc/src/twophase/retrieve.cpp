@@ -460,7 +460,10 @@ struct KnnState {
         const auto b = static_cast<size_t>(order[static_cast<size_t>(k)]);
         for (int64_t p = pool.begin(static_cast<int64_t>(b)); p < pool.end(static_cast<int64_t>(b)); ++p) rows[b].push_back(pool.row(p));
         trees[b].begin_build(rows[b], codes, big[b] != 0);
-        if (!big[b]) trees[b].end_build(1);
+        if (!big[b]) {
+          trees[b].end_build(1);
+          std::vector<int64_t>().swap(rows[b]);  // (a bucket's rows are held only while its tree is built)
+        }
       }
     });
     std::vector<std::pair<int64_t, int64_t>> parts;  // (bucket, deferred subtree)
@@ -470,7 +473,10 @@ struct KnnState {
       for (int64_t k = k0; k < k1; ++k) trees[static_cast<size_t>(parts[static_cast<size_t>(k)].first)].build_deferred(parts[static_cast<size_t>(k)].second);
     });
     for (int64_t b = 0; b < nb; ++b)
-      if (big[static_cast<size_t>(b)]) trees[static_cast<size_t>(b)].end_build(threads);
+      if (big[static_cast<size_t>(b)]) {
+        trees[static_cast<size_t>(b)].end_build(threads);
+        std::vector<int64_t>().swap(rows[static_cast<size_t>(b)]);
+      }
   }
 
   /// Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when
