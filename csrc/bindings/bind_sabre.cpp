@@ -141,8 +141,7 @@ void bind_retrieval(py::module_& m) {
           py::gil_scoped_release nogil;
           twophase::sort_bucket_key_row(bo, n_buckets, ks, n_threads, rows, sorted_keys);
         }
-        return py::make_tuple(to_numpy(std::vector<int64_t>(rows.begin(), rows.end())),
-                              to_numpy(std::vector<uint64_t>(sorted_keys.begin(), sorted_keys.end())));
+        return py::make_tuple(to_numpy(std::move(rows)), to_numpy(std::move(sorted_keys)));
       },
       py::arg("bucket_of_row").noconvert(), py::arg("n_buckets"), py::arg("keys").noconvert(),
       py::arg("n_threads") = 1, "Rows ordered by (bucket, key, row) and their keys (the retrieval's radix sort).");

@@ -61,11 +61,11 @@ MutMatrix<T> mut_matrix_of(CArray<T>& a, const char* name) {
   return MutMatrix<T>{a.mutable_data(), static_cast<int64_t>(a.shape(0)), static_cast<int64_t>(a.shape(1))};
 }
 
-/// Hand a vector to NumPy without copying: the capsule owns it.
-template <class T>
-py::array_t<T> to_numpy(std::vector<T>&& v) {
-  auto* owner = new std::vector<T>(std::move(v));
-  py::capsule cap(owner, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+/// Hand a vector (any allocator: a core::RawVec too) to NumPy without copying: the capsule owns it.
+template <class T, class A>
+py::array_t<T> to_numpy(std::vector<T, A>&& v) {
+  auto* owner = new std::vector<T, A>(std::move(v));
+  py::capsule cap(owner, [](void* p) { delete static_cast<std::vector<T, A>*>(p); });
   return py::array_t<T>({static_cast<py::ssize_t>(owner->size())}, {sizeof(T)}, owner->data(), cap);
 }
 

@@ -292,25 +292,23 @@ KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, 
   const int64_t* w = weights.size != 0 ? weights.data : nullptr;
   KeyGroups out;
   detail::Scratch s;
-  detail::RawVec<uint64_t> gk;
-  detail::RawVec<int64_t> gc;
   const int T = resolve_threads(n_threads);
   if (T > 1 && rows) {
-    detail::group_partitioned(T, n, k, w, true, detail::par_buffers(s), s.ids, gk, gc);
+    detail::group_partitioned(T, n, k, w, true, detail::par_buffers(s), s.ids, out.keys, out.counts);
   } else if (T >= detail::kRollupMinThreads) {
     std::vector<int64_t> ones;
     if (w == nullptr) ones.assign(static_cast<size_t>(n), 1);
-    detail::group_rollup_t(T, grain, s, n, [k](int64_t i) { return k[i]; }, w != nullptr ? w : ones.data(), gk,
-                           gc);
+    detail::group_rollup_t(T, grain, s, n, [k](int64_t i) { return k[i]; }, w != nullptr ? w : ones.data(), out.keys,
+                           out.counts);
   } else if (w != nullptr) {
-    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [w](int64_t i) { return w[i]; }, gk, gc, rows);
+    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [w](int64_t i) { return w[i]; }, out.keys,
+                         out.counts, rows);
   } else {
-    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [](int64_t) { return int64_t{1}; }, gk, gc,
-                         rows);
+    detail::group_packed(s, n, [k](int64_t i) { return k[i]; }, [](int64_t) { return int64_t{1}; }, out.keys,
+                         out.counts, rows);
   }
-  out.ids.assign(s.ids.begin(), s.ids.begin() + n);
-  out.keys.assign(gk.begin(), gk.end());
-  out.counts.assign(gc.begin(), gc.end());
+  s.ids.resize(static_cast<size_t>(n));  // (every grouping wrote ids[0, n))
+  out.ids = std::move(s.ids);
   return out;
 }
 

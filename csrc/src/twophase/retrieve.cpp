@@ -427,7 +427,6 @@ struct KnnState {
       : pool(in, false), codes(codes_), coords(coords_), d(codes_.cols),
         local_of_row(static_cast<size_t>(codes_.rows), -1) {
     check_recipes(in, pool);
-    const int64_t nb = in.n_buckets;
     // Value rank of every code's coordinate within its dimension (the k-d tree's integer sort keys).
     rank.assign(static_cast<size_t>(coords.offsets[d]), 0);
     for (int64_t j = 0; j < d; ++j) {
@@ -441,42 +440,52 @@ struct KnnState {
         rank[static_cast<size_t>(o + idx[static_cast<size_t>(i)])] = r;
       }
     }
-    // One tree per bucket (each row belongs to one bucket, so the trees write disjoint entries of
-    // local_of_row; a tree does not depend on the thread count), in three parallel passes: every bucket's
-    // codes gathered and its tree split (a bucket of more than a thread's share of the rows only down to its
-    // deferred subtrees), largest first; the deferred subtrees of all such trees; their points stored.
+    build_trees(in);
+  }
+
+  /// One tree per bucket (each row belongs to one bucket, so the trees write disjoint entries of local_of_row;
+  /// a tree does not depend on the thread count), in three parallel passes: every bucket's codes gathered and
+  /// its tree split, largest bucket first (a bucket of more than a thread's share of the rows only down to its
+  /// deferred subtrees); the deferred subtrees of all such trees; their points stored. A bucket's rows are
+  /// held only while its tree is built.
+  void build_trees(const RetrieveInput& in) {
+    const int64_t nb = in.n_buckets;
     const int threads = resolve_threads(in.n_threads);
     std::vector<int64_t> order(static_cast<size_t>(nb));
     std::iota(order.begin(), order.end(), int64_t{0});
     std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return pool.size(x) > pool.size(y); });
     std::vector<std::vector<int64_t>> rows(static_cast<size_t>(nb));
     std::vector<uint8_t> big(static_cast<size_t>(nb), 0);
-    for (int64_t b = 0; b < nb; ++b)
-      big[static_cast<size_t>(b)] = threads > 1 && pool.size(b) * threads > pool.size_all() && pool.size(b) >= Tree::kParallelRows;
-    trees.reserve(static_cast<size_t>(nb));
-    for (int64_t b = 0; b < nb; ++b) trees.emplace_back(coords, rank, d, local_of_row);
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t size = pool.size(b);
+      big[static_cast<size_t>(b)] = threads > 1 && size * threads > pool.size_all() && size >= Tree::kParallelRows;
+      trees.emplace_back(coords, rank, d, local_of_row);
+    }
     parallel_chunks(nb, 1, in.n_threads, [&](int64_t, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k) {
-        const auto b = static_cast<size_t>(order[static_cast<size_t>(k)]);
-        for (int64_t p = pool.begin(static_cast<int64_t>(b)); p < pool.end(static_cast<int64_t>(b)); ++p) rows[b].push_back(pool.row(p));
-        trees[b].begin_build(rows[b], codes, big[b] != 0);
-        if (!big[b]) {
-          trees[b].end_build(1);
-          std::vector<int64_t>().swap(rows[b]);  // (a bucket's rows are held only while its tree is built)
-        }
+        const int64_t b = order[static_cast<size_t>(k)];
+        const auto ub = static_cast<size_t>(b);
+        for (int64_t p = pool.begin(b); p < pool.end(b); ++p) rows[ub].push_back(pool.row(p));
+        trees[ub].begin_build(rows[ub], codes, big[ub] != 0);
+        if (big[ub]) continue;
+        trees[ub].end_build(1);
+        std::vector<int64_t>().swap(rows[ub]);
       }
     });
-    std::vector<std::pair<int64_t, int64_t>> parts;  // (bucket, deferred subtree)
-    for (int64_t b = 0; b < nb; ++b)
-      for (int64_t k = 0; big[static_cast<size_t>(b)] && k < trees[static_cast<size_t>(b)].n_deferred(); ++k) parts.emplace_back(b, k);
+    std::vector<std::pair<size_t, int64_t>> parts;  // (bucket, deferred subtree)
+    for (size_t b = 0; b < trees.size(); ++b)
+      for (int64_t k = 0; big[b] && k < trees[b].n_deferred(); ++k) parts.emplace_back(b, k);
     parallel_chunks(static_cast<int64_t>(parts.size()), 1, in.n_threads, [&](int64_t, int64_t k0, int64_t k1) {
-      for (int64_t k = k0; k < k1; ++k) trees[static_cast<size_t>(parts[static_cast<size_t>(k)].first)].build_deferred(parts[static_cast<size_t>(k)].second);
-    });
-    for (int64_t b = 0; b < nb; ++b)
-      if (big[static_cast<size_t>(b)]) {
-        trees[static_cast<size_t>(b)].end_build(threads);
-        std::vector<int64_t>().swap(rows[static_cast<size_t>(b)]);
+      for (int64_t k = k0; k < k1; ++k) {
+        const auto [b, sub] = parts[static_cast<size_t>(k)];
+        trees[b].build_deferred(sub);
       }
+    });
+    for (size_t b = 0; b < trees.size(); ++b) {
+      if (!big[b]) continue;
+      trees[b].end_build(threads);
+      std::vector<int64_t>().swap(rows[b]);
+    }
   }
 
   /// Deleted points leave the bounding boxes loose; rebuild a bucket's tree over its remaining points when

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "anoncore/core/raw_vec.hpp"
 #include "anoncore/core/status.hpp"
 #include "anoncore/criteria/models.hpp"
 #include "anoncore/core/views.hpp"
@@ -239,9 +240,9 @@ class Engine {
 /// rows (rows = true) or a roll-up's classes (from 4 threads on), grain as Engine::parallel_grain: the same
 /// output.
 struct KeyGroups {
-  std::vector<int32_t> ids;
-  std::vector<uint64_t> keys;
-  std::vector<int64_t> counts;
+  core::RawVec<int32_t> ids;
+  core::RawVec<uint64_t> keys;
+  core::RawVec<int64_t> counts;
 };
 KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, bool rows, int64_t grain);
 
