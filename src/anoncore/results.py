@@ -355,12 +355,17 @@ class Partition:
         j = t.quasi_identifiers.index(name)
         h = t.hierarchy(name)
         if h is not None:
-            used = np.unique(self.gen_node[:, j])
+            nodes = self.gen_node[:, j]
+            # the nodes used, ascending (a mark per hierarchy node: the classes are few, np.unique's sort is
+            # slower at every size a hierarchy has)
+            mark = np.zeros(len(h.labels), dtype=np.bool_)
+            mark[nodes] = True
             first: dict[str, int] = {}
             node_idx = np.zeros(len(h.labels), dtype=np.int32)
-            for node in used.tolist():
-                node_idx[node] = first.setdefault(h.labels[node], len(first))
-            return list(first), np.ascontiguousarray(node_idx[self.gen_node[:, j]])
+            labels = h.labels
+            for node in np.flatnonzero(mark).tolist():
+                node_idx[node] = first.setdefault(labels[node], len(first))
+            return list(first), node_idx[nodes]
         vals = t.numeric_values(name)
         pairs = np.stack([self.gen_lo[:, j], self.gen_hi[:, j]], axis=1)
         uniq, inv = np.unique(pairs, axis=0, return_inverse=True)

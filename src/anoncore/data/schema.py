@@ -123,6 +123,7 @@ class Schema:
     missing_tokens: tuple[str, ...] = ("?",)
     sep: str | None = None
     _by_name: dict[str, Attribute] = field(default_factory=dict, repr=False, compare=False)
+    _roles: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         attrs = tuple(self.attributes)
@@ -148,6 +149,11 @@ class Schema:
                                  f"{self.sep!r} instead.")
             object.__setattr__(self, "sep", sep)
         object.__setattr__(self, "_by_name", {a.name: a for a in attrs})
+        roles: dict[str, list[str]] = {}
+        for a in attrs:
+            roles.setdefault(a.role, []).append(a.name)
+        # the names of each role, made once (quasi_identifiers is read many times in every algorithm's call)
+        object.__setattr__(self, "_roles", {r: tuple(v) for r, v in roles.items()})
         for role in ("pid", "time"):
             if sum(a.role == role for a in attrs) > 1:
                 raise ValueError(f"Schema declares more than one {role!r} attribute.")
@@ -166,7 +172,7 @@ class Schema:
         return tuple(a.name for a in self.attributes)
 
     def with_role(self, role: str) -> tuple[str, ...]:
-        return tuple(a.name for a in self.attributes if a.role == role)
+        return self._roles.get(role, ())
 
     @property
     def quasi_identifiers(self) -> tuple[str, ...]:

@@ -475,7 +475,7 @@ def lattice_size(heights: Sequence[int]) -> int:
     >>> lattice_size([2, 1, 6])
     42
     """
-    return int(np.prod([int(h) + 1 for h in heights], dtype=object))
+    return math.prod(int(h) + 1 for h in heights)  # (exact at any size: Python integers)
 
 
 def level_sizes(heights: Sequence[int]) -> list[int]:
