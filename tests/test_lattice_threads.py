@@ -133,7 +133,7 @@ def test_parallel_grain_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv("ANONCORE_LOAD_AWARE", raising=False)  # (conftest turns it off for the suite)
     monkeypatch.delenv("ANONCORE_LATTICE_LOAD_AWARE", raising=False)
     problem = LatticeProblem.build(_table(1, 20), [M("KAnonymity", k=2)], 0.0, "loss", n_threads=2)
-    assert problem.engine.parallel_grain == 65536
+    assert problem.engine.parallel_grain == 32768
     assert problem.engine.load_aware  # on by default
     for var in ("ANONCORE_LOAD_AWARE", "ANONCORE_LATTICE_LOAD_AWARE"):
         monkeypatch.setenv(var, "0")

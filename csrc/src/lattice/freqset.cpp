@@ -68,7 +68,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   dst.levels.assign(target, target + r);
   dst.n_classes = G;
   if (classes_only) return;
-  or_masks(src, s.ids.data(), C, G, dst);
+  or_masks(src, s.ids.data(), C, G, dst, s);
   if (m > 0 && hist_sets) {
     if (defer_src) {
       // judged early: the histograms are merged only when needed (see judge)
@@ -155,7 +155,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
     }
     dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
   }
-  or_masks(src, s.ids.data(), C, G, dst);
+  or_masks(src, s.ids.data(), C, G, dst, s);
   if (m > 0 && hist_sets) merge_from(src, s.ids.data(), C, G, dst, s);
 }
 
@@ -168,11 +168,31 @@ void Engine::Impl::bottom_masks(FreqSet& f) const {
 }
 
 /// dst's value masks from src's through the class map ids (when the sets carry masks).
-void Engine::Impl::or_masks(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst) const {
+void Engine::Impl::or_masks(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst,
+                            Scratch& s) const {
   if (!use_mask) return;
   dst.vmask.assign(static_cast<size_t>(G), 0);
   const uint64_t* sm = src.vmask.data();
   uint64_t* dm = dst.vmask.data();
+  if (const int T = par_threads(C); T > 1) {
+    // each chunk of source classes ORs into its own masks (the first into dm), then dm ORs the others in: an
+    // OR does not depend on the order, so the masks are the serial ones
+    const int64_t chunk = (C + T - 1) / T;
+    uint64_t* priv = par_buffers(s).masks.get(static_cast<int64_t>(T - 1) * G);
+    parallel_chunks(C, chunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
+      uint64_t* out = c == 0 ? dm : priv + (c - 1) * G;
+      if (c > 0) std::fill(out, out + G, uint64_t{0});
+      for (int64_t i = lo; i < hi; ++i) out[ids[i]] |= sm[i];
+    });
+    const int64_t parts = (C + chunk - 1) / chunk;
+    parallel_chunks(G, std::max<int64_t>(par_grain, (G + T - 1) / T), T, [&](int64_t, int64_t lo, int64_t hi) {
+      for (int64_t p = 1; p < parts; ++p) {
+        const uint64_t* q = priv + (p - 1) * G;
+        for (int64_t g = lo; g < hi; ++g) dm[g] |= q[g];
+      }
+    });
+    return;
+  }
   for (int64_t i = 0; i < C; ++i) dm[ids[i]] |= sm[i];
 }
 

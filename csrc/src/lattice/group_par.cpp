@@ -295,7 +295,7 @@ KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, 
   const int T = resolve_threads(n_threads);
   if (T > 1 && rows) {
     detail::group_partitioned(T, n, k, w, true, detail::par_buffers(s), s.ids, out.keys, out.counts);
-  } else if (T >= detail::kRollupMinThreads) {
+  } else if (T >= 2) {
     std::vector<int64_t> ones;
     if (w == nullptr) ones.assign(static_cast<size_t>(n), 1);
     detail::group_rollup_t(T, grain, s, n, [k](int64_t i) { return k[i]; }, w != nullptr ? w : ones.data(), out.keys,

@@ -797,11 +797,12 @@ def lattice_search(
         reading, ``'kl_arx'`` ARX's; :func:`anoncore.metrics.ambiguity`).
     strategy : {'optimal', 'datafly', 'samarati', 'greedy', 'exhaustive'}, default='optimal'
     n_threads : int or None, default=None
-        Threads inside the evaluation of a large node (the histogram merges of frequency sets of at least
-        131,072 classes, or of the bottom's 1,048,576 rows; at most the cores the load average leaves idle)
-        and for Samarati's level scans (None: all cores). The optimal search evaluates the same nodes in the
-        same order at any thread count, so the result and the statistics do not depend on it; with small
-        frequency sets (Adult, census-income) it runs on one thread.
+        Threads inside the evaluation of a large node (the groupings, histogram merges and value masks of
+        frequency sets of at least 65,536 classes, the bottom's grouping from 65,536 rows and its merge from
+        524,288 rows; at most the cores other processes leave idle) and for Samarati's level scans (None: all
+        cores). The optimal search evaluates the same nodes in the same order at any thread count, so the
+        result and the statistics do not depend on it; with small frequency sets (Adult) it runs on one
+        thread.
     gs_factor : float in [0, 1], default=0.5
         ARX's generalization/suppression factor of Loss, entropy and precision.
     aggregate : {'geometric_mean', 'arithmetic_mean', 'sum', 'max', 'rank'}, default='geometric_mean'

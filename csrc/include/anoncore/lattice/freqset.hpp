@@ -130,6 +130,7 @@ struct Scratch {
   std::vector<int32_t> memo_hv;
   size_t memo_n = 0;
   std::shared_ptr<ParGroupBuffers> par;  // the parallel groupings' buffers (group_par.hpp), made on first use
+  uint32_t last_lg = 0;  // log2 of the slots of the table of the last group_core (find_group reads it)
 };
 
 /// The second half of merge_histograms / merge_row_histograms: group g's entries x in [start[g], start[g+1])
@@ -355,6 +356,7 @@ bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64
   };
   auto setup = [&](uint32_t new_lg) {
     lg = new_lg;
+    s.last_lg = lg;
     const uint64_t cap = uint64_t{1} << lg;
     if (table.size() < cap || table_gen == std::numeric_limits<uint32_t>::max()) {
       table.assign(std::max<size_t>(static_cast<size_t>(cap), table.size()), Slot{});
@@ -419,6 +421,18 @@ bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64
   G_out = G;
   read = n;
   return true;
+}
+
+/// The group of key k in the table of s's last group_packed (16-byte slots, s.gtable), or -1. Read-only: several
+/// threads may look up one table.
+inline int32_t find_group(const Scratch& s, uint64_t k) {
+  const GSlot* tab = s.gtable.data();
+  const uint64_t mask = (uint64_t{1} << s.last_lg) - 1;
+  for (uint64_t p = (k * kHashMul) >> (64 - s.last_lg);; p = (p + 1) & mask) {
+    const GSlot& sl = tab[p];
+    if (sl.gen != s.gen) return -1;
+    if (sl.key == k) return sl.id;
+  }
 }
 
 /// Group n packed keys key(i) with weights w(i) through the table of Slot: s.ids[i] = group (first

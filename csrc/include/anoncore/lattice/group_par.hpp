@@ -59,6 +59,7 @@ struct ParGroupBuffers {
   std::vector<Scratch> sc;   // per thread: the bucket's or chunk's hash table (group_core)
   std::vector<uint64_t> lk;  // pre-aggregation: the chunks' groups' keys and weights, each chunk's first
   std::vector<int64_t> lw, lbase;
+  RawBuf<uint64_t> masks;    // or_masks on several threads: the value masks of all chunks but the first
 };
 
 /// Group n packed keys keys[i] with weights w[i] (w == nullptr: weight 1) on T threads, partitioned by hash
@@ -144,20 +145,102 @@ bool preaggregate(int T, int64_t n, int64_t chunk, KeyFn key, const int64_t* w, 
   return true;
 }
 
-/// The fewest threads that group a roll-up in parallel: its parallel grouping costs 1.1-2x the serial one's
-/// CPU (the chunks' groups grouped again, or the partition's passes), and on a 2-core machine 2 threads
-/// lost to one in sum (4M-row synthetic search: 355 vs 297 ms over its 45 large roll-ups); the bottom's rows
-/// (group_partitioned) gain from 2 threads on.
+/// The fewest threads that group a roll-up by pre-aggregated chunks or a hash partition: these cost 1.1-2x the
+/// serial grouping's CPU (the chunks' groups grouped again, or the partition's passes), and on a 2-core
+/// machine they lost to one thread in sum (4M-row synthetic search: 355 vs 297 ms over its 45 large
+/// roll-ups); two or three threads take group_halves (below), the bottom's rows group_partitioned.
 inline constexpr int kRollupMinThreads = 4;
 
-/// A roll-up's grouping (weights w): with fewer than kRollupMinThreads threads group_rollup; else
+/// A roll-up's grouping on two threads: each half of the items grouped on its own (the second half's ids in
+/// s.ids local to it); the second half's groups looked up, on both threads, in the first half's table (read
+/// only); the groups found only in the second half numbered after the first half's, in their order; the
+/// second half's ids renumbered. The first half's groups are numbered by their first appearance in it, which
+/// is their first appearance in the items, and every other group first appears in the second half, so the
+/// output is exactly group_rollup's. A roll-up that merges many classes into each group (its halves see
+/// nearly the same groups) costs half the items on each thread and its groups' lookups, where pre-aggregating
+/// by small chunks or partitioning the items by hash cost more than the serial grouping at two threads (the
+/// 2M-row synthetic search on 2 cores: 693 -> 638-651 ms at two threads, 854 ms at one).
+template <class KeyFn>
+int64_t group_halves(Scratch& s, int64_t n, KeyFn key, const int64_t* w, RawVec<uint64_t>& out_keys,
+                     RawVec<int64_t>& out_count) {
+  ParGroupBuffers& buf = par_buffers(s);
+  if (buf.sc.size() < 2) buf.sc.resize(2);
+  s.ids.resize(static_cast<size_t>(n));
+  int32_t* ids = s.ids.data();
+  const int64_t half = (n + 1) / 2;
+  int32_t G[2] = {0, 0};
+  parallel_chunks(n, half, 2, [&](int64_t c, int64_t lo, int64_t hi) {
+    Scratch& sc = buf.sc[static_cast<size_t>(c)];
+    const int64_t m = hi - lo;
+    reserve_groups(sc, m);
+    int64_t* oc = sc.gcount.data();
+    int32_t* ic = ids + lo;
+    int64_t read = 0;
+    group_core(sc, sc.gtable, sc.gen, m, [&key, lo](int64_t j) { return key(lo + j); },
+               [&](int64_t j, int32_t g, bool is_new) {
+      const int64_t wj = w[lo + j];
+      if (is_new) {
+        oc[g] = wj;
+      } else {
+        oc[g] += wj;
+      }
+      ic[j] = g;
+      return true;
+    }, G[c], read);
+  });
+  Scratch& s0 = buf.sc[0];
+  Scratch& s1 = buf.sc[1];
+  const int64_t G1 = G[1];
+  // the second half's groups: their group in the first half (-1: none), counts added where found (distinct
+  // groups of one half are distinct keys: no two add to one group)
+  RawVec<int32_t>& map = buf.hs.v;
+  map.resize(static_cast<size_t>(std::max<int64_t>(G1, 1)));
+  int32_t* mp = map.data();
+  const uint64_t* k1 = s1.gkeys.data();
+  const int64_t* c1 = s1.gcount.data();
+  int64_t* c0 = s0.gcount.data();
+  parallel_chunks(G1, (G1 + 1) / 2, 2, [&](int64_t, int64_t lo, int64_t hi) {
+    constexpr int64_t kPf = 16;
+    const GSlot* tab = s0.gtable.data();
+    const uint32_t sh = 64 - s0.last_lg;
+    for (int64_t g = lo; g < hi; ++g) {
+#if defined(__GNUC__) || defined(__clang__)
+      if (g + kPf < hi) __builtin_prefetch(&tab[(k1[g + kPf] * kHashMul) >> sh]);
+#endif
+      const int32_t at = find_group(s0, k1[g]);
+      mp[g] = at;
+      if (at >= 0) c0[at] += c1[g];
+    }
+  });
+  int64_t total = G[0];
+  for (int64_t g = 0; g < G1; ++g) total += mp[g] < 0;
+  out_keys.resize(static_cast<size_t>(total));
+  out_count.resize(static_cast<size_t>(total));
+  std::copy(s0.gkeys.data(), s0.gkeys.data() + G[0], out_keys.data());
+  std::copy(c0, c0 + G[0], out_count.data());
+  int64_t next = G[0];
+  for (int64_t g = 0; g < G1; ++g) {
+    if (mp[g] >= 0) continue;
+    out_keys[static_cast<size_t>(next)] = k1[g];
+    out_count[static_cast<size_t>(next)] = c1[g];
+    mp[g] = static_cast<int32_t>(next++);
+  }
+  int32_t* i1 = ids + half;
+  parallel_chunks(n - half, (n - half + 1) / 2, 2, [&](int64_t, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) i1[i] = mp[i1[i]];
+  });
+  return total;
+}
+
+/// A roll-up's grouping (weights w): on one thread group_rollup, on two or three group_halves; else
 /// pre-aggregated by chunks when they repeat keys (most roll-ups merge many classes), otherwise the keys
 /// computed once on T threads and partitioned. Fills s.ids, out_keys and out_count alike, exactly as
 /// group_rollup.
 template <class KeyFn>
 int64_t group_rollup_t(int T, int64_t grain, Scratch& s, int64_t n, KeyFn key, const int64_t* w,
                        RawVec<uint64_t>& out_keys, RawVec<int64_t>& out_count) {
-  if (T < kRollupMinThreads) return group_rollup(s, n, key, [w](int64_t i) { return w[i]; }, out_keys, out_count);
+  if (T < 2) return group_rollup(s, n, key, [w](int64_t i) { return w[i]; }, out_keys, out_count);
+  if (T < kRollupMinThreads) return group_halves(s, n, key, w, out_keys, out_count);
   ParGroupBuffers& buf = par_buffers(s);
   const int64_t chunk = preagg_chunk(n);
   if (preaggregate(T, n, chunk, key, w, buf, s.ids))

@@ -219,7 +219,7 @@ class Engine {
   int64_t rollup_work() const;
   /// Intermediate sources (meets) rolled up and cached by the optimal search so far (diagnostic).
   int64_t primed_sources() const;
-  /// Items per thread below which a frequency set is grouped and merged by one thread (default 65,536; the
+  /// Items per thread below which a frequency set is grouped and merged by one thread (default 32,768; the
   /// output never depends on it; a test lowers it to run the parallel paths on small tables).
   int64_t parallel_grain() const;
   void set_parallel_grain(int64_t grain);
