@@ -111,7 +111,7 @@ def test_parallel_merges_give_the_serial_histograms(threads: int) -> None:
 
 @pytest.mark.skipif(not has_openmp, reason="serial build")
 def test_bottom_of_many_rows_is_the_same_at_any_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 1,100,000 rows: the bottom's histogram merge over the rows runs on 2 threads (from 8 x 131,072 rows on);
+    # 1,100,000 rows: the bottom's histogram merge over the rows runs on 2 threads (from 8 x 65,536 rows on);
     # the published partition must be the same as with one thread, and every node the same.
     monkeypatch.setenv("ANONCORE_LATTICE_LOAD_AWARE", "0")  # (the parallel merge also on a busy machine)
     table = _table(3, 1_100_000, n_qi=3, max_leaves=40)

@@ -516,8 +516,12 @@ inline bool hierarchical_support_violates(const int32_t* hv, int64_t nnz, const 
 ///  - Hellinger: Σ_v sqrt(P_v Q_v) ≤ sqrt(P(S)) (Cauchy-Schwarz), so H ≥ sqrt(1 − sqrt(P(S))).
 ///  - β-likeness (basic, enhanced): Q_v ≤ T_v = P_v (1 + bound_v) for every v needs Σ_{v∈S} min(1, T_v) ≥ 1.
 ///  - δ-disclosure: every value of the table present; entropy / recursive l: at least l values.
-inline bool support_violates(const Criterion* crit, int64_t n_crit, const int32_t* hv, int64_t nnz,
-                             const Reference& R, Workspace& ws) {
+/// support_violates over a set of values given by each(f) (f(v) for every v of S, ascending) and hv() (the values
+/// as an array, asked for only by the ordered and hierarchical EMD), so a set held as a bit mask is judged
+/// without building the array for the other models.
+template <class Each, class Hv>
+bool support_violates_on(const Criterion* crit, int64_t n_crit, int64_t nnz, Each&& each, Hv&& hv,
+                         const Reference& R, Workspace& ws) {
   const auto P = static_cast<double>(R.total);
   for (int64_t i = 0; i < n_crit; ++i) {
     const Criterion& cr = crit[i];
@@ -534,7 +538,7 @@ inline bool support_violates(const Criterion* crit, int64_t n_crit, const int32_
       case Model::kEqualT:
       case Model::kHellingerT: {
         int64_t pres = 0;
-        for (int64_t x = 0; x < nnz; ++x) pres += R.count[hv[x]];
+        each([&](int32_t v) { pres += R.count[v]; });
         const double ps = static_cast<double>(pres) / P;
         const double bound = cr.kind == Model::kEqualT ? 1.0 - ps : std::sqrt(std::max(0.0, 1.0 - std::sqrt(ps)));
         if (support_above(bound, cr.a)) return true;
@@ -543,26 +547,32 @@ inline bool support_violates(const Criterion* crit, int64_t n_crit, const int32_
       case Model::kBasicBeta:
       case Model::kEnhancedBeta: {
         double cap = 0.0;
-        for (int64_t x = 0; x < nnz; ++x) {
-          const auto v = hv[x];
+        each([&](int32_t v) {
           double b = cr.a;
           if (cr.kind == Model::kEnhancedBeta) b = std::min(b, R.neg_log_p[v]);
           cap += std::min(1.0, R.p[v] * (1.0 + b));
-        }
+        });
         if (cap < 1.0 - kSupportEps) return true;
         break;
       }
       case Model::kOrderedT:
-        if (ordered_support_violates(hv, nnz, R, cr.a, ws)) return true;
+        if (ordered_support_violates(hv(), nnz, R, cr.a, ws)) return true;
         break;
       case Model::kHierarchicalT:
-        if (hierarchical_support_violates(hv, nnz, R, cr.a, ws)) return true;
+        if (hierarchical_support_violates(hv(), nnz, R, cr.a, ws)) return true;
         break;
       default:  // k-anonymity, distinct-l: no support part beyond the distinct count
         break;
     }
   }
   return false;
+}
+
+inline bool support_violates(const Criterion* crit, int64_t n_crit, const int32_t* hv, int64_t nnz,
+                             const Reference& R, Workspace& ws) {
+  return support_violates_on(crit, n_crit, nnz, [&](auto&& f) {
+    for (int64_t x = 0; x < nnz; ++x) f(hv[x]);
+  }, [hv] { return hv; }, R, ws);
 }
 
 }  // namespace anoncore::criteria
