@@ -90,6 +90,29 @@ inline int64_t preagg_chunk(int64_t n) {
   return c;
 }
 
+/// The items [lo, lo + nc) (keys key(lo + j), weights w[lo + j]) grouped on their own in the table of s:
+/// ids[lo + j] = the item's group in the chunk, s.gkeys / s.gcount the chunk's groups in order of first
+/// appearance, G their number. False (stopped) as soon as a group numbered cap or above appears.
+template <class KeyFn>
+bool group_chunk(Scratch& s, KeyFn& key, const int64_t* w, int64_t lo, int64_t nc, int32_t* ids, int64_t cap,
+                 int32_t& G) {
+  reserve_groups(s, nc);
+  int64_t* oc = s.gcount.data();
+  int32_t* ic = ids + lo;
+  int64_t read = 0;
+  return group_core(s, s.gtable, s.gen, nc, [&key, lo](int64_t j) { return key(lo + j); },
+                    [&](int64_t j, int32_t g, bool is_new) {
+    const int64_t wj = w[lo + j];
+    if (is_new) {
+      oc[g] = wj;
+    } else {
+      oc[g] += wj;
+    }
+    ic[j] = g;
+    return g < cap;
+  }, G, read);
+}
+
 /// The pre-aggregation of a roll-up: each chunk of items grouped on its own with its keys computed on the fly
 /// (ids[i] = its group in the chunk), unless a chunk finds more than half of its items distinct (then false:
 /// the partitioned grouping pays off). The chunks' groups, concatenated in chunk order (each in its order of
@@ -107,29 +130,13 @@ bool preaggregate(int T, int64_t n, int64_t chunk, KeyFn key, const int64_t* w, 
   parallel_chunks(n, chunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
     if (dense.load(std::memory_order_relaxed)) return;
     Scratch& s = buf.sc[static_cast<size_t>(thread_index())];
-    const int64_t nc = hi - lo, cap = chunk / 2;  // (the last chunk may be short)
-    reserve_groups(s, nc);
-    int64_t* oc = s.gcount.data();
-    int32_t* ic = ids.data() + lo;
     int32_t G = 0;
-    int64_t read = 0;
-    const bool done = group_core(s, s.gtable, s.gen, nc, [&key, lo](int64_t j) { return key(lo + j); },
-                                 [&](int64_t j, int32_t g, bool is_new) {
-      const int64_t wj = w[lo + j];
-      if (is_new) {
-        oc[g] = wj;
-      } else {
-        oc[g] += wj;
-      }
-      ic[j] = g;
-      return g < cap;
-    }, G, read);
-    if (!done) {
+    if (!group_chunk(s, key, w, lo, hi - lo, ids.data(), chunk / 2, G)) {  // (the last chunk may be short)
       dense.store(true, std::memory_order_relaxed);
       return;
     }
     ck[static_cast<size_t>(c)].assign(s.gkeys.data(), s.gkeys.data() + G);
-    cw[static_cast<size_t>(c)].assign(oc, oc + G);
+    cw[static_cast<size_t>(c)].assign(s.gcount.data(), s.gcount.data() + G);
   });
   if (dense.load()) return false;
   buf.lbase.assign(static_cast<size_t>(NC + 1), 0);
@@ -170,23 +177,7 @@ int64_t group_halves(Scratch& s, int64_t n, KeyFn key, const int64_t* w, RawVec<
   const int64_t half = (n + 1) / 2;
   int32_t G[2] = {0, 0};
   parallel_chunks(n, half, 2, [&](int64_t c, int64_t lo, int64_t hi) {
-    Scratch& sc = buf.sc[static_cast<size_t>(c)];
-    const int64_t m = hi - lo;
-    reserve_groups(sc, m);
-    int64_t* oc = sc.gcount.data();
-    int32_t* ic = ids + lo;
-    int64_t read = 0;
-    group_core(sc, sc.gtable, sc.gen, m, [&key, lo](int64_t j) { return key(lo + j); },
-               [&](int64_t j, int32_t g, bool is_new) {
-      const int64_t wj = w[lo + j];
-      if (is_new) {
-        oc[g] = wj;
-      } else {
-        oc[g] += wj;
-      }
-      ic[j] = g;
-      return true;
-    }, G[c], read);
+    group_chunk(buf.sc[static_cast<size_t>(c)], key, w, lo, hi - lo, ids, int64_t{1} << 32, G[c]);
   });
   Scratch& s0 = buf.sc[0];
   Scratch& s1 = buf.sc[1];
