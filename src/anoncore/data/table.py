@@ -97,7 +97,7 @@ class Table:
             raise TypeError(f"schema must be a Schema. Got {type(schema).__name__} instead.")
         if len(df) == 0:
             raise ValueError("Found a table with 0 row(s) while a minimum of 1 is required.")
-        cols = [str(c) for c in df.columns]
+        cols = [str(c) for c in df.columns.tolist()]  # (a list: iterating an Arrow-backed Index is slow)
         dups = sorted({c for c in cols if cols.count(c) > 1})
         if dups:
             raise ValueError(f"The data has duplicate column name(s) {dups}: every column needs a distinct name.")
