@@ -97,11 +97,9 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
   m = needs_hist ? sa_m : 0;
   use_mask = needs_hist && m > 0 && m <= 64 && (support_mono || distinct_l > 0);
   // the support parts' verdicts by mask are memoised (mask_violates) where the masks repeat (at most 16
-  // sensitive values: 65,536 masks at most) or where a verdict walks every value of the table (the ordered and
-  // hierarchical EMD)
+  // sensitive values: 65,536 masks at most) or where a verdict walks the hierarchy (the hierarchical EMD)
   support_memo = m <= 16;
-  for (const Criterion& c : crit)
-    support_memo = support_memo || c.kind == CriterionKind::kOrderedT || c.kind == CriterionKind::kHierarchicalT;
+  for (const Criterion& c : crit) support_memo = support_memo || c.kind == CriterionKind::kHierarchicalT;
   // With masks, k-anonymity and distinct-l are judged from the counts and masks alone (judge_monotone): the
   // roll-ups then merge no histograms and the judge has no second pass (the same verdicts, classes and order).
   hist_sets = needs_hist && !(use_mask && all_supp_monotone);
