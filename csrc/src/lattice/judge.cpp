@@ -96,8 +96,8 @@ bool Engine::Impl::mask_support_violates(uint64_t mask, Scratch& s) const {
     for (uint64_t b = mask; b; b &= b - 1) h.push_back(static_cast<int32_t>(__builtin_ctzll(b)));
     return static_cast<const int32_t*>(h.data());
   };
-  return criteria::support_violates_on(crit.data(), static_cast<int64_t>(crit.size()), __builtin_popcountll(mask),
-                                       each, hv, reference, s.ws);
+  return criteria::support_violates_on<true>(crit.data(), static_cast<int64_t>(crit.size()),
+                                             __builtin_popcountll(mask), each, hv, reference, s.ws);
 }
 
 /// Pass 1 of judge: the monotone part (class size, distinct values, support), exact for every class (with an

@@ -467,22 +467,38 @@ inline constexpr double kSupportEps = 1e-9;
 
 inline bool support_above(double bound, double t) { return bound > t + kSupportEps * std::max(1.0, std::fabs(t)); }
 
-/// Σ_u P_u d(u, S) of the ordered EMD's support part from the prefix sums of R (ord_c, ord_w): the present
-/// indices sp[0..k) of S, ascending (k >= 1). Before the first index each value moves to it, after the last
-/// to it, and between two neighbours to the nearer (the values up to the midpoint to the left one): O(k)
-/// instead of a pass over every value, the same integer sum.
-inline int64_t ordered_support_cost(const int64_t* sp, int64_t k, const Reference& R) {
+/// Σ_u P_u d(u, S) of the ordered EMD's support part from the prefix sums of R (ord_c, ord_w), with each_q(f)
+/// calling f(q) for the present indices q of S in ascending order. Before the first index each value moves to
+/// it, after the last to it, and between two neighbours to the nearer (the values up to the midpoint to the
+/// left one): O(|S|) instead of a pass over every value, the same integer sum. False when S holds no present
+/// value (tot is then not written).
+template <class EachQ>
+bool ordered_support_cost(EachQ&& each_q, const Reference& R, int64_t& tot) {
   const int64_t* C = R.ord_c;
   const int64_t* W = R.ord_w;
-  const int64_t first = sp[0], last = sp[k - 1], n = R.present;
-  int64_t tot = first * C[first] - W[first];                                   // indices [0, first)
-  tot += (W[n] - W[last + 1]) - last * (C[n] - C[last + 1]);                  // indices (last, n)
-  for (int64_t i = 0; i + 1 < k; ++i) {
-    const int64_t a = sp[i], b = sp[i + 1], mid = (a + b) / 2;
-    tot += (W[mid + 1] - W[a + 1]) - a * (C[mid + 1] - C[a + 1]);              // (a, mid]: to a
-    tot += b * (C[b] - C[mid + 1]) - (W[b] - W[mid + 1]);                      // (mid, b): to b
-  }
-  return tot;
+  int64_t first = -1, prev = -1, sum = 0;
+  each_q([&](int64_t b) {
+    if (prev < 0) {
+      first = b;
+    } else {
+      const int64_t a = prev, mid = (a + b) / 2;
+      sum += (W[mid + 1] - W[a + 1]) - a * (C[mid + 1] - C[a + 1]);  // (a, mid]: to a
+      sum += b * (C[b] - C[mid + 1]) - (W[b] - W[mid + 1]);          // (mid, b): to b
+    }
+    prev = b;
+  });
+  if (first < 0) return false;
+  const int64_t n = R.present;
+  sum += first * C[first] - W[first];                           // indices [0, first)
+  sum += (W[n] - W[prev + 1]) - prev * (C[n] - C[prev + 1]);    // indices (last, n)
+  tot = sum;
+  return true;
+}
+
+/// Whether the ordered EMD's least value, tot / ((present - 1) P), is above t.
+inline bool ordered_support_above(int64_t tot, const Reference& R, double t) {
+  const auto P = static_cast<double>(R.total);
+  return R.present > 1 && support_above(static_cast<double>(tot) / (static_cast<double>(R.present - 1) * P), t);
 }
 
 /// Ordered EMD's least value over the distributions supported on S (see support_violates).
@@ -492,12 +508,12 @@ inline bool ordered_support_violates(const int32_t* hv, int64_t nnz, const Refer
     sp.clear();
     for (int64_t x = 0; x < nnz; ++x)
       if (const int64_t q = R.ord_pos[hv[x]]; q >= 0) sp.push_back(q);
-    if (!sp.empty()) {
-      if (!std::is_sorted(sp.begin(), sp.end())) std::sort(sp.begin(), sp.end());
-      const int64_t tot = ordered_support_cost(sp.data(), static_cast<int64_t>(sp.size()), R);
-      const auto P = static_cast<double>(R.total);
-      return R.present > 1 && support_above(static_cast<double>(tot) / (static_cast<double>(R.present - 1) * P), t);
-    }
+    if (!std::is_sorted(sp.begin(), sp.end())) std::sort(sp.begin(), sp.end());
+    int64_t tot = 0;
+    if (ordered_support_cost([&sp](auto&& f) {
+          for (const int64_t q : sp) f(q);
+        }, R, tot))
+      return ordered_support_above(tot, R, t);
   }
   const int64_t m = R.m;
   auto& dense = ws.dense;
@@ -569,7 +585,8 @@ inline bool hierarchical_support_violates(const int32_t* hv, int64_t nnz, const 
 /// support_violates over a set of values given by each(f) (f(v) for every v of S, ascending) and hv() (the values
 /// as an array, asked for only by the ordered and hierarchical EMD), so a set held as a bit mask is judged
 /// without building the array for the other models.
-template <class Each, class Hv>
+/// kAscending: each gives the values in ascending order (a mask's bits), so the ordered EMD reads them at once.
+template <bool kAscending = false, class Each, class Hv>
 bool support_violates_on(const Criterion* crit, int64_t n_crit, int64_t nnz, Each&& each, Hv&& hv,
                          const Reference& R, Workspace& ws) {
   const auto P = static_cast<double>(R.total);
@@ -605,9 +622,21 @@ bool support_violates_on(const Criterion* crit, int64_t n_crit, int64_t nnz, Eac
         if (cap < 1.0 - kSupportEps) return true;
         break;
       }
-      case Model::kOrderedT:
+      case Model::kOrderedT: {
+        int64_t tot = 0;
+        if constexpr (kAscending) {
+          if (R.ord_c != nullptr && ordered_support_cost([&](auto&& f) {
+                each([&](int32_t v) {
+                  if (const int64_t q = R.ord_pos[v]; q >= 0) f(q);
+                });
+              }, R, tot)) {
+            if (ordered_support_above(tot, R, cr.a)) return true;
+            break;
+          }
+        }
         if (ordered_support_violates(hv(), nnz, R, cr.a, ws)) return true;
         break;
+      }
       case Model::kHierarchicalT:
         if (hierarchical_support_violates(hv(), nnz, R, cr.a, ws)) return true;
         break;
