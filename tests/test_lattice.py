@@ -221,6 +221,7 @@ def test_monotone_part_with_masks_of_many_values(mi: int) -> None:
         assert ref["best"] is None
         return
     assert res.partition.levels == min(ref["argmin"])
+    assert res.achieved["passed"]  # (the run's independent audit)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

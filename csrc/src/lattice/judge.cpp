@@ -90,10 +90,10 @@ bool Engine::Impl::mask_support_violates(uint64_t mask, Scratch& s) const {
   auto each = [mask](auto&& f) {
     for (uint64_t b = mask; b; b &= b - 1) f(static_cast<int32_t>(__builtin_ctzll(b)));
   };
-  auto hv = [&s, mask] {
+  auto hv = [&s, &each] {
     auto& h = s.memo_hv;
     h.clear();
-    for (uint64_t b = mask; b; b &= b - 1) h.push_back(static_cast<int32_t>(__builtin_ctzll(b)));
+    each([&h](int32_t v) { h.push_back(v); });
     return static_cast<const int32_t*>(h.data());
   };
   return criteria::support_violates_on<true>(crit.data(), static_cast<int64_t>(crit.size()),

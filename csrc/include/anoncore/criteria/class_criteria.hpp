@@ -515,6 +515,7 @@ inline bool ordered_support_violates(const int32_t* hv, int64_t nnz, const Refer
         }, R, tot))
       return ordered_support_above(tot, R, t);
   }
+  // (a Reference without the prefix sums, or a set holding no value of the table: a pass over every value)
   const int64_t m = R.m;
   auto& dense = ws.dense;
   if (static_cast<int64_t>(dense.size()) < m) dense.assign(static_cast<size_t>(m), 0);

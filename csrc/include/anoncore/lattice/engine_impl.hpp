@@ -51,7 +51,7 @@ struct Engine::Impl {
   int64_t distinct_l = 0;
   bool needs_hist = false;
   bool support_mono = false;  // some criterion has a support part (support_violates)
-  bool support_memo = false;  // mask_violates memoises the support part's verdicts (ordered / hierarchical EMD)
+  bool support_memo = false;  // mask_violates memoises the support part's verdicts (<= 16 values, hierarchical EMD)
   bool hist_sets = false;     // the rolled-up sets carry histograms: needs_hist, unless the value masks decide every
                               // criterion (k-anonymity and distinct-l only, with masks): then only the bottom has them
   bool use_mask = false;      // the sets carry value masks (FreqSet::vmask): needs_hist, m <= 64 and a
