@@ -94,7 +94,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
 /// dst's histograms from src's through the class map ids (src's histograms must be present).
 void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const {
   if (const int T = par_threads(C); T > 1) {
-    merge_from_par(T, src, ids, C, G, dst);
+    merge_from_par(T, src, ids, C, G, dst, s);
     return;
   }
   merge_histograms(s, ids, C, G, m, [&](int64_t i) {

@@ -18,16 +18,42 @@
 namespace anoncore::lattice {
 namespace {
 
+/// One block of classes [g0, g1) of a counting-sorted run merged in place, as merge_runs merges them (each value
+/// at its first entry, its counts summed through dense, all zero before and after): the block's merged entries
+/// (value, count) are written back from start[g0] on, class g's ending at end[g]. In place because a class's
+/// merged entries never outnumber the entries read so far: the write position never passes the read position.
+inline void merge_block_in_place(RunEntry* rn, int64_t g0, int64_t g1, const int64_t* start, int64_t* end,
+                                 int64_t* dense) {
+  int64_t out = start[g0];
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t first = out;
+    for (int64_t x = start[g]; x < start[g + 1]; ++x) {
+      const int32_t v = rn[x].v;
+      const int64_t d = dense[v];
+      rn[out].v = v;  // (out <= x: an entry already read, or this one)
+      out += d == 0;
+      dense[v] = d + rn[x].c;
+    }
+    for (int64_t y = first; y < out; ++y) {
+      rn[y].c = dense[rn[y].v];
+      dense[rn[y].v] = 0;
+    }
+    end[g] = out;
+  }
+}
+
 /// merge_histograms with T threads as a parallel counting sort, output identical to the serial merge: the
 /// items are cut into T chunks in item order; pass 1 counts each chunk's entries per destination class; the
 /// offsets follow in (class, chunk) order, so that a class's run holds its entries chunk after chunk, i.e. in
 /// item order, as the serial scatter puts them; pass 2 scatters each chunk's entries; pass 3 merges each block
-/// of classes with merge_runs (the serial merge's second half) into its own piece; pass 4 concatenates the
-/// pieces. About 1.2x the serial work (partitioning by ranges of classes reads the items twice more, about 2x,
-/// and gains nothing at two threads).
+/// of classes in place (merge_block_in_place); pass 4 copies the blocks' merged entries into the output. The
+/// run and the offsets are the scratch's buffers, reused by the next merge: fresh ones were faulted in (and
+/// zeroed by the kernel) on every merge, where the serial merge reuses its run (10M synthetic rows, two threads:
+/// a quarter of the samples were the kernel clearing pages). About 1.2x the serial work (partitioning by ranges
+/// of classes reads the items twice more, about 2x, and gains nothing at two threads).
 template <class ItemNnz, class ItemHist>
-void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
-                             ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
+void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_items, int64_t G, int64_t m,
+                             ItemNnz item_nnz, ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
                              RawVec<int64_t>& hcnt) {
   if (G <= 0 || n_items <= 0) {
     hoff.assign(static_cast<size_t>(std::max<int64_t>(G, 0) + 1), 0);
@@ -35,12 +61,13 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
     hcnt.clear();
     return;
   }
+  ParGroupBuffers& buf = par_buffers(s);
   const int64_t chunk = (n_items + std::max(1, T) - 1) / std::max(1, T);
   const int64_t P = (n_items + chunk - 1) / chunk;  // (chunks, not threads: each chunk zeroes its own counts)
-  // off[p * G + g]: pass 1 the entries of chunk p in class g, then where they go
-  RawVec<int64_t> off(static_cast<size_t>(P * G));
+  // off[p * G + g]: pass 1 the entries of chunk p in class g, then where they go; pass 3 class g's merged end
+  int64_t* off = buf.moff.get(P * G);
   parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
-    int64_t* c = off.data() + p * G;
+    int64_t* c = off + p * G;
     std::fill(c, c + G, int64_t{0});
     for (int64_t i = lo; i < hi; ++i) c[ids[i]] += item_nnz(i);
   });
@@ -49,11 +76,11 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
   const int64_t NB = std::min<int64_t>(G, int64_t{16} * T);
   const int64_t bsz = (G + NB - 1) / NB;
   std::vector<int64_t> bsum(static_cast<size_t>(NB + 1), 0);
-  RawVec<int64_t> start(static_cast<size_t>(G + 1));  // (every entry written below)
+  int64_t* start = buf.mstart.get(G + 1);  // (every entry written below)
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
     int64_t t = 0;
     for (int64_t g = g0; g < g1; ++g)
-      for (int64_t p = 0; p < P; ++p) t += off[static_cast<size_t>(p * G + g)];
+      for (int64_t p = 0; p < P; ++p) t += off[p * G + g];
     bsum[static_cast<size_t>(b + 1)] = t;
   });
   for (int64_t b = 0; b < NB; ++b) bsum[static_cast<size_t>(b + 1)] += bsum[static_cast<size_t>(b)];
@@ -61,53 +88,55 @@ void merge_histograms_chunks(int T, const int32_t* ids, int64_t n_items, int64_t
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
     int64_t acc = bsum[static_cast<size_t>(b)];
     for (int64_t g = g0; g < g1; ++g) {
-      start[static_cast<size_t>(g)] = acc;
+      start[g] = acc;
       for (int64_t p = 0; p < P; ++p) {
-        const int64_t v = off[static_cast<size_t>(p * G + g)];
-        off[static_cast<size_t>(p * G + g)] = acc;
+        const int64_t v = off[p * G + g];
+        off[p * G + g] = acc;
         acc += v;
       }
     }
   });
-  start[static_cast<size_t>(G)] = total;
-  std::vector<RunEntry> run(static_cast<size_t>(total));  // (RunEntry: not zeroed; every entry is written)
+  start[G] = total;
+  if (s.run.size() < static_cast<size_t>(total)) {
+    s.run.clear();  // (nothing to copy into the larger block; RunEntry's are left unwritten)
+    s.run.resize(static_cast<size_t>(total));
+  }
+  RunEntry* rn = s.run.data();
   parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
-    int64_t* o = off.data() + p * G;
-    RunEntry* rn = run.data();
+    int64_t* o = off + p * G;
     for (int64_t i = lo; i < hi; ++i) {
       int64_t at = o[ids[i]];
       item_hist(i, [&](int32_t v, int64_t c) { rn[at++] = RunEntry{c, v}; });
       o[ids[i]] = at;
     }
   });
-  // pass 3: each block of classes merged by merge_runs (the serial merge's second half) into its own piece
-  struct Piece {
-    RawVec<int64_t> hoff, hcnt;
-    RawVec<int32_t> hval;
-  };
-  std::vector<Piece> piece(static_cast<size_t>(NB));
-  parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
-    Scratch sc;
-    Piece& pc = piece[static_cast<size_t>(b)];
-    const RunEntry* rn = run.data();
-    merge_runs(sc, g1 - g0, m, start[static_cast<size_t>(g1)] - start[static_cast<size_t>(g0)],
-               start.data() + g0, [rn](int64_t x) { return rn[x].v; }, [rn](int64_t x) { return rn[x].c; },
-               pc.hoff, pc.hval, pc.hcnt);
+  // pass 3: each block of classes merged in place; class g's merged entries end at end[g] (off's first chunk)
+  int64_t* end = off;
+  parallel_chunks(G, bsz, T, [&](int64_t, int64_t g0, int64_t g1) {
+    std::vector<int64_t> dense(static_cast<size_t>(m), 0);
+    merge_block_in_place(rn, g0, g1, start, end, dense.data());
   });
-  // pass 4: the pieces concatenated in class order
+  // pass 4: the blocks' merged entries copied in class order
   std::vector<int64_t> base(static_cast<size_t>(NB + 1), 0);
-  for (int64_t b = 0; b < NB; ++b)
-    base[static_cast<size_t>(b + 1)] = base[static_cast<size_t>(b)] + static_cast<int64_t>(piece[static_cast<size_t>(b)].hval.size());
+  for (int64_t b = 0; b < NB; ++b) {
+    const int64_t g0 = b * bsz;
+    const int64_t g1 = std::min(G, g0 + bsz);
+    base[static_cast<size_t>(b + 1)] = base[static_cast<size_t>(b)] + (g1 > g0 ? end[g1 - 1] - start[g0] : 0);
+  }
   hoff.resize(static_cast<size_t>(G + 1));
   hoff[0] = 0;
   hval.resize(static_cast<size_t>(base[static_cast<size_t>(NB)]));
   hcnt.resize(hval.size());
+  int64_t* ho = hoff.data();
+  int32_t* hv = hval.data();
+  int64_t* hc = hcnt.data();
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
-    const Piece& pc = piece[static_cast<size_t>(b)];
-    const int64_t at = base[static_cast<size_t>(b)];
-    for (int64_t g = g0; g < g1; ++g) hoff[static_cast<size_t>(g + 1)] = at + pc.hoff[static_cast<size_t>(g - g0 + 1)];
-    std::copy(pc.hval.begin(), pc.hval.end(), hval.begin() + at);
-    std::copy(pc.hcnt.begin(), pc.hcnt.end(), hcnt.begin() + at);
+    const int64_t shift = base[static_cast<size_t>(b)] - start[g0];
+    for (int64_t g = g0; g < g1; ++g) ho[g + 1] = end[g] + shift;
+    for (int64_t y = start[g0]; y < end[g1 - 1]; ++y) {
+      hv[y + shift] = rn[y].v;
+      hc[y + shift] = rn[y].c;
+    }
   });
 }
 
@@ -129,19 +158,19 @@ int Engine::Impl::par_threads(int64_t items) const {
 }
 
 void Engine::Impl::merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G,
-                                  FreqSet& dst) const {
+                                  FreqSet& dst, Scratch& s) const {
   const int64_t* ho = src.hoff.data();
   const int32_t* hv = src.hval.data();
   const int64_t* hc = src.hcnt.data();
-  merge_histograms_chunks(T, ids, C, G, m, [&](int64_t i) { return ho[i + 1] - ho[i]; },
+  merge_histograms_chunks(T, s, ids, C, G, m, [&](int64_t i) { return ho[i + 1] - ho[i]; },
                           [&](int64_t i, auto&& add) {
                             for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], hc[x]);
                           }, dst.hoff, dst.hval, dst.hcnt);
 }
 
 void Engine::Impl::merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G,
-                                  FreqSet& dst) {
-  merge_histograms_chunks(T, ids, n_rows, G, m, [](int64_t) { return int64_t{1}; },
+                                  FreqSet& dst, Scratch& s) {
+  merge_histograms_chunks(T, s, ids, n_rows, G, m, [](int64_t) { return int64_t{1}; },
                           [&](int64_t i, auto&& add) { add(vals[i], int64_t{1}); }, dst.hoff, dst.hval, dst.hcnt);
 }
 

@@ -136,8 +136,10 @@ struct Engine::Impl {
   }
   /// Threads for a pass over `items` items: 1 below the grain, with one thread, or inside a parallel region.
   int par_threads(int64_t items) const;
-  void merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst) const;
-  void merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G, FreqSet& dst);
+  void merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst,
+                      Scratch& s) const;
+  void merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G, FreqSet& dst,
+                      Scratch& s);
 
   // A deferred source composes while its anchor has at most compose_k times its classes (otherwise it is
   // merged in full first). Composing costs a pass over the anchor's classes per roll-up from the source, and

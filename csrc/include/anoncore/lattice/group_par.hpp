@@ -60,6 +60,8 @@ struct ParGroupBuffers {
   std::vector<uint64_t> lk;  // pre-aggregation: the chunks' groups' keys and weights, each chunk's first
   std::vector<int64_t> lw, lbase;
   RawBuf<uint64_t> masks;    // or_masks on several threads: the value masks of all chunks but the first
+  RawBuf<int64_t> moff;      // the parallel histogram merges (freqset_par.cpp): per chunk and class, its offsets
+  RawBuf<int64_t> mstart;    // per class: its run's first entry, then its merged entries' end
 };
 
 /// Group n packed keys keys[i] with weights w[i] (w == nullptr: weight 1) on T threads, partitioned by hash
