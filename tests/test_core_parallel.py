@@ -76,6 +76,26 @@ def test_reductions_match_numpy() -> None:
                           np.bincount(labels, minlength=n_classes))
 
 
+@pytest.mark.parametrize(("n", "m"), [(300_000, 50), (200_000, 1), (5, 3), (0, 4), (70_000, 70_000)])
+def test_value_counts_match_bincount(n: int, m: int) -> None:
+    """The audit's whole-table reference: np.bincount of the int32 column at any thread count, every value
+    counted (absent ones 0); a value outside [0, m) is refused."""
+    rng = np.random.default_rng(n + m)
+    values = np.sort(rng.integers(0, m, n)).astype(np.int32) if n % 2 else rng.integers(0, m, n).astype(np.int32)
+    for th in THREADS:
+        got = _core.core.value_counts(values, m, th)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, np.bincount(values, minlength=m))
+    if n:
+        bad = values.copy()
+        bad[n // 2] = m
+        with pytest.raises(RuntimeError, match="value out of range"):
+            _core.core.value_counts(bad, m, 2)
+        bad[n // 2] = -1
+        with pytest.raises(RuntimeError, match="value out of range"):
+            _core.core.value_counts(bad, m, 1)
+
+
 @pytest.mark.parametrize(("n", "n_classes", "m"), [(300_000, 1_000, 17), (200_000, 20_000, 30), (5_000, 2_000, 40),
                                                    (1, 1, 1), (70_000, 3, 2)])
 def test_class_histogram_dense_and_sparse_match_numpy(n: int, n_classes: int, m: int) -> None:

@@ -276,6 +276,20 @@ void bind_core(py::module_ m) {
       py::arg("labels").noconvert(), py::arg("skip").noconvert(), py::arg("n_classes"), py::arg("n_threads") = 1,
       "Rows per class, skipping rows flagged in skip (an empty skip skips nothing).");
   m.def(
+      "value_counts",
+      [](const CArray<int32_t>& values, int64_t n_values, int n_threads) {
+        auto vv = span_of(values, "values");
+        CArray<int64_t> counts(n_values);
+        auto cv = mut_span_of(counts, "counts");
+        {
+          py::gil_scoped_release nogil;
+          core::value_counts(vv, cv, n_threads);
+        }
+        return counts;
+      },
+      py::arg("values").noconvert(), py::arg("n_values"), py::arg("n_threads") = 1,
+      "Rows per value of a coded column (every value in [0, n_values)).");
+  m.def(
       "class_min_max",
       [](const CArray<int32_t>& codes, const CArray<int64_t>& labels, const CArray<bool>& skip, int64_t n_classes,
          int n_threads) {

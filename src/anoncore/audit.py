@@ -276,7 +276,7 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
             m_values = table.cardinality(sa)
             hist = _core.core.class_histogram(col, labels, suppressed, n_classes, m_values, nt)
             if reference == "table":
-                ref = _table_reference(table, sa, col, m_values)
+                ref = _table_reference(table, sa, col, m_values, nt)
             else:
                 ref = np.ascontiguousarray(hist.sum(axis=0), dtype=np.int64)
             hists[sa] = (hist, ref)
@@ -313,14 +313,15 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
 _CACHE = TableCache("anoncore.audit")
 
 
-def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int) -> NDArray[np.int64]:
+def _table_reference(table: Table, sa: str, col: NDArray[Any], m_values: int, nt: int) -> NDArray[np.int64]:
     """The sensitive distribution of the whole table (counts per code), from the original column alone.
     A Table is frozen (its columns are read-only), so it is counted once per table and attribute and kept
-    read-only in the audit's per-table cache."""
+    read-only in the audit's per-table cache. Counted in place on ``nt`` threads (``np.bincount`` first copies
+    the column to int64: 177 ms of a fresh process's first audit of 10M rows, 80 MB faulted in)."""
     key = ("audit_reference", sa, int(m_values))
     ref: NDArray[np.int64] | None = _CACHE.of(table).get(key)
     if ref is None:
-        ref = np.bincount(col, minlength=m_values).astype(np.int64)
+        ref = _core.core.value_counts(np.ascontiguousarray(col, dtype=np.int32), m_values, nt)
         ref.setflags(write=False)
         _CACHE.of(table)[key] = ref
     return ref

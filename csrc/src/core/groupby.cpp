@@ -210,7 +210,11 @@ int64_t levels_labels(Matrix<int32_t> codes, Span<int64_t> columns, Span<int32_t
   return dense_by_keys(codes.rows, space, key, labels, &first_rows, n_threads);
 }
 
-void class_sizes(Span<int64_t> labels, Span<uint8_t> skip, MutSpan<int64_t> sizes, int n_threads) {
+namespace {
+
+/// Rows per label in [0, sizes.size) (rows flagged in skip left out), per-thread partial counts summed.
+template <class L>
+void count_labels(Span<L> labels, Span<uint8_t> skip, MutSpan<int64_t> sizes, int n_threads, const char* what) {
   for (int64_t c = 0; c < sizes.size; ++c) sizes[c] = 0;
   const bool has_skip = skip.size > 0;
   reduce_rows<int64_t>(
@@ -220,11 +224,21 @@ void class_sizes(Span<int64_t> labels, Span<uint8_t> skip, MutSpan<int64_t> size
         for (int64_t i = i0; i < i1; ++i) {
           if (has_skip && skip[i]) continue;
           const int64_t c = labels[i];
-          if (c < 0 || c >= sizes.size) throw InternalError("class label out of range in class_sizes");
+          if (c < 0 || c >= sizes.size) throw InternalError(what);
           ++out[c];
         }
       },
       [](int64_t, int64_t a, int64_t b) { return a + b; });
+}
+
+}  // namespace
+
+void class_sizes(Span<int64_t> labels, Span<uint8_t> skip, MutSpan<int64_t> sizes, int n_threads) {
+  count_labels(labels, skip, sizes, n_threads, "class label out of range in class_sizes");
+}
+
+void value_counts(Span<int32_t> values, MutSpan<int64_t> counts, int n_threads) {
+  count_labels(values, Span<uint8_t>{nullptr, 0}, counts, n_threads, "value out of range in value_counts");
 }
 
 void class_min_max(Matrix<int32_t> codes, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int32_t> lo,

@@ -30,6 +30,11 @@ def class_min_max(
     Per-class minimum and maximum code of every column; returns (lo, hi).
     """
 
+def value_counts(values: NDArray[np.int32], n_values: int, n_threads: int = 1) -> NDArray[np.int64]:
+    """
+    Rows per value of a coded column (every value in [0, n_values)).
+    """
+
 def class_sizes(
     labels: NDArray[np.int64], skip: NDArray[np.bool_], n_classes: int, n_threads: int = 1
 ) -> NDArray[np.int64]:
