@@ -460,24 +460,38 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
   // are that order already; the pass checks it (each new class is the next id) and records first rows.
   const int32_t* mp = map.data();
   const int32_t* rc = I.row_class->data();
-  int64_t next = 0;
-  if (first != nullptr) first->clear();
+  const uint8_t* viol = clean ? nullptr : s.viol.data();
   const auto n_items = static_cast<int64_t>(I.row_class->size());  // rows, or weighted items (from_counts.cpp)
-  for (int64_t i = 0; i < n_items; ++i) {
-    const int32_t c = mp[rc[i]];
-    labels[i] = c;
-    if (c >= next) {
+  // In chunks of rows on the threads: each chunk keeps the rows where its own running maximum grows, which
+  // include every row where a class first appears (its id exceeds every earlier row's); walking those
+  // candidates in row order finds the first rows, and the first out-of-order id, as one serial pass does.
+  const int T = I.par_threads(n_items);
+  const int64_t chunk = T > 1 ? std::max<int64_t>(I.par_grain, (n_items + 8 * T - 1) / (8 * T)) : std::max<int64_t>(n_items, 1);
+  std::vector<std::vector<int64_t>> cand(static_cast<size_t>((n_items + chunk - 1) / chunk));
+  parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
+    auto& cd = cand[static_cast<size_t>(p)];
+    int64_t mx = -1;
+    for (int64_t i = lo; i < hi; ++i) {
+      const int32_t c = mp[rc[i]];
+      labels[i] = c;
+      suppressed[i] = viol != nullptr ? viol[c] : uint8_t{0};
+      if (c > mx) {
+        mx = c;
+        cd.push_back(i);
+      }
+    }
+  });
+  if (first != nullptr) first->clear();
+  int64_t next = 0;
+  for (const auto& cd : cand)
+    for (const int64_t i : cd) {
+      const int64_t c = labels[i];
+      if (c < next) continue;
       if (c != next) throw std::logic_error("classify: class ids not in order of first appearance");
       next = c + 1;
       if (first != nullptr) first->push_back(i);
     }
-  }
-  if (clean) {
-    std::fill(suppressed.data, suppressed.data + n_items, uint8_t{0});
-    map.swap(s.ids);
-  } else {
-    for (int64_t i = 0; i < n_items; ++i) suppressed[i] = s.viol[static_cast<size_t>(mp[rc[i]])];
-  }
+  if (clean) map.swap(s.ids);
   return res;
 }
 
