@@ -462,35 +462,44 @@ NodeResult Engine::classify(Span<int32_t> levels, MutSpan<int64_t> labels, MutSp
   const int32_t* rc = I.row_class->data();
   const uint8_t* viol = clean ? nullptr : s.viol.data();
   const auto n_items = static_cast<int64_t>(I.row_class->size());  // rows, or weighted items (from_counts.cpp)
-  // In chunks of rows on the threads: each chunk keeps the rows where its own running maximum grows, which
-  // include every row where a class first appears (its id exceeds every earlier row's); walking those
-  // candidates in row order finds the first rows, and the first out-of-order id, as one serial pass does.
+  if (first != nullptr) first->clear();
+  int64_t next = 0;
+  auto see = [&](int64_t i, int64_t c) {  // row i of class c, c >= next: a class's first row
+    if (c != next) throw std::logic_error("classify: class ids not in order of first appearance");
+    next = c + 1;
+    if (first != nullptr) first->push_back(i);
+  };
   const int T = I.par_threads(n_items);
-  const int64_t chunk = T > 1 ? std::max<int64_t>(I.par_grain, (n_items + 8 * T - 1) / (8 * T)) : std::max<int64_t>(n_items, 1);
-  std::vector<std::vector<int64_t>> cand(static_cast<size_t>((n_items + chunk - 1) / chunk));
-  parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
-    auto& cd = cand[static_cast<size_t>(p)];
-    int64_t mx = -1;
-    for (int64_t i = lo; i < hi; ++i) {
+  if (T <= 1) {
+    for (int64_t i = 0; i < n_items; ++i) {
       const int32_t c = mp[rc[i]];
       labels[i] = c;
       suppressed[i] = viol != nullptr ? viol[c] : uint8_t{0};
-      if (c > mx) {
-        mx = c;
-        cd.push_back(i);
+      if (c >= next) see(i, c);
+    }
+  } else {
+    // in chunks of rows on the threads: each chunk keeps the rows where its own running maximum grows, which
+    // include every row where a class first appears (its id exceeds every earlier row's); walking those
+    // candidates in row order finds the first rows, and the first out-of-order id, as the serial pass does
+    const int64_t chunk = std::max<int64_t>(I.par_grain, (n_items + 8 * T - 1) / (8 * T));
+    std::vector<std::vector<int64_t>> cand(static_cast<size_t>((n_items + chunk - 1) / chunk));
+    parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
+      auto& cd = cand[static_cast<size_t>(p)];
+      int64_t mx = -1;
+      for (int64_t i = lo; i < hi; ++i) {
+        const int32_t c = mp[rc[i]];
+        labels[i] = c;
+        suppressed[i] = viol != nullptr ? viol[c] : uint8_t{0};
+        if (c > mx) {
+          mx = c;
+          cd.push_back(i);
+        }
       }
-    }
-  });
-  if (first != nullptr) first->clear();
-  int64_t next = 0;
-  for (const auto& cd : cand)
-    for (const int64_t i : cd) {
-      const int64_t c = labels[i];
-      if (c < next) continue;
-      if (c != next) throw std::logic_error("classify: class ids not in order of first appearance");
-      next = c + 1;
-      if (first != nullptr) first->push_back(i);
-    }
+    });
+    for (const auto& cd : cand)
+      for (const int64_t i : cd)
+        if (labels[i] >= next) see(i, labels[i]);
+  }
   if (clean) map.swap(s.ids);
   return res;
 }

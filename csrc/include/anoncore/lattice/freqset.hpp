@@ -106,8 +106,8 @@ struct Scratch {
   uint32_t gen = 0;
   std::vector<NSlot> ntable;   // roll-up grouping, generation-stamped 8-byte slots
   uint32_t ngen = 0;
-  std::vector<uint64_t> gkeys;
-  std::vector<int64_t> gcount;
+  RawVec<uint64_t> gkeys;  // (RawVec: room for n groups reserved without zeroing; a grouping writes each group
+  RawVec<int64_t> gcount;  // it finds: the bottom's rows reserved 16 bytes a row, zeroed, for 4.3 rows a group)
   std::vector<uint64_t> keys;
   RawVec<int32_t> ids;  // (resized without zeroing: every grouping writes each row's id)
   std::vector<int32_t> slot;
@@ -319,6 +319,8 @@ inline constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ULL;
 /// Room for n groups in s.gkeys / s.gcount (the keys and weights of the groups found, by first appearance).
 inline void reserve_groups(Scratch& s, int64_t n) {
   if (s.gkeys.size() < static_cast<size_t>(n)) {
+    s.gkeys.clear();  // (nothing to keep: the old contents are not copied into the larger block)
+    s.gcount.clear();
     s.gkeys.resize(static_cast<size_t>(n));
     s.gcount.resize(static_cast<size_t>(n));
   }
