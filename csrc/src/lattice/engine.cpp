@@ -299,6 +299,7 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
   }
   if (use_mask) bottom_masks(*f);
   bottom = f;
+  note_bottom();
 }
 
 Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput sa, std::vector<Criterion> criteria,
@@ -347,6 +348,7 @@ Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput 
     I.reused = true;
     I.row_class = reuse->row_class;  // (shared, not copied)
     I.bottom = reuse->bottom;
+    I.note_bottom();
     // masks go with histograms of at most 64 values, and the reused bottom has this Engine's histograms
     if (I.use_mask && I.bottom->vmask.empty()) throw std::logic_error("reused bottom state without value masks");
     return;

@@ -97,12 +97,15 @@ void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C,
     merge_from_par(T, src, ids, C, G, dst, s);
     return;
   }
-  merge_histograms(s, ids, C, G, m, [&](int64_t i) {
+  auto nnz = [&](int64_t i) {
     return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
-  }, [&](int64_t i, auto&& add) {
+  };
+  auto hist = [&](int64_t i, auto&& add) {
     for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
       add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
-  }, dst.hoff, dst.hval, dst.hcnt);
+  };
+  if (narrow_runs) merge_histograms<RunEntry32>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
+  else merge_histograms<RunEntry>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
 }
 
 /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared

@@ -22,7 +22,8 @@ namespace {
 /// at its first entry, its counts summed through dense, all zero before and after): the block's merged entries
 /// (value, count) are written back from start[g0] on, class g's ending at end[g]. In place because a class's
 /// merged entries never outnumber the entries read so far: the write position never passes the read position.
-inline void merge_block_in_place(RunEntry* rn, int64_t g0, int64_t g1, const int64_t* start, int64_t* end,
+template <class E>
+void merge_block_in_place(E* rn, int64_t g0, int64_t g1, const int64_t* start, int64_t* end,
                                  int64_t* dense) {
   int64_t out = start[g0];
   for (int64_t g = g0; g < g1; ++g) {
@@ -32,10 +33,10 @@ inline void merge_block_in_place(RunEntry* rn, int64_t g0, int64_t g1, const int
       const int64_t d = dense[v];
       rn[out].v = v;  // (out <= x: an entry already read, or this one)
       out += d == 0;
-      dense[v] = d + rn[x].c;
+      dense[v] = d + static_cast<int64_t>(rn[x].c);
     }
     for (int64_t y = first; y < out; ++y) {
-      rn[y].c = dense[rn[y].v];
+      rn[y].c = static_cast<decltype(rn[y].c)>(dense[rn[y].v]);
       dense[rn[y].v] = 0;
     }
     end[g] = out;
@@ -51,7 +52,7 @@ inline void merge_block_in_place(RunEntry* rn, int64_t g0, int64_t g1, const int
 /// zeroed by the kernel) on every merge, where the serial merge reuses its run (10M synthetic rows, two threads:
 /// a quarter of the samples were the kernel clearing pages). About 1.2x the serial work (partitioning by ranges
 /// of classes reads the items twice more, about 2x, and gains nothing at two threads).
-template <class ItemNnz, class ItemHist>
+template <class E, class ItemNnz, class ItemHist>
 void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_items, int64_t G, int64_t m,
                              ItemNnz item_nnz, ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
                              RawVec<int64_t>& hcnt) {
@@ -97,16 +98,12 @@ void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_it
     }
   });
   start[G] = total;
-  if (s.run.size() < static_cast<size_t>(total)) {
-    s.run.clear();  // (nothing to copy into the larger block; RunEntry's are left unwritten)
-    s.run.resize(static_cast<size_t>(total));
-  }
-  RunEntry* rn = s.run.data();
+  E* rn = run_buffer<E>(s, total);
   parallel_chunks(n_items, chunk, T, [&](int64_t p, int64_t lo, int64_t hi) {
     int64_t* o = off + p * G;
     for (int64_t i = lo; i < hi; ++i) {
       int64_t at = o[ids[i]];
-      item_hist(i, [&](int32_t v, int64_t c) { rn[at++] = RunEntry{c, v}; });
+      item_hist(i, [&](int32_t v, int64_t c) { rn[at++] = E{c, v}; });
       o[ids[i]] = at;
     }
   });
@@ -135,7 +132,7 @@ void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_it
     for (int64_t g = g0; g < g1; ++g) ho[g + 1] = end[g] + shift;
     for (int64_t y = start[g0]; y < end[g1 - 1]; ++y) {
       hv[y + shift] = rn[y].v;
-      hc[y + shift] = rn[y].c;
+      hc[y + shift] = static_cast<int64_t>(rn[y].c);
     }
   });
 }
@@ -162,16 +159,20 @@ void Engine::Impl::merge_from_par(int T, const FreqSet& src, const int32_t* ids,
   const int64_t* ho = src.hoff.data();
   const int32_t* hv = src.hval.data();
   const int64_t* hc = src.hcnt.data();
-  merge_histograms_chunks(T, s, ids, C, G, m, [&](int64_t i) { return ho[i + 1] - ho[i]; },
-                          [&](int64_t i, auto&& add) {
-                            for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], hc[x]);
-                          }, dst.hoff, dst.hval, dst.hcnt);
+  auto nnz = [&](int64_t i) { return ho[i + 1] - ho[i]; };
+  auto hist = [&](int64_t i, auto&& add) {
+    for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], hc[x]);
+  };
+  if (narrow_runs) merge_histograms_chunks<RunEntry32>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
+  else merge_histograms_chunks<RunEntry>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
 }
 
 void Engine::Impl::merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G,
                                   FreqSet& dst, Scratch& s) {
-  merge_histograms_chunks(T, s, ids, n_rows, G, m, [](int64_t) { return int64_t{1}; },
-                          [&](int64_t i, auto&& add) { add(vals[i], int64_t{1}); }, dst.hoff, dst.hval, dst.hcnt);
+  // (a count of rows: below 2^32, as the row classes are int32)
+  merge_histograms_chunks<RunEntry32>(T, s, ids, n_rows, G, m, [](int64_t) { return int64_t{1}; },
+                                      [&](int64_t i, auto&& add) { add(vals[i], int64_t{1}); }, dst.hoff,
+                                      dst.hval, dst.hcnt);
 }
 
 }  // namespace anoncore::lattice

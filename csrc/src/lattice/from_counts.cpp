@@ -119,6 +119,7 @@ void Engine::Impl::build_from_items(Matrix<int32_t> codes, const int64_t* w, con
   }
   if (use_mask) bottom_masks(*f);
   bottom = f;
+  note_bottom();
 }
 
 Engine::Engine(Matrix<int32_t> qi_codes, Span<int64_t> weights, std::vector<QiInput> qis, SensitiveInput sa,

@@ -52,6 +52,14 @@ struct Engine::Impl {
   bool needs_hist = false;
   bool support_mono = false;  // some criterion has a support part (support_violates)
   bool support_memo = false;  // mask_violates memoises the support part's verdicts (<= 16 values, hierarchical EMD)
+  // every count of the table fits 32 bits (its rows or total weight below 2^32): histogram merges run on
+  // 8-byte entries (RunEntry32, freqset.hpp); set with the bottom (note_bottom)
+  bool narrow_runs = false;
+  void note_bottom() {
+    int64_t total = 0;
+    for (const int64_t c : bottom->count) total += c;
+    narrow_runs = total < (int64_t{1} << 32);
+  }
   bool hist_sets = false;     // the rolled-up sets carry histograms: needs_hist, unless the value masks decide every
                               // criterion (k-anonymity and distinct-l only, with masks): then only the bottom has them
   bool use_mask = false;      // the sets carry value masks (FreqSet::vmask): needs_hist, m <= 64 and a
