@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "anoncore/core/parallel.hpp"
@@ -132,6 +133,17 @@ Engine::Engine(Matrix<int32_t> qi_codes, Span<int64_t> weights, std::vector<QiIn
     if (weights[i] <= 0) throw std::invalid_argument("item weights must be > 0");
     I.n += weights[i];
   }
+  // The models compared with the table's distribution (t-closeness, beta-likeness, delta-disclosure) are judged
+  // with integer numerators such as P_v n - n_v P (criteria/class_criteria.hpp), exact for fewer than 2^31 rows,
+  // the audit's limit too: a larger total weight is refused here rather than judged with overflowing sums (from
+  // about 3 * 10^10 rows equal-distance t-closeness chose other levels than the same items scaled down).
+  if (I.n >= (int64_t{1} << 31))
+    for (const Criterion& c : criteria)
+      if (static_cast<int>(c.kind) >= static_cast<int>(criteria::Model::kEqualT))
+        throw std::invalid_argument(std::string(criteria::kModels[static_cast<int>(c.kind)].name) + " over " +
+                                    std::to_string(I.n) +
+                                    " rows (the items' total weight): the models compared with the table's "
+                                    "distribution support fewer than 2^31 rows, as the audit does");
   I.init_engine(qi_codes, qis, std::move(criteria), metric, limit, n_threads, allow_packed, sa.m);
   I.build_from_items(qi_codes, weights.data, sa);
 }
