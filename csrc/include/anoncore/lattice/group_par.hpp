@@ -185,17 +185,22 @@ int64_t group_halves(Scratch& s, int64_t n, KeyFn key, const int64_t* w, RawVec<
   Scratch& s1 = buf.sc[1];
   const int64_t G1 = G[1];
   // the second half's groups: their group in the first half (-1: none), counts added where found (distinct
-  // groups of one half are distinct keys: no two add to one group)
+  // groups of one half are distinct keys: no two add to one group); each of two chunks counts the groups the
+  // first half lacks, which are then numbered after the first half's groups in their order (chunk 0's first),
+  // their keys and counts written by their chunk, beside the first half's groups copied on both threads
   RawVec<int32_t>& map = buf.hs.v;
   map.resize(static_cast<size_t>(std::max<int64_t>(G1, 1)));
   int32_t* mp = map.data();
   const uint64_t* k1 = s1.gkeys.data();
   const int64_t* c1 = s1.gcount.data();
   int64_t* c0 = s0.gcount.data();
-  parallel_chunks(G1, (G1 + 1) / 2, 2, [&](int64_t, int64_t lo, int64_t hi) {
+  const int64_t gchunk = std::max<int64_t>((G1 + 1) / 2, 1);
+  int64_t miss[2] = {0, 0};
+  parallel_chunks(G1, gchunk, 2, [&](int64_t c, int64_t lo, int64_t hi) {
     constexpr int64_t kPf = 16;
     const GSlot* tab = s0.gtable.data();
     const uint32_t sh = 64 - s0.last_lg;
+    int64_t missing = 0;
     for (int64_t g = lo; g < hi; ++g) {
 #if defined(__GNUC__) || defined(__clang__)
       if (g + kPf < hi) __builtin_prefetch(&tab[(k1[g + kPf] * kHashMul) >> sh]);
@@ -203,21 +208,29 @@ int64_t group_halves(Scratch& s, int64_t n, KeyFn key, const int64_t* w, RawVec<
       const int32_t at = find_group(s0, k1[g]);
       mp[g] = at;
       if (at >= 0) c0[at] += c1[g];
+      else ++missing;
     }
+    miss[c] = missing;
   });
-  int64_t total = G[0];
-  for (int64_t g = 0; g < G1; ++g) total += mp[g] < 0;
+  const int64_t total = G[0] + miss[0] + miss[1];
   out_keys.resize(static_cast<size_t>(total));
   out_count.resize(static_cast<size_t>(total));
-  std::copy(s0.gkeys.data(), s0.gkeys.data() + G[0], out_keys.data());
-  std::copy(c0, c0 + G[0], out_count.data());
-  int64_t next = G[0];
-  for (int64_t g = 0; g < G1; ++g) {
-    if (mp[g] >= 0) continue;
-    out_keys[static_cast<size_t>(next)] = k1[g];
-    out_count[static_cast<size_t>(next)] = c1[g];
-    mp[g] = static_cast<int32_t>(next++);
-  }
+  uint64_t* ok = out_keys.data();
+  int64_t* oc = out_count.data();
+  const uint64_t* k0 = s0.gkeys.data();
+  const int64_t g0chunk = std::max<int64_t>((G[0] + 1) / 2, 1);
+  parallel_chunks(2, 1, 2, [&](int64_t c, int64_t, int64_t) {
+    const int64_t a = std::min<int64_t>(G[0], c * g0chunk), b = std::min<int64_t>(G[0], (c + 1) * g0chunk);
+    std::copy(k0 + a, k0 + b, ok + a);
+    std::copy(c0 + a, c0 + b, oc + a);
+    int64_t next = G[0] + (c == 0 ? 0 : miss[0]);
+    for (int64_t g = c * gchunk, e = std::min(G1, (c + 1) * gchunk); g < e; ++g) {
+      if (mp[g] >= 0) continue;
+      ok[next] = k1[g];
+      oc[next] = c1[g];
+      mp[g] = static_cast<int32_t>(next++);
+    }
+  });
   int32_t* i1 = ids + half;
   parallel_chunks(n - half, (n - half + 1) / 2, 2, [&](int64_t, int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) i1[i] = mp[i1[i]];
