@@ -254,6 +254,30 @@ def test_burel_same_partition_at_any_thread_count(variant: str) -> None:
     assert runs[0].audit.passed
 
 
+@pytest.mark.parametrize("n_threads", [1, 2, None])
+def test_the_runs_audit_takes_the_runs_threads(monkeypatch: pytest.MonkeyPatch, n_threads: int | None) -> None:
+    """An algorithm's one audit (static/_finish.py) is given the algorithm's n_threads: a run asked for one thread
+    does not audit on every core."""
+    import anoncore.static._finish as fin
+    from anoncore.static.burel import likeness_model
+    from anoncore.static.sabre import closeness_model
+
+    seen: list[int | None] = []
+    real = fin.audit
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs.get("n_threads"))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fin, "audit", spy)
+    t = synthetic_census(5_000, rng=2, n_qi=3)
+    runs = [ac.lattice_search(t, [KAnonymity(5)], suppression_limit=0.02, n_threads=n_threads),
+            ac.sabre(t, [KAnonymity(4), closeness_model(t, 0.3)], rng=1, n_threads=n_threads),
+            ac.burel(t, likeness_model(beta=2.0), rng=1, n_threads=n_threads)]
+    assert seen == [n_threads] * 3
+    assert all(r.audit.passed for r in runs)
+
+
 # ---------------------------------------------------------------------------------------------- idle cores
 def test_idle_cores_count_other_processes() -> None:
     import os

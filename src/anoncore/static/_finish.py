@@ -49,14 +49,16 @@ def achieved_from(partition: Partition, report: AuditReport, extra: Mapping[str,
 
 def finish(algorithm: str, table: Table, partition: Partition, models: Sequence[Any], *,
            parameters: Mapping[str, Any], metrics: Mapping[str, Any], trace: Sequence[Any] = (),
-           stats: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Result:
+           stats: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
+           n_threads: int | None = None) -> Result:
     """Audit ``partition`` against ``models`` (once) and build the :class:`~anoncore.results.Result`.
 
     ``extra`` adds algorithm-specific achieved values (the lattice's ``levels``); ``stats`` gets
-    ``seconds_audit``.
+    ``seconds_audit``. ``n_threads``: the algorithm's own (the audit takes no more threads than the run was
+    given; None, every core).
     """
     t0 = time.perf_counter()
-    report = audit(table, partition, list(models))
+    report = audit(table, partition, list(models), n_threads=n_threads)
     achieved = achieved_from(partition, report, extra)
     st = dict(stats or {})
     st["seconds_audit"] = time.perf_counter() - t0

@@ -342,7 +342,7 @@ def burel(
     params = {"beta": b, "variant": variant, "epsilon": eps, "relative": bool(relative), "level": int(level),
               "sensitive": name, "seed_policy": seed_policy, "strict": strict, "split": split}
     res = finish("burel", table, partition, models, parameters=params, metrics={"ail": ail(table, partition)},
-                 trace=trace, stats=stats)
+                 trace=trace, stats=stats, n_threads=threads or None)
     res.stats["seconds_total"] = time.perf_counter() - t0
     return res
 

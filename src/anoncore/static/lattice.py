@@ -188,6 +188,7 @@ class LatticeProblem:
     aggregate: str = "geometric_mean"
     gs_factor: float = 0.5
     weights: tuple[float, ...] = ()
+    n_threads: int | None = None  # (as given: the run's audit takes the same)
 
     @classmethod
     def build(cls, table: Table, models: Any, suppression_limit: float = 0.0, metric: str = "loss",
@@ -246,7 +247,8 @@ class LatticeProblem:
         engine = _core.lattice.Engine(cfg)
         if bottom is None:
             _CACHE.of(table)[bkey] = engine.bottom_state()
-        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name, agg, gs, tuple(wts))
+        return cls(table, tuple(mlist), sup, limit, metric, tuple(heights), engine, sa_name, agg, gs, tuple(wts),
+                   nt or None)
 
     def rank_vector(self, levels: Sequence[int], suppressed: NDArray[Any]) -> tuple[float, ...]:
         """RANK's sorted vector of a node (:func:`rank_vector`); the RANK walk's hook."""
@@ -509,7 +511,7 @@ def _finish(problem: LatticeProblem, algorithm: str, levels: Sequence[int], para
     # original values, never taken from the search
     return finish(algorithm, problem.table, part, problem.models, parameters=params,
                   metrics={problem.metric: float(res["metric"])}, trace=trace, stats=stats,
-                  extra={"levels": tuple(int(x) for x in levels)})
+                  extra={"levels": tuple(int(x) for x in levels)}, n_threads=problem.n_threads)
 
 
 def _infeasible(problem: LatticeProblem, caller: str) -> InfeasibleError:

@@ -154,7 +154,7 @@ def sabre(
     params = {"t": tt, "k": kk, "method": method, "sensitive": sa.name, "seed_policy": seed_policy,
               "tight_bound": tight_bound}
     res = finish(f"sabre-{method}", table, partition, [KAnonymity(kk), sa.closeness_model(tt)], parameters=params,
-                 metrics={"ail": ail(table, partition)}, trace=trace, stats=stats)
+                 metrics={"ail": ail(table, partition)}, trace=trace, stats=stats, n_threads=threads or None)
     res.stats["seconds_total"] = time.perf_counter() - t0
     return res
 
