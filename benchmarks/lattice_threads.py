@@ -11,6 +11,12 @@ is printed as DIFFERENT and makes the exit status 1). Writes JSON to ``--out``.
 
     PYTHONPATH=src python benchmarks/lattice_threads.py --threads 1,2
     python benchmarks/lattice_threads.py --threads 1,2,4,8,16 --synthetic 2e7 --synthetic-threads 1,4,16
+    python benchmarks/lattice_threads.py --threads 1,2 --synthetic 1e7 --only synthetic --fresh  # + fresh process
+
+With ``--fresh`` the synthetic case's search is also timed as the first call of a fresh Python process (the table
+generated there, untimed), where the kernel zeroes every page the search touches first. The in-process columns
+of such a run are not comparable with a run without it: the children's memory churn changes them (10M rows, one
+thread's first call 4.3 -> 3.7 s on the 2-core machine).
     bash benchmarks/lattice_threads.sh    # the same on the device machine (16 cores): build, run, JSON to $OUT
 """
 
@@ -58,17 +64,44 @@ def cases(synthetic: int, only: str | None) -> dict[str, tuple[Any, list[Any], f
         for name, (spec, limit, metric) in CENSUS_CONFIGS.items():
             out[f"census_{name}"] = (census, _models(spec), limit, metric)
     if synthetic:
-        from anoncore.datasets import synthetic_census
-        from anoncore.models import DistinctLDiversity, EqualDistanceTCloseness, KAnonymity
-
-        t0 = time.perf_counter()
-        table = synthetic_census(synthetic, rng=1)
-        print(f"synthetic census {synthetic:,} rows generated in {time.perf_counter() - t0:.1f} s", flush=True)
-        out[f"synthetic_{synthetic}_k5_distinct3_equal03_2_loss"] = (
-            table, [KAnonymity(5), DistinctLDiversity(3), EqualDistanceTCloseness(0.3)], 0.02, "loss")
+        name, case = synthetic_case(synthetic)
+        out[name] = case
     if only:
         out = {k: v for k, v in out.items() if re.search(only, k)}
     return out
+
+
+def synthetic_case(rows: int) -> tuple[str, tuple[Any, list[Any], float, str]]:
+    """The synthetic census case: k=5 + distinct-3 + equal-distance t=0.3, 2 %, Loss."""
+    from anoncore.datasets import synthetic_census
+    from anoncore.models import DistinctLDiversity, EqualDistanceTCloseness, KAnonymity
+
+    t0 = time.perf_counter()
+    table = synthetic_census(rows, rng=1)
+    print(f"synthetic census {rows:,} rows generated in {time.perf_counter() - t0:.1f} s", flush=True)
+    return (f"synthetic_{rows}_k5_distinct3_equal03_2_loss",
+            (table, [KAnonymity(5), DistinctLDiversity(3), EqualDistanceTCloseness(0.3)], 0.02, "loss"))
+
+
+def fresh_child(rows: int, threads: int) -> int:
+    """--fresh's child process: the synthetic table generated (untimed), then one lattice_search timed, the
+    process's first: its last output line is the seconds."""
+    from anoncore.static import lattice as L
+
+    _, (table, models, limit, metric) = synthetic_case(rows)
+    t0 = time.perf_counter()
+    L.lattice_search(table, models, suppression_limit=limit, metric=metric, n_threads=threads)
+    print(time.perf_counter() - t0, flush=True)
+    return 0
+
+
+def fresh_first(rows: int, threads: int) -> float:
+    """The seconds of the synthetic case's lattice_search as the first call of a fresh Python process."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, __file__, "--fresh-child", str(rows), str(threads)], check=True,
+                         capture_output=True, text=True, env=os.environ.copy()).stdout
+    return float(out.strip().splitlines()[-1])
 
 
 def main() -> int:
@@ -79,8 +112,14 @@ def main() -> int:
     ap.add_argument("--synthetic-repeat", type=int, default=1)
     ap.add_argument("--synthetic-threads", default=None, help="thread counts of the synthetic case (default: --threads)")
     ap.add_argument("--only", default=None, help="regular expression on the case names")
+    ap.add_argument("--fresh", action="store_true",
+                    help="also time the synthetic case's lattice_search as a fresh process's first call (the "
+                         "kernel then zeroes every page the search touches first)")
+    ap.add_argument("--fresh-child", nargs=2, type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", default="bench_out/lattice_threads.json")
     a = ap.parse_args()
+    if a.fresh_child:
+        return fresh_child(*a.fresh_child)
     import anoncore
     from anoncore._tablecache import clear_table_caches
     from anoncore.static import lattice as L
@@ -97,8 +136,11 @@ def main() -> int:
         first: dict[int, list[float]] = {t: [] for t in threads}
         again: dict[int, list[float]] = {t: [] for t in threads}
         outcome: dict[int, Any] = {}
+        fresh: dict[int, list[float]] = {t: [] for t in threads}
         for _ in range(repeat):
             for th in threads:
+                if syn and a.fresh:
+                    fresh[th].append(fresh_first(table.n_rows, th))
                 clear_table_caches(table)
                 t0 = time.perf_counter()
                 r1 = L.lattice_search(table, models, suppression_limit=limit, metric=metric, n_threads=th)
@@ -116,8 +158,12 @@ def main() -> int:
             bad += not same
             row[str(th)] = {"first_ms": 1e3 * f, "repeat_ms": 1e3 * g, "nodes_evaluated": outcome[th][3],
                             "same": same}
+            fr = ""
+            if fresh[th]:
+                row[str(th)]["fresh_process_ms"] = 1e3 * min(fresh[th])
+                fr = f"  fresh process {1e3 * min(fresh[th]):9.1f} ms ({min(fresh[base]) / min(fresh[th]):4.2f}x)"
             print(f"{name:44s} n_threads={th:2d}  first {1e3 * f:9.1f} ms ({min(first[base]) / f:4.2f}x)  "
-                  f"repeat {1e3 * g:9.1f} ms ({min(again[base]) / g:4.2f}x)  evaluated {outcome[th][3]:5d}"
+                  f"repeat {1e3 * g:9.1f} ms ({min(again[base]) / g:4.2f}x)  evaluated {outcome[th][3]:5d}{fr}"
                   f"{'' if same else '  DIFFERENT ' + str(outcome[th][:3])}", flush=True)
         row["levels"], row["score"], row["suppressed"] = outcome[base][:3]
         res[name] = row
