@@ -18,27 +18,18 @@
 namespace anoncore::lattice {
 namespace {
 
-/// One block of classes [g0, g1) of a counting-sorted run merged in place, as merge_runs merges them (each value
-/// at its first entry, its counts summed through dense, all zero before and after): the block's merged entries
-/// (value, count) are written back from start[g0] on, class g's ending at end[g]. In place because a class's
-/// merged entries never outnumber the entries read so far: the write position never passes the read position.
+/// One block of classes [g0, g1) of a counting-sorted run merged in place by merge_class_run (the serial merge's
+/// per-class step): the block's merged entries (value, count) are written back from start[g0] on, class g's
+/// ending at end[g].
 template <class E>
-void merge_block_in_place(E* rn, int64_t g0, int64_t g1, const int64_t* start, int64_t* end,
-                                 int64_t* dense) {
+void merge_block_in_place(E* rn, int64_t g0, int64_t g1, const int64_t* start, int64_t* end, int64_t* dense) {
+  using C = decltype(rn->c);
   int64_t out = start[g0];
   for (int64_t g = g0; g < g1; ++g) {
-    const int64_t first = out;
-    for (int64_t x = start[g]; x < start[g + 1]; ++x) {
-      const int32_t v = rn[x].v;
-      const int64_t d = dense[v];
-      rn[out].v = v;  // (out <= x: an entry already read, or this one)
-      out += d == 0;
-      dense[v] = d + static_cast<int64_t>(rn[x].c);
-    }
-    for (int64_t y = first; y < out; ++y) {
-      rn[y].c = static_cast<decltype(rn[y].c)>(dense[rn[y].v]);
-      dense[rn[y].v] = 0;
-    }
+    out = merge_class_run(start[g], start[g + 1], out, dense, [rn](int64_t x) { return rn[x].v; },
+                          [rn](int64_t x) { return static_cast<int64_t>(rn[x].c); },
+                          [rn](int64_t y, int32_t v) { rn[y].v = v; }, [rn](int64_t y) { return rn[y].v; },
+                          [rn](int64_t y, int64_t c) { rn[y].c = static_cast<C>(c); });
     end[g] = out;
   }
 }

@@ -141,6 +141,31 @@ struct Scratch {
   uint32_t last_lg = 0;  // log2 of the slots of the table of the last group_core (find_group reads it)
 };
 
+/// One class's run of entries x in [x0, x1) (value val(x), count cnt(x), in item order) merged through dense (all
+/// zero before and after) from position out on: each value kept at its first entry (put_value(out, v)), then each
+/// kept entry y given its summed count (put_count(y, c); value_at(y) reads its value back). Returns the end. The
+/// write position never passes the read position, so the output may be the run itself (freqset_par.cpp).
+template <class Val, class Cnt, class PutValue, class ValueAt, class PutCount>
+inline int64_t merge_class_run(int64_t x0, int64_t x1, int64_t out, int64_t* dense, Val val, Cnt cnt,
+                               PutValue put_value, ValueAt value_at, PutCount put_count) {
+  const int64_t first = out;
+  for (int64_t x = x0; x < x1; ++x) {
+    // a value is kept at the first entry that finds its accumulator empty (no branch: the slot is written
+    // every time and the end advances only then)
+    const int32_t v = val(x);
+    const int64_t d = dense[v];
+    put_value(out, v);
+    out += d == 0;
+    dense[v] = d + cnt(x);
+  }
+  for (int64_t y = first; y < out; ++y) {
+    const int32_t v = value_at(y);
+    put_count(y, dense[v]);
+    dense[v] = 0;
+  }
+  return out;
+}
+
 /// The second half of merge_histograms / merge_row_histograms: group g's entries x in [start[g], start[g+1])
 /// (value val(x), count cnt(x), in item order) merged through a dense accumulator into CSR histograms, each
 /// value at its first appearance in the run.
@@ -157,20 +182,8 @@ void merge_runs(Scratch& s, int64_t G, int64_t m, int64_t total, const int64_t* 
   int64_t* hc = hcnt.data();
   int64_t out = 0;
   for (int64_t g = 0; g < G; ++g) {
-    const int64_t first = out;
-    for (int64_t x = start[g]; x < start[g + 1]; ++x) {
-      // a value is kept at the first entry that finds its accumulator empty (no branch: the slot is
-      // written every time and the end advances only then)
-      const int32_t v = val(x);
-      const int64_t d = dense[v];
-      hv[out] = v;
-      out += d == 0;
-      dense[v] = d + cnt(x);
-    }
-    for (int64_t x = first; x < out; ++x) {
-      hc[x] = dense[hv[x]];
-      dense[hv[x]] = 0;
-    }
+    out = merge_class_run(start[g], start[g + 1], out, dense, val, cnt, [hv](int64_t y, int32_t v) { hv[y] = v; },
+                          [hv](int64_t y) { return hv[y]; }, [hc](int64_t y, int64_t c) { hc[y] = c; });
     hoff[static_cast<size_t>(g + 1)] = out;
   }
   hval.resize(static_cast<size_t>(out));
