@@ -316,15 +316,21 @@ def test_counts_beyond_32_bits_give_the_same_search(census):
     """The histogram merges run on 32-bit counts when the items' total weight is below 2^32 and on 64-bit
     counts above it: the same items with every count times 2^31, k scaled alike, give the same levels, classes
     and suppressed items, and 2^31 times the suppressed rows (recursive (c, l)-diversity: its histograms are
-    merged at every roll-up and it compares counts only)."""
+    merged at every roll-up and it compares counts only). The unscaled items' search is the in-memory search of
+    the rows they stand for, whose published table passes the independent audit."""
     items, schema = _weighted_items(census, 5, 3000)
     scale = 2**31
     small = FrequencySet.from_counts(items, schema, count="n", sensitive="salary")
     big = FrequencySet.from_counts(items.assign(n=items["n"] * scale), schema, count="n", sensitive="salary")
     assert small.n_rows < 2**32 <= big.n_rows
+    rows = Table.from_pandas(items.loc[items.index.repeat(items["n"])].drop(columns="n").reset_index(drop=True),
+                             schema)
     for sup in (0.0, 0.1):
+        mem = memory_search(rows, [KAnonymity(3), RecursiveCLDiversity(c=3.0, l=2)], suppression_limit=sup)
+        assert mem.audit.passed
         a = lattice_search(small, [KAnonymity(3), RecursiveCLDiversity(c=3.0, l=2)], suppression_limit=sup)
         b = lattice_search(big, [KAnonymity(3 * scale), RecursiveCLDiversity(c=3.0, l=2)], suppression_limit=sup)
+        assert a.levels == mem.partition.levels and a.n_suppressed == mem.achieved["n_suppressed"]
         assert (a.levels, a.n_classes) == (b.levels, b.n_classes)
         assert b.n_suppressed == a.n_suppressed * scale
         np.testing.assert_array_equal(a.suppressed_items, b.suppressed_items)
