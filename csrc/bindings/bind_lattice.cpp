@@ -188,11 +188,13 @@ void bind_lattice(py::module_ m) {
            "delta_max"_a = 2.0, py::keep_alive<1, 2>(),
            "Exact k-map / delta-presence with a research subset: this Engine's rows are the subset, population "
            "an Engine on the population table (same hierarchies, packed keys). Before any evaluation.")
-      .def("evaluate", [](Engine& e, const CArray<int32_t>& lv) {
+      .def("evaluate", [](Engine& e, const CArray<int32_t>& lv, bool early) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;
-        return e.evaluate(s);
-      }, "levels"_a.noconvert(), "Evaluate one node.")
+        return e.evaluate(s, early);
+      }, "levels"_a.noconvert(), "early"_a = false,
+         "Evaluate one node; early=True: judged as the search judges (stopped once infeasible: suppressed and "
+         "suppressed_size are then lower bounds).")
       .def("evaluate_dm_cut", [](Engine& e, const CArray<int32_t>& lv, double cut) {
         auto s = span_of(lv, "levels", e.n_qi());
         py::gil_scoped_release nogil;

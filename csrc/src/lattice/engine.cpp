@@ -403,7 +403,7 @@ double Engine::suppression_loss_bound(Span<int32_t> levels) {
   return I.size_loss(*f, I.scratch[0], small);
 }
 
-NodeResult Engine::evaluate(Span<int32_t> levels) { return impl_->evaluate(levels.data); }
+NodeResult Engine::evaluate(Span<int32_t> levels, bool early) { return impl_->evaluate(levels.data, early); }
 
 NodeResult Engine::evaluate_dm_cut(Span<int32_t> levels, double cut) {
   Impl& I = *impl_;

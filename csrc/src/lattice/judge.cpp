@@ -112,6 +112,7 @@ int64_t Engine::Impl::judge_monotone(const FreqSet& f, Scratch& s, bool early, b
   if (!f.vmask.empty()) {
     const uint64_t* vm = f.vmask.data();
     const bool stop = early && p_monotone;
+    if (const int T = par_threads(kJudgeWork * C); T > 1) return judge_monotone_par(T, f, s, stop);
     for (int64_t c = 0; c < C; ++c) {
       if (cnt[c] < min_size || mask_violates(vm[c], s)) {
         s.viol[static_cast<size_t>(c)] = s.viol_m[static_cast<size_t>(c)] = 1;
@@ -204,10 +205,10 @@ void Engine::Impl::lazy_lists(const FreqSet& f, Scratch& s, bool two) const {
   if (static_cast<int64_t>(s.lz_acc.size()) < m) s.lz_acc.assign(static_cast<size_t>(m), 0);
 }
 
-/// The histogram of class c of a deferred set, merged on the fly from its source classes (lazy_lists) in the
-/// same order as merge_histograms (ascending source class, then its entries), so it is identical: values in
-/// s.lz_val, counts in s.lz_cnt.
-void Engine::Impl::lazy_hist(const FreqSet& f, Scratch& s, int64_t c, bool two) const {
+/// The histogram of class c of a deferred set, merged on the fly from its source classes (the lists of
+/// lazy_lists in `lists`) in the same order as merge_histograms (ascending source class, then its entries), so
+/// it is identical: values in s.lz_val, counts in s.lz_cnt (s.lz_acc: m zeros before and after).
+void Engine::Impl::lazy_hist(const FreqSet& f, const Scratch& lists, Scratch& s, int64_t c, bool two) const {
   const FreqSet& src = two ? *f.hsrc->hsrc : *f.hsrc;
   auto& val = s.lz_val;
   auto& num = s.lz_cnt;
@@ -222,9 +223,10 @@ void Engine::Impl::lazy_hist(const FreqSet& f, Scratch& s, int64_t c, bool two) 
       acc[hv] += src.hcnt[static_cast<size_t>(e)];
     }
   };
-  for (int32_t x = s.lz_head[static_cast<size_t>(c)]; x >= 0; x = s.lz_next[static_cast<size_t>(x)]) {
+  for (int32_t x = lists.lz_head[static_cast<size_t>(c)]; x >= 0; x = lists.lz_next[static_cast<size_t>(x)]) {
     if (two) {
-      for (int32_t y = s.lz_head2[static_cast<size_t>(x)]; y >= 0; y = s.lz_next2[static_cast<size_t>(y)]) add_class(y);
+      for (int32_t y = lists.lz_head2[static_cast<size_t>(x)]; y >= 0; y = lists.lz_next2[static_cast<size_t>(y)])
+        add_class(y);
     } else {
       add_class(x);
     }
@@ -233,6 +235,48 @@ void Engine::Impl::lazy_hist(const FreqSet& f, Scratch& s, int64_t c, bool two) 
     num.push_back(acc[hv]);
     acc[hv] = 0;
   }
+}
+
+/// Class c of f judged (check_class) with the scratch ts: its histogram merged on the fly from the lists in
+/// `lists` when lazy, else read from f.
+void Engine::Impl::check_one(const FreqSet& f, const Scratch& lists, Scratch& ts, int64_t c, bool lazy, bool two,
+                             uint8_t& v, uint8_t& vm) const {
+  const int64_t nE = f.count[static_cast<size_t>(c)];
+  if (lazy) {
+    lazy_hist(f, lists, ts, c, two);
+    check_class(nE, ts.lz_val.data(), ts.lz_cnt.data(), static_cast<int64_t>(ts.lz_val.size()), ts, v, vm);
+  } else {
+    const int64_t b0 = f.hoff[static_cast<size_t>(c)];
+    check_class(nE, f.hval.data() + b0, f.hcnt.data() + b0, f.hoff[static_cast<size_t>(c + 1)] - b0, ts, v, vm);
+  }
+}
+
+/// Pass 2 of judge: the classes pass 1 left unflagged checked against every criterion, in order; a violating
+/// class flagged and its rows added to S (and to SM when it violates the monotone part: a deferred set checks
+/// distinct-l here). early: stop at the first class where S exceeds the limit (returns true: cut). A large set
+/// on several threads: judge_rest_par (judge_par.cpp), with the same flags, sums and stop.
+bool Engine::Impl::judge_rest(const FreqSet& f, Scratch& s, bool early, bool lazy, bool two, int64_t& S,
+                              int64_t& SM) const {
+  const int64_t C = f.n_classes;
+  // (threads by the classes read: a deferred set's classes each merge many source classes)
+  const int64_t read = !lazy ? C : two ? f.hsrc->hsrc->n_classes : f.hsrc->n_classes;
+  if (const int T = par_threads(kJudgeWork * read); T > 1 && C > 1)
+    return judge_rest_par(T, f, s, early, lazy, two, S, SM);
+  const int64_t* cnt = f.count.data();
+  for (int64_t c = 0; c < C; ++c) {
+    if (s.viol[static_cast<size_t>(c)]) continue;
+    uint8_t v = 0, vm = 0;
+    check_one(f, s, s, c, lazy, two, v, vm);
+    if (!v) continue;
+    s.viol[static_cast<size_t>(c)] = 1;
+    S += cnt[c];
+    if (vm) {
+      s.viol_m[static_cast<size_t>(c)] = 1;
+      SM += cnt[c];
+    }
+    if (early && S > limit) return true;
+  }
+  return false;
 }
 
 /// Evaluate the classes of f: violation flags into s.viol (s.viol_m: the monotone part), the node result.
@@ -277,30 +321,7 @@ NodeResult Engine::Impl::judge(const FreqSet& f, Scratch& s, bool early) const {
   if (lazy) lazy_lists(f, s, two);
   if (full && !cut) {
     if (m > 0 && !lazy) ensure_hist(f, s);
-    for (int64_t c = 0; c < C; ++c) {
-      if (s.viol[static_cast<size_t>(c)]) continue;
-      uint8_t v = 0, vm = 0;
-      if (lazy) {
-        lazy_hist(f, s, c, two);
-        check_class(cnt[c], s.lz_val.data(), s.lz_cnt.data(), static_cast<int64_t>(s.lz_val.size()), s, v, vm);
-      } else {
-        const int64_t b0 = f.hoff[static_cast<size_t>(c)];
-        check_class(cnt[c], f.hval.data() + b0, f.hcnt.data() + b0, f.hoff[static_cast<size_t>(c + 1)] - b0, s, v,
-                    vm);
-      }
-      if (v) {
-        s.viol[static_cast<size_t>(c)] = 1;
-        S += cnt[c];
-        if (vm) {  // (deferred set: distinct-l checked here)
-          s.viol_m[static_cast<size_t>(c)] = 1;
-          SM += cnt[c];
-        }
-        if (early && S > limit) {
-          cut = true;
-          break;
-        }
-      }
-    }
+    cut = judge_rest(f, s, early, lazy, two, S, SM);
   }
   res.suppressed = S;
   res.suppressed_size = SM;

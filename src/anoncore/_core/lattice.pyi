@@ -174,9 +174,9 @@ class Engine:
         """
         Row labels and suppression flags of a node, and the first row of every class (in label order); clean=True: the caller knows the node suppresses nothing (no class judged, only n_classes set).
         """
-    def evaluate(self, levels: NDArray[np.int32]) -> NodeResult:
+    def evaluate(self, levels: NDArray[np.int32], early: bool = False) -> NodeResult:
         """
-        Evaluate one node.
+        Evaluate one node; early=True: judged as the search judges (stopped once infeasible: suppressed and suppressed_size are then lower bounds).
         """
     def evaluate_dm_cut(self, levels: NDArray[np.int32], cut: float) -> NodeResult:
         """

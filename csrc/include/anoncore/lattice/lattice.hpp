@@ -176,7 +176,9 @@ class Engine {
   bool metric_monotone() const;
 
   /// Evaluate one node (roll-up from the nearest cached finer node). Thread-safe only from one thread.
-  NodeResult evaluate(Span<int32_t> levels);
+  /// early: judged as the search judges (stopped once infeasible: `suppressed` and `suppressed_size` are then
+  /// lower bounds and `metric` is the lower bound; histograms may be deferred).
+  NodeResult evaluate(Span<int32_t> levels, bool early = false);
   /// Evaluate many nodes (rows of `levels`), in parallel over nodes; results in input order.
   std::vector<NodeResult> evaluate_many(Matrix<int32_t> levels);
   /// Monotone lower bound of the objective computable without grouping (0 for DM/DM*).
