@@ -15,6 +15,7 @@ from oracles import lattice as oracle
 
 from anoncore import Attribute, Hierarchy, Schema, Table, audit
 from anoncore._core import has_openmp
+from anoncore._tablecache import clear_table_caches
 from anoncore.static.lattice import METRICS, LatticeProblem, _SimpleModel, lattice_search
 
 M = _SimpleModel.make
@@ -166,6 +167,29 @@ def test_early_judges_stop_where_the_serial_judge_stops(mi: int, metric: str) ->
         assert got[1][1] <= whole
         stopped += lim < got[1][1] < whole  # (stopped inside the set: the sums are partial)
     assert stopped > 0
+
+
+@pytest.mark.skipif(not has_openmp, reason="serial build")
+@pytest.mark.parametrize("seed", [2, 9])
+def test_engine_build_on_threads_gives_the_serial_bottom(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The grain from the environment (read when an Engine is built) at 1: the engine build's passes take the
+    # threads on a small table (the rows' grouping, the sensitive values' counts, the bottom's histograms and
+    # value masks); every node must then be judged as with one thread, which builds them serially.
+    monkeypatch.setenv("ANONCORE_LATTICE_PARALLEL_GRAIN", "1")
+    monkeypatch.setenv("ANONCORE_LATTICE_LOAD_AWARE", "0")
+    table = _table(seed, 1500, n_qi=3, max_leaves=10)
+    models = [M("KAnonymity", k=2), M("DistinctLDiversity", l=2), M("EqualDistanceTCloseness", t=0.5)]
+    probs = {}
+    for th in (1, 2, 3):
+        clear_table_caches(table)  # (else the later engines reuse the first one's bottom)
+        probs[th] = LatticeProblem.build(table, models, 0.1, "loss", n_threads=th)
+    heights = tuple(int(table.hierarchy(q).height) for q in table.quasi_identifiers)
+    partial = 0
+    for lv in oracle.all_nodes(heights):
+        got = {th: p.evaluate(lv) for th, p in probs.items()}
+        assert got[1] == got[2] == got[3], lv
+        partial += 0 < got[1]["suppressed"] < table.n_rows
+    assert partial > 0  # (nodes that keep some rows and suppress others: the verdicts are class by class)
 
 
 def test_parallel_grain_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "anoncore/core/groupby.hpp"
 #include "anoncore/core/parallel.hpp"
 #include "anoncore/lattice/engine_impl.hpp"
 
@@ -233,8 +234,9 @@ void Engine::Impl::init_sensitive(const SensitiveInput& sa, const BottomState* r
   if (reuse != nullptr && static_cast<int64_t>(reuse->ref.size()) == m) {
     ref = reuse->ref;  // (the same rows and sensitive column: the caller's contract, as for the bottom)
   } else {
+    // (per-thread partial counts over the rows; a value outside [0, m) is refused)
     ref.assign(static_cast<size_t>(m), 0);
-    for (int64_t i = 0; i < n; ++i) ref[static_cast<size_t>(sa.codes[i])] += 1;
+    core::value_counts(sa.codes, MutSpan<int64_t>{ref.data(), m}, par_threads(n));
   }
   sa_ref.build(ref.data(), m, n, sa.parent.data, sa.node_height.data, sa.parent.size);
   reference = sa_ref.view();

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "anoncore/core/parallel.hpp"
+
 namespace anoncore::lattice {
 
 /// classes_only: the classes and counts alone (no masks, no histograms; classify's clean path).
@@ -162,12 +164,20 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
   if (m > 0 && hist_sets) merge_from(src, s.ids.data(), C, G, dst, s);
 }
 
-/// The bottom's value masks from its histograms.
+/// The bottom's value masks from its histograms (each class's on its own: chunks of classes on the threads).
 void Engine::Impl::bottom_masks(FreqSet& f) const {
-  f.vmask.assign(static_cast<size_t>(f.n_classes), 0);
-  for (int64_t c = 0; c < f.n_classes; ++c)
-    for (int64_t x = f.hoff[static_cast<size_t>(c)]; x < f.hoff[static_cast<size_t>(c + 1)]; ++x)
-      f.vmask[static_cast<size_t>(c)] |= uint64_t{1} << f.hval[static_cast<size_t>(x)];
+  const int64_t C = f.n_classes;
+  f.vmask.resize(static_cast<size_t>(C));
+  uint64_t* vm = f.vmask.data();
+  const int64_t* ho = f.hoff.data();
+  const int32_t* hv = f.hval.data();
+  parallel_chunks(C, par_grain, par_threads(C), [&](int64_t, int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      uint64_t mk = 0;
+      for (int64_t x = ho[c]; x < ho[c + 1]; ++x) mk |= uint64_t{1} << hv[x];
+      vm[c] = mk;
+    }
+  });
 }
 
 /// dst's value masks from src's through the class map ids (when the sets carry masks).
