@@ -93,21 +93,26 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   }
 }
 
-/// dst's histograms from src's through the class map ids (src's histograms must be present).
+/// dst's histograms from src's through the class map ids (src's histograms must be present). The merged
+/// counts are 32-bit (dst.hcnt32) when every count of the table fits (narrow_runs), whatever src's width.
 void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const {
   if (const int T = par_threads(C); T > 1) {
     merge_from_par(T, src, ids, C, G, dst, s);
     return;
   }
-  auto nnz = [&](int64_t i) {
-    return src.hoff[static_cast<size_t>(i + 1)] - src.hoff[static_cast<size_t>(i)];
+  const int64_t* ho = src.hoff.data();
+  const int32_t* hv = src.hval.data();
+  auto nnz = [&](int64_t i) { return ho[i + 1] - ho[i]; };
+  auto merge = [&](const auto* hc) {
+    auto hist = [&, hc](int64_t i, auto&& add) {
+      for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
+    };
+    if (narrow_runs) merge_histograms<RunEntry32>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
+    else merge_histograms<RunEntry>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
   };
-  auto hist = [&](int64_t i, auto&& add) {
-    for (int64_t x = src.hoff[static_cast<size_t>(i)]; x < src.hoff[static_cast<size_t>(i + 1)]; ++x)
-      add(src.hval[static_cast<size_t>(x)], src.hcnt[static_cast<size_t>(x)]);
-  };
-  if (narrow_runs) merge_histograms<RunEntry32>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
-  else merge_histograms<RunEntry>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
+  dst.cnt32 = narrow_runs;
+  if (src.cnt32) merge(src.hcnt32.data());
+  else merge(src.hcnt.data());
 }
 
 /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared

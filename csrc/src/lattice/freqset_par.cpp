@@ -43,10 +43,11 @@ void merge_block_in_place(E* rn, int64_t g0, int64_t g1, const int64_t* start, i
 /// zeroed by the kernel) on every merge, where the serial merge reuses its run (10M synthetic rows, two threads:
 /// a quarter of the samples were the kernel clearing pages). About 1.2x the serial work (partitioning by ranges
 /// of classes reads the items twice more, about 2x, and gains nothing at two threads).
-template <class E, class ItemNnz, class ItemHist>
+template <class E, class ItemNnz, class ItemHist, class CntVec>
 void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_items, int64_t G, int64_t m,
                              ItemNnz item_nnz, ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval,
-                             RawVec<int64_t>& hcnt) {
+                             CntVec& hcnt) {
+  using CT = typename CntVec::value_type;
   if (G <= 0 || n_items <= 0) {
     hoff.assign(static_cast<size_t>(std::max<int64_t>(G, 0) + 1), 0);
     hval.clear();
@@ -117,13 +118,13 @@ void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_it
   hcnt.resize(hval.size());
   int64_t* ho = hoff.data();
   int32_t* hv = hval.data();
-  int64_t* hc = hcnt.data();
+  CT* hc = hcnt.data();
   parallel_chunks(G, bsz, T, [&](int64_t b, int64_t g0, int64_t g1) {
     const int64_t shift = base[static_cast<size_t>(b)] - start[g0];
     for (int64_t g = g0; g < g1; ++g) ho[g + 1] = end[g] + shift;
     for (int64_t y = start[g0]; y < end[g1 - 1]; ++y) {
       hv[y + shift] = rn[y].v;
-      hc[y + shift] = static_cast<int64_t>(rn[y].c);
+      hc[y + shift] = static_cast<CT>(rn[y].c);
     }
   });
 }
@@ -149,13 +150,17 @@ void Engine::Impl::merge_from_par(int T, const FreqSet& src, const int32_t* ids,
                                   FreqSet& dst, Scratch& s) const {
   const int64_t* ho = src.hoff.data();
   const int32_t* hv = src.hval.data();
-  const int64_t* hc = src.hcnt.data();
   auto nnz = [&](int64_t i) { return ho[i + 1] - ho[i]; };
-  auto hist = [&](int64_t i, auto&& add) {
-    for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], hc[x]);
+  auto merge = [&](const auto* hc) {
+    auto hist = [&, hc](int64_t i, auto&& add) {
+      for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
+    };
+    if (narrow_runs) merge_histograms_chunks<RunEntry32>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
+    else merge_histograms_chunks<RunEntry>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
   };
-  if (narrow_runs) merge_histograms_chunks<RunEntry32>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
-  else merge_histograms_chunks<RunEntry>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
+  dst.cnt32 = narrow_runs;
+  if (src.cnt32) merge(src.hcnt32.data());
+  else merge(src.hcnt.data());
 }
 
 void Engine::Impl::merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G,

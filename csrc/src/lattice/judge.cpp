@@ -215,12 +215,15 @@ void Engine::Impl::lazy_hist(const FreqSet& f, const Scratch& lists, Scratch& s,
   val.clear();
   num.clear();
   int64_t* acc = s.lz_acc.data();
+  const int64_t* hc64 = src.hcnt.data();
+  const uint32_t* hc32 = src.hcnt32.data();
+  const bool narrow = src.cnt32;
   auto add_class = [&](int32_t x) {
     const auto i = static_cast<size_t>(x);
     for (int64_t e = src.hoff[i]; e < src.hoff[i + 1]; ++e) {
       const int32_t hv = src.hval[static_cast<size_t>(e)];
       if (acc[hv] == 0) val.push_back(hv);
-      acc[hv] += src.hcnt[static_cast<size_t>(e)];
+      acc[hv] += narrow ? static_cast<int64_t>(hc32[e]) : hc64[e];
     }
   };
   for (int32_t x = lists.lz_head[static_cast<size_t>(c)]; x >= 0; x = lists.lz_next[static_cast<size_t>(x)]) {
@@ -247,7 +250,13 @@ void Engine::Impl::check_one(const FreqSet& f, const Scratch& lists, Scratch& ts
     check_class(nE, ts.lz_val.data(), ts.lz_cnt.data(), static_cast<int64_t>(ts.lz_val.size()), ts, v, vm);
   } else {
     const int64_t b0 = f.hoff[static_cast<size_t>(c)];
-    check_class(nE, f.hval.data() + b0, f.hcnt.data() + b0, f.hoff[static_cast<size_t>(c + 1)] - b0, ts, v, vm);
+    const int64_t nnz = f.hoff[static_cast<size_t>(c + 1)] - b0;
+    const int64_t* hc = f.hcnt.data() + b0;
+    if (f.cnt32) {  // (the criteria core reads 64-bit counts: the class's few copied)
+      ts.lz_cnt.assign(f.hcnt32.data() + b0, f.hcnt32.data() + b0 + nnz);
+      hc = ts.lz_cnt.data();
+    }
+    check_class(nE, f.hval.data() + b0, hc, nnz, ts, v, vm);
   }
 }
 
