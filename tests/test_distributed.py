@@ -312,24 +312,27 @@ def test_weighted_items_equal_expanded_rows(census, seed):
         np.testing.assert_array_equal(sup_rows, mem.partition.suppressed)
 
 
-def test_counts_beyond_32_bits_give_the_same_search(census):
-    """The histogram merges run on 32-bit counts when the items' total weight is below 2^32 and on 64-bit
-    counts above it: the same items with every count times 2^31, k scaled alike, give the same levels, classes
-    and suppressed items, and 2^31 times the suppressed rows (recursive (c, l)-diversity: its histograms are
-    merged at every roll-up and it compares counts only). The unscaled items' search is the in-memory search of
-    the rows they stand for, whose published table passes the independent audit."""
-    items, schema = _weighted_items(census, 5, 3000)
-    scale = 2**31
+@pytest.mark.parametrize(("n_items", "scale", "lo", "hi"), [(100, 2**20, 2**24, 2**32), (3000, 2**31, 2**32, 2**63)])
+def test_counts_beyond_24_and_32_bits_give_the_same_search(census, n_items, scale, lo, hi):
+    """The histogram merges run on 4-byte entries (24-bit counts) when the items' total weight is below 2^24,
+    on 8-byte ones (32-bit counts) below 2^32 and on 16-byte ones above: the same items with every count times
+    2^20 (every item above 2^24 rows, the 8-byte entries) or 2^31 (the 16-byte ones), k scaled alike, give the
+    same levels, classes and suppressed items, and `scale` times the suppressed rows (recursive (c, l)-diversity
+    compares counts only; equal-distance t-closeness, below 2^31 rows, proportions). The unscaled items' search
+    is the in-memory search of the rows they stand for, whose published table passes the independent audit."""
+    items, schema = _weighted_items(census, 5, n_items)
     small = FrequencySet.from_counts(items, schema, count="n", sensitive="salary")
     big = FrequencySet.from_counts(items.assign(n=items["n"] * scale), schema, count="n", sensitive="salary")
-    assert small.n_rows < 2**32 <= big.n_rows
+    assert small.n_rows < 2**24 and lo <= big.n_rows < hi
     rows = Table.from_pandas(items.loc[items.index.repeat(items["n"])].drop(columns="n").reset_index(drop=True),
                              schema)
-    for sup in (0.0, 0.1):
-        mem = memory_search(rows, [KAnonymity(3), RecursiveCLDiversity(c=3.0, l=2)], suppression_limit=sup)
+    # (equal-distance t-closeness, proportions only, below 2^31 rows: the distribution models' limit)
+    second = [RecursiveCLDiversity(c=3.0, l=2)] + ([EqualDistanceTCloseness(0.15)] if big.n_rows < 2**31 else [])
+    for sup, extra in [(s, x) for s in (0.0, 0.1) for x in second]:
+        mem = memory_search(rows, [KAnonymity(3), extra], suppression_limit=sup)
         assert mem.audit.passed
-        a = lattice_search(small, [KAnonymity(3), RecursiveCLDiversity(c=3.0, l=2)], suppression_limit=sup)
-        b = lattice_search(big, [KAnonymity(3 * scale), RecursiveCLDiversity(c=3.0, l=2)], suppression_limit=sup)
+        a = lattice_search(small, [KAnonymity(3), extra], suppression_limit=sup)
+        b = lattice_search(big, [KAnonymity(3 * scale), extra], suppression_limit=sup)
         assert a.levels == mem.partition.levels and a.n_suppressed == mem.achieved["n_suppressed"]
         assert (a.levels, a.n_classes) == (b.levels, b.n_classes)
         assert b.n_suppressed == a.n_suppressed * scale

@@ -107,7 +107,8 @@ void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C,
     auto hist = [&, hc](int64_t i, auto&& add) {
       for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
     };
-    if (narrow_runs) merge_histograms<RunEntry32>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
+    if (tiny_runs) merge_histograms<RunEntry24>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
+    else if (narrow_runs) merge_histograms<RunEntry32>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
     else merge_histograms<RunEntry>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
   };
   dst.cnt32 = narrow_runs;

@@ -23,13 +23,14 @@ namespace {
 /// ending at end[g].
 template <class E>
 void merge_block_in_place(E* rn, int64_t g0, int64_t g1, const int64_t* start, int64_t* end, int64_t* dense) {
-  using C = decltype(rn->c);
+  // (put_value keeps the entry's count: at out == x merge_class_run reads x's count after writing its value)
   int64_t out = start[g0];
   for (int64_t g = g0; g < g1; ++g) {
-    out = merge_class_run(start[g], start[g + 1], out, dense, [rn](int64_t x) { return rn[x].v; },
-                          [rn](int64_t x) { return static_cast<int64_t>(rn[x].c); },
-                          [rn](int64_t y, int32_t v) { rn[y].v = v; }, [rn](int64_t y) { return rn[y].v; },
-                          [rn](int64_t y, int64_t c) { rn[y].c = static_cast<C>(c); });
+    out = merge_class_run(start[g], start[g + 1], out, dense, [rn](int64_t x) { return entry_value(rn[x]); },
+                          [rn](int64_t x) { return entry_count(rn[x]); },
+                          [rn](int64_t y, int32_t v) { set_entry_value(rn[y], v); },
+                          [rn](int64_t y) { return entry_value(rn[y]); },
+                          [rn](int64_t y, int64_t c) { set_entry_count(rn[y], c); });
     end[g] = out;
   }
 }
@@ -123,8 +124,8 @@ void merge_histograms_chunks(int T, Scratch& s, const int32_t* ids, int64_t n_it
     const int64_t shift = base[static_cast<size_t>(b)] - start[g0];
     for (int64_t g = g0; g < g1; ++g) ho[g + 1] = end[g] + shift;
     for (int64_t y = start[g0]; y < end[g1 - 1]; ++y) {
-      hv[y + shift] = rn[y].v;
-      hc[y + shift] = static_cast<CT>(rn[y].c);
+      hv[y + shift] = entry_value(rn[y]);
+      hc[y + shift] = static_cast<CT>(entry_count(rn[y]));
     }
   });
 }
@@ -155,7 +156,8 @@ void Engine::Impl::merge_from_par(int T, const FreqSet& src, const int32_t* ids,
     auto hist = [&, hc](int64_t i, auto&& add) {
       for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
     };
-    if (narrow_runs) merge_histograms_chunks<RunEntry32>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
+    if (tiny_runs) merge_histograms_chunks<RunEntry24>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
+    else if (narrow_runs) merge_histograms_chunks<RunEntry32>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
     else merge_histograms_chunks<RunEntry>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
   };
   dst.cnt32 = narrow_runs;

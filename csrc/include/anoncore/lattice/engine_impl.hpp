@@ -55,10 +55,13 @@ struct Engine::Impl {
   // every count of the table fits 32 bits (its rows or total weight below 2^32): histogram merges run on
   // 8-byte entries (RunEntry32, freqset.hpp); set with the bottom (note_bottom)
   bool narrow_runs = false;
+  // and every count fits 24 bits and every sensitive value 8 (at most 256): 4-byte entries (RunEntry24)
+  bool tiny_runs = false;
   void note_bottom() {
     int64_t total = 0;
     for (const int64_t c : bottom->count) total += c;
     narrow_runs = total < (int64_t{1} << 32);
+    tiny_runs = total < (int64_t{1} << 24) && m <= 256;
   }
   bool hist_sets = false;     // the rolled-up sets carry histograms: needs_hist, unless the value masks decide every
                               // criterion (k-anonymity and distinct-l only, with masks): then only the bottom has them

@@ -111,6 +111,30 @@ struct RunEntryOf {
 using RunEntry = RunEntryOf<int64_t>;
 using RunEntry32 = RunEntryOf<uint32_t>;
 
+/// A 4-byte run entry, a 24-bit count above an 8-bit value: when every count fits 24 bits and every value 8
+/// (a table of fewer than 2^24 rows or total weight, at most 256 sensitive values: Engine::Impl::tiny_runs).
+struct RunEntry24 {
+  RunEntry24() {}  // NOLINT(modernize-use-equals-default) (as RunEntryOf: left unwritten)
+  RunEntry24(int64_t count, int32_t value)
+      : bits(static_cast<uint32_t>(count) << 8 | static_cast<uint32_t>(value)) {}
+  uint32_t bits;
+};
+// The entries' fields, for every entry type.
+template <class C>
+inline int32_t entry_value(const RunEntryOf<C>& e) { return e.v; }
+template <class C>
+inline int64_t entry_count(const RunEntryOf<C>& e) { return static_cast<int64_t>(e.c); }
+template <class C>
+inline void set_entry_value(RunEntryOf<C>& e, int32_t v) { e.v = v; }
+template <class C>
+inline void set_entry_count(RunEntryOf<C>& e, int64_t c) { e.c = static_cast<C>(c); }
+inline int32_t entry_value(const RunEntry24& e) { return static_cast<int32_t>(e.bits & 0xFFu); }
+inline int64_t entry_count(const RunEntry24& e) { return static_cast<int64_t>(e.bits >> 8); }
+inline void set_entry_value(RunEntry24& e, int32_t v) { e.bits = (e.bits & ~0xFFu) | static_cast<uint32_t>(v); }
+inline void set_entry_count(RunEntry24& e, int64_t c) {
+  e.bits = static_cast<uint32_t>(c) << 8 | (e.bits & 0xFFu);
+}
+
 /// Reusable buffers of one thread.
 struct Scratch {
   std::vector<HashSlot> table;
@@ -132,6 +156,7 @@ struct Scratch {
   std::vector<int64_t> order;
   std::vector<RunEntry> run;  // histogram entries grouped by destination class
   std::vector<RunEntry32> run32;  // the same with 32-bit counts
+  std::vector<RunEntry24> run24;  // and with 24-bit counts, 8-bit values
   std::vector<int32_t> run_v;  // merge_row_histograms: the rows' values grouped by class
   // judging a deferred set: source classes per class (linked lists over the class map), one class's histogram
   std::vector<int64_t> lz_acc, lz_cnt;
@@ -202,8 +227,10 @@ E* run_buffer(Scratch& s, int64_t n) {
   std::vector<E>* r;
   if constexpr (std::is_same_v<E, RunEntry>) {
     r = &s.run;
-  } else {
+  } else if constexpr (std::is_same_v<E, RunEntry32>) {
     r = &s.run32;
+  } else {
+    r = &s.run24;
   }
   if (r->size() < static_cast<size_t>(n)) {
     r->clear();  // (nothing to copy into the larger block; the entries are left unwritten)
@@ -236,8 +263,8 @@ void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G
       ++p;
     });
   }
-  merge_runs(s, G, m, total, start.data(), [&](int64_t x) { return run[x].v; },
-             [&](int64_t x) { return static_cast<int64_t>(run[x].c); }, hoff, hval, hcnt);
+  merge_runs(s, G, m, total, start.data(), [&](int64_t x) { return entry_value(run[x]); },
+             [&](int64_t x) { return entry_count(run[x]); }, hoff, hval, hcnt);
 }
 
 /// merge_histograms for items of one value each with count 1 (the rows into the bottom classes), whose group
