@@ -100,20 +100,9 @@ void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C,
     merge_from_par(T, src, ids, C, G, dst, s);
     return;
   }
-  const int64_t* ho = src.hoff.data();
-  const int32_t* hv = src.hval.data();
-  auto nnz = [&](int64_t i) { return ho[i + 1] - ho[i]; };
-  auto merge = [&](const auto* hc) {
-    auto hist = [&, hc](int64_t i, auto&& add) {
-      for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
-    };
-    if (tiny_runs) merge_histograms<RunEntry24>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
-    else if (narrow_runs) merge_histograms<RunEntry32>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
-    else merge_histograms<RunEntry>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
-  };
-  dst.cnt32 = narrow_runs;
-  if (src.cnt32) merge(src.hcnt32.data());
-  else merge(src.hcnt.data());
+  merge_dispatch(src, dst, [&](auto tag, const auto& nnz, const auto& hist, auto& counts) {
+    merge_histograms<typename decltype(tag)::type>(s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, counts);
+  });
 }
 
 /// Merge the deferred histograms of f (and, first, of its deferred sources). Not thread-safe on shared

@@ -149,20 +149,10 @@ int Engine::Impl::par_threads(int64_t items) const {
 
 void Engine::Impl::merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G,
                                   FreqSet& dst, Scratch& s) const {
-  const int64_t* ho = src.hoff.data();
-  const int32_t* hv = src.hval.data();
-  auto nnz = [&](int64_t i) { return ho[i + 1] - ho[i]; };
-  auto merge = [&](const auto* hc) {
-    auto hist = [&, hc](int64_t i, auto&& add) {
-      for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
-    };
-    if (tiny_runs) merge_histograms_chunks<RunEntry24>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
-    else if (narrow_runs) merge_histograms_chunks<RunEntry32>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt32);
-    else merge_histograms_chunks<RunEntry>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval, dst.hcnt);
-  };
-  dst.cnt32 = narrow_runs;
-  if (src.cnt32) merge(src.hcnt32.data());
-  else merge(src.hcnt.data());
+  merge_dispatch(src, dst, [&](auto tag, const auto& nnz, const auto& hist, auto& counts) {
+    merge_histograms_chunks<typename decltype(tag)::type>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval,
+                                                          counts);
+  });
 }
 
 void Engine::Impl::merge_rows_par(int T, const int32_t* ids, const int32_t* vals, int64_t n_rows, int64_t G,

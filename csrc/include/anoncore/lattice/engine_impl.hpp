@@ -125,6 +125,32 @@ struct Engine::Impl {
 
   void merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const;
 
+  template <class E>
+  struct EntryTag {
+    using type = E;
+  };
+  /// The merge of src's histograms into dst, for merge_from and merge_from_par: run(tag, nnz, hist, counts)
+  /// with the run entries' type as EntryTag<E> (RunEntry24, RunEntry32 or RunEntry by the table's counts:
+  /// tiny_runs, narrow_runs), src's items (nnz(i) entries, hist(i, add) calling add(value, count) for each,
+  /// whatever src's count width) and dst's counts (hcnt32 when narrow_runs, which dst.cnt32 records).
+  template <class Run>
+  void merge_dispatch(const FreqSet& src, FreqSet& dst, Run&& run) const {
+    const int64_t* ho = src.hoff.data();
+    const int32_t* hv = src.hval.data();
+    auto nnz = [ho](int64_t i) { return ho[i + 1] - ho[i]; };
+    auto with = [&](const auto* hc) {
+      auto hist = [ho, hv, hc](int64_t i, auto&& add) {
+        for (int64_t x = ho[i]; x < ho[i + 1]; ++x) add(hv[x], static_cast<int64_t>(hc[x]));
+      };
+      if (tiny_runs) run(EntryTag<RunEntry24>{}, nnz, hist, dst.hcnt32);
+      else if (narrow_runs) run(EntryTag<RunEntry32>{}, nnz, hist, dst.hcnt32);
+      else run(EntryTag<RunEntry>{}, nnz, hist, dst.hcnt);
+    };
+    dst.cnt32 = narrow_runs;
+    if (src.cnt32) with(src.hcnt32.data());
+    else with(src.hcnt.data());
+  }
+
   // ---- threads inside one evaluation (freqset_par.cpp) ---------------------------------------------------
   // A set of at least 2 * par_grain items (source classes of a roll-up, rows of the bottom) is merged and
   // grouped by up to n_threads threads, at least par_grain items each, with exactly the serial output. The
