@@ -243,8 +243,8 @@ E* run_buffer(Scratch& s, int64_t n) {
 /// one contiguous run per group (counting sort by group id, upper bound = the items' entry counts), then each
 /// run is merged through a dense accumulator. Reads are sequential; O(items + nnz + G).
 /// item_nnz(i) gives the number of entries of item i, item_hist(i, add) calls add(value, count) for each.
-/// E: the run's entries (RunEntry32 only when every count, merged ones included, fits 32 bits); CntVec the
-/// output counts' vector (RawVec<uint32_t> under the same condition).
+/// E: the run's entries (RunEntry32 only when every count, merged ones included, fits 32 bits; RunEntry24 when
+/// it fits 24 bits and every value 8); CntVec the output counts' vector (RawVec<uint32_t> when they fit 32 bits).
 template <class E, class ItemNnz, class ItemHist, class CntVec>
 void merge_histograms(Scratch& s, const int32_t* ids, int64_t n_items, int64_t G, int64_t m, ItemNnz item_nnz,
                       ItemHist item_hist, RawVec<int64_t>& hoff, RawVec<int32_t>& hval, CntVec& hcnt) {
