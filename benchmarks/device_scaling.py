@@ -3,7 +3,8 @@
 Per row count in ``--rows`` (default 10M and 40M synthetic census rows) and thread count in ``--threads``: the
 generator (``synthetic_census``), encoding from Arrow strings (``Table.from_arrow``), ``Partition.from_levels``
 (levels 1), publishing (``Partition.to_arrow``), the audit (k-anonymity + distinct l-diversity), the lattice
-engine's build (the pass over the rows and the bottom's grouping, k=5, the table's cache cleared) and BUREL
+engine's build (the pass over the rows and the bottom's grouping, k=5, the table's cache cleared; and
+``lattice_build_sens``, the same with the sensitive histograms of k=5 + distinct-3 + equal t 0.3) and BUREL
 (3 QIs, beta 4); SABRE-KNN (t 0.35, k 6) at ``--knn-rows`` (default 1M: its retrieval is serial per bucket and
 takes seconds per million rows); then the lattice search on the census-income rows a, c, e (when the data is
 found). ``--phases`` picks phases, ``--large-phases`` those run at row counts above 10M (the cheap ones by
@@ -23,8 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "asv_benchmarks"))
 
-ALL_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "lattice_build", "burel", "sabre_knn")
-CHEAP_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "lattice_build")
+ALL_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "lattice_build", "lattice_build_sens", "burel",
+              "sabre_knn")
+CHEAP_PHASES = ("generate", "encode", "from_levels", "publish", "audit", "lattice_build", "lattice_build_sens")
 
 
 def best(f: Any, repeat: int) -> tuple[float, float, float, int]:
@@ -89,14 +91,20 @@ def phase_calls(n: int, phases: list[str]) -> dict[str, Any]:
     if "audit" in phases:
         models = [KAnonymity(5), DistinctLDiversity(2)]
         calls["audit"] = lambda th: ac.audit(table, p, models, n_threads=th)
-    if "lattice_build" in phases:
+    if "lattice_build" in phases or "lattice_build_sens" in phases:
+        from anoncore.models import EqualDistanceTCloseness
         from anoncore.static import lattice as lat
 
-        def build(th: int) -> Any:
+        def build(th: int, sens: bool = False) -> Any:
             lat._CACHE.of(table).clear()  # the bottom grouping is cached on the table: a first call each time
-            return lat.LatticeProblem.build(table, [KAnonymity(5)], 0.02, "loss", n_threads=th)
+            models = [KAnonymity(5), DistinctLDiversity(3), EqualDistanceTCloseness(0.3)] if sens else [KAnonymity(5)]
+            return lat.LatticeProblem.build(table, models, 0.02, "loss", n_threads=th)
 
-        calls["lattice_build"] = build
+        if "lattice_build_sens" in phases:
+            calls["lattice_build_sens"] = lambda th: build(th, sens=True)
+
+        if "lattice_build" in phases:
+            calls["lattice_build"] = build
     if "burel" in phases:
         from anoncore.static.burel import likeness_model
 
