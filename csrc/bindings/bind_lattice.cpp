@@ -175,6 +175,13 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("metric_monotone", &Engine::metric_monotone)
       .def_property_readonly("evaluations", &Engine::evaluations)
       .def_property_readonly("rollup_work", &Engine::rollup_work)
+      .def_property_readonly("phase_seconds", [](const Engine& e) {
+        py::dict d;
+        for (const auto& [name, sec] : e.phase_seconds()) d[py::str(name)] = sec;
+        return d;
+      }, "Seconds spent so far per phase: build (the engine's construction), group (the roll-ups' groupings), "
+         "masks (value masks), merge (sensitive histograms), judge (the criteria; deferred merges count as merge), "
+         "each less the phases timed inside it; nodes judged on parallel threads add their threads' times.")
       .def_property_readonly("primed_sources", &Engine::primed_sources)
       .def_property("parallel_grain", &Engine::parallel_grain, &Engine::set_parallel_grain)
       .def_property("load_aware", &Engine::load_aware, &Engine::set_load_aware)

@@ -309,6 +309,7 @@ Engine::Engine(const QiRows& qi_codes, std::vector<QiInput> qis, SensitiveInput 
                std::shared_ptr<const BottomState> reuse)
     : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
+  const detail::PhaseScope timed(I.phases, detail::Phase::kBuild);
   I.n = qi_codes.rows;
   I.r = qi_codes.r();
   I.limit = limit;
@@ -380,6 +381,12 @@ std::shared_ptr<const BottomState> Engine::bottom_state() const {
 }
 bool Engine::reused_bottom() const { return impl_->reused; }
 int64_t Engine::rollup_work() const { return impl_->work.load(); }
+std::vector<std::pair<std::string, double>> Engine::phase_seconds() const {
+  std::vector<std::pair<std::string, double>> out;
+  for (int p = 0; p < static_cast<int>(detail::Phase::kCount); ++p)
+    out.emplace_back(detail::kPhaseNames[p], impl_->phases.seconds(static_cast<detail::Phase>(p)));
+  return out;
+}
 int64_t Engine::primed_sources() const { return impl_->n_primed; }
 int64_t Engine::parallel_grain() const { return impl_->par_grain; }
 bool Engine::load_aware() const { return impl_->load_aware; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "anoncore/core/parallel.hpp"
@@ -34,6 +35,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   const int64_t C = src.n_classes;
   const int T = par_threads(C);  // (several threads: group_par.cpp, the same classes in the same order)
   int64_t G;
+  std::optional<detail::PhaseScope> grouping(std::in_place, phases, detail::Phase::kGroup);
   if (dj.size() == 1) {
     const uint32_t sh = shift[static_cast<size_t>(dj[0])];
     const uint64_t fm = fmask[static_cast<size_t>(dj[0])];
@@ -67,6 +69,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
       return nk;
     }, scnt, dst.keys, dst.count);
   }
+  grouping.reset();
   dst.levels.assign(target, target + r);
   dst.n_classes = G;
   if (classes_only) return;
@@ -96,6 +99,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
 /// dst's histograms from src's through the class map ids (src's histograms must be present). The merged
 /// counts are 32-bit (dst.hcnt32) when every count of the table fits (narrow_runs), whatever src's width.
 void Engine::Impl::merge_from(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst, Scratch& s) const {
+  const detail::PhaseScope timed(phases, detail::Phase::kMerge);
   if (const int T = par_threads(C); T > 1) {
     merge_from_par(T, src, ids, C, G, dst, s);
     return;
@@ -141,6 +145,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
   }
   const int32_t* sc = src.codes.data();
   const int64_t C = src.n_classes;
+  std::optional<detail::PhaseScope> grouping(std::in_place, phases, detail::Phase::kGroup);
   const int64_t G = group_items(s, C, r, card.data(), [&](int64_t i, int64_t j) {
     return maps[static_cast<size_t>(j)][sc[i * r + j]];
   });
@@ -155,6 +160,7 @@ void Engine::Impl::rollup(const FreqSet& src, const int32_t* target, FreqSet& ds
     }
     dst.count[static_cast<size_t>(g)] += src.count[static_cast<size_t>(i)];
   }
+  grouping.reset();
   or_masks(src, s.ids.data(), C, G, dst, s);
   if (m > 0 && hist_sets) merge_from(src, s.ids.data(), C, G, dst, s);
 }
@@ -179,6 +185,7 @@ void Engine::Impl::bottom_masks(FreqSet& f) const {
 void Engine::Impl::or_masks(const FreqSet& src, const int32_t* ids, int64_t C, int64_t G, FreqSet& dst,
                             Scratch& s) const {
   if (!use_mask) return;
+  const detail::PhaseScope timed(phases, detail::Phase::kMasks);
   dst.vmask.assign(static_cast<size_t>(G), 0);
   const uint64_t* sm = src.vmask.data();
   uint64_t* dm = dst.vmask.data();
@@ -331,6 +338,7 @@ bool Engine::Impl::rollup_dm_bounded(const FreqSet& src, const int32_t* target, 
   const uint64_t* sk = src.keys.data();
   const int64_t* sc = src.count.data();
   const int64_t C = src.n_classes;
+  const detail::PhaseScope timed(phases, detail::Phase::kGroup);
   int64_t B = 0;
   for (int64_t i = 0; i < C; ++i) B += sc[i] * sc[i];
   bool done;

@@ -293,6 +293,7 @@ bool Engine::Impl::judge_rest(const FreqSet& f, Scratch& s, bool early, bool laz
 /// `suppressed` is only a lower bound and `metric` is not computed (the search needs neither for an
 /// infeasible node); `suppressed_size` and `lower_bound` stay exact.
 NodeResult Engine::Impl::judge(const FreqSet& f, Scratch& s, bool early) const {
+  const detail::PhaseScope timed(phases, detail::Phase::kJudge);
   NodeResult res;
   const int64_t C = f.n_classes;
   res.n_classes = C;

@@ -830,7 +830,8 @@ def lattice_search(
     Result
         ``partition`` (levels in ``partition.levels``, suppressed rows flagged), ``achieved`` (levels, k,
         n_suppressed, n_classes), ``metrics`` ({metric: value}), ``trace`` and ``stats`` (nodes evaluated,
-        nodes inferred by tagging, seconds).
+        nodes inferred by tagging, seconds, and ``phase_seconds``: the engine's seconds per phase, its build
+        included, as :attr:`Engine.phase_seconds <anoncore._core.lattice.Engine.phase_seconds>` says).
 
     Raises
     ------
@@ -895,7 +896,8 @@ def lattice_search(
     stats = {"seconds": secs, "nodes_evaluated": out.evaluated, "nodes_inferred": out.inferred,
              "nodes_popped": out.popped, "search": "sweep" if out.swept else "queue",
              "lattice_size": lattice_size(problem.heights),
-             "bottom_classes": problem.engine.bottom_classes, "rollup_work": problem.engine.rollup_work}
+             "bottom_classes": problem.engine.bottom_classes, "rollup_work": problem.engine.rollup_work,
+             "phase_seconds": problem.engine.phase_seconds}
     if problem.aggregate == "rank" and problem.metric == "loss":
         levels, stats["rank_nodes_evaluated"] = _rank_search(problem, out.levels, out.result.metric,
                                                              out.result.suppressed)

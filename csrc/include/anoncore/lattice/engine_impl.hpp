@@ -21,6 +21,7 @@
 #include "anoncore/lattice/freqset.hpp"
 #include "anoncore/lattice/group_par.hpp"
 #include "anoncore/lattice/lattice.hpp"
+#include "anoncore/lattice/phase_clock.hpp"
 
 namespace anoncore::lattice {
 using namespace detail;  // NOLINT(google-build-using-namespace): the rooms share these internal types
@@ -82,6 +83,7 @@ struct Engine::Impl {
   std::vector<Scratch> scratch;
   int64_t n_eval = 0;
   std::atomic<int64_t> work{0};  // source classes rolled up (diagnostic)
+  mutable detail::PhaseClock phases;  // seconds per phase (diagnostic: phase_clock.hpp)
 
   // packed layout: when the level-0 cardinalities fit in 64 bits, a class is one uint64 with a fixed bit
   // field per QI (the same at every level, since codes only shrink upward), so a roll-up rewrites only the

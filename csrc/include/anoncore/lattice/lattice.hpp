@@ -13,6 +13,8 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "anoncore/core/raw_vec.hpp"
@@ -219,6 +221,8 @@ class Engine {
   bool reused_bottom() const;
   /// Total number of source classes rolled up so far (a machine-independent cost measure).
   int64_t rollup_work() const;
+  /// Seconds spent so far per phase (build, group, masks, merge, judge: phase_clock.hpp), in that order.
+  std::vector<std::pair<std::string, double>> phase_seconds() const;
   /// Intermediate sources (meets) rolled up and cached by the optimal search so far (diagnostic).
   int64_t primed_sources() const;
   /// Items per thread below which a frequency set is grouped and merged by one thread (default 32,768; the
