@@ -274,3 +274,28 @@ def test_phase_seconds_are_exclusive_and_within_the_search() -> None:
     assert list(ph) == ["build", "group", "masks", "merge", "judge"]
     assert all(v > 0.0 for k, v in ph.items() if k != "masks"), ph  # (masks: only with few sensitive values)
     assert sum(v for k, v in ph.items() if k != "build") <= res.stats["seconds"]
+
+
+@pytest.mark.parametrize("m", [3, 70])
+def test_bottom_histograms_on_threads_are_the_rows_value_counts(m: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bottom's histograms, built in the rows' partitioned grouping on 2 and 3 threads (the grain at 1) and
+    by the serial merge on one, against pandas: each bottom class (the rows' quasi-identifier tuples in the order
+    of their first rows) holds its rows' sensitive values in the order of their first rows, with their counts."""
+    monkeypatch.setenv("ANONCORE_LATTICE_PARALLEL_GRAIN", "1")
+    monkeypatch.setenv("ANONCORE_LATTICE_LOAD_AWARE", "0")
+    table = _table(11, 6000, n_qi=3, max_leaves=12, m=m)
+    qis = list(table.quasi_identifiers)
+    cls, _ = pd.factorize(pd.MultiIndex.from_arrays([table.column(q) for q in qis]))
+    sv = table.column("s")
+    want: dict[int, dict[int, int]] = {}
+    for c, v in zip(cls.tolist(), sv.tolist()):
+        d = want.setdefault(c, {})
+        d[v] = d.get(v, 0) + 1  # (dicts keep the order of first insertion: the values' first rows)
+    models = [M("KAnonymity", k=2), M("EqualDistanceTCloseness", t=0.5)]
+    for th in (1, 2, 3):
+        clear_table_caches(table)
+        hoff, hval, hcnt = LatticeProblem.build(table, models, 0.1, "loss", n_threads=th).engine.bottom_histograms()
+        assert len(hoff) == len(want) + 1 and hoff[0] == 0, th
+        got = {c: dict(zip(hval[hoff[c]:hoff[c + 1]].tolist(), hcnt[hoff[c]:hoff[c + 1]].tolist()))
+               for c in range(len(want))}
+        assert [list(d.items()) for d in got.values()] == [list(want[c].items()) for c in range(len(want))], th

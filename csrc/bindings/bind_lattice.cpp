@@ -170,6 +170,13 @@ void bind_lattice(py::module_ m) {
       .def_property_readonly("n_rows", &Engine::n_rows)
       .def_property_readonly("n_items", &Engine::n_items)
       .def_property_readonly("bottom_classes", &Engine::bottom_classes)
+      .def("bottom_histograms", [](const Engine& e) {
+        std::vector<int64_t> hoff, hcnt;
+        std::vector<int32_t> hval;
+        e.bottom_histograms(hoff, hval, hcnt);
+        return py::make_tuple(to_numpy(std::move(hoff)), to_numpy(std::move(hval)), to_numpy(std::move(hcnt)));
+      }, "The bottom classes' sensitive histograms (hoff, hval, hcnt): class c's values hval[hoff[c]:hoff[c+1]] "
+         "in the order of their first rows, their counts hcnt[...]; empty arrays without histograms.")
       .def_property_readonly("heights", &Engine::heights)
       .def_property_readonly("predicate_monotone", &Engine::predicate_monotone)
       .def_property_readonly("metric_monotone", &Engine::metric_monotone)

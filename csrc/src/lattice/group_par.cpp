@@ -67,7 +67,7 @@ inline void set_item(ItemW& it, uint64_t k, int64_t i, const int64_t* w) { it = 
 /// first position; the records scattered into `items`; `first` zeroed.
 template <class Item>
 void scatter(int T, const Plan& pl, const uint64_t* keys, const int64_t* w, ParGroupBuffers& buf, Item* items,
-             uint8_t* first, std::vector<int64_t>& bstart) {
+             uint8_t* first, std::vector<int64_t>& bstart, const int32_t* vals, int32_t* rv) {
   const int64_t P = pl.P;
   std::vector<int64_t>& off = buf.off;
   off.assign(static_cast<size_t>(pl.NC * P), 0);
@@ -96,6 +96,15 @@ void scatter(int T, const Plan& pl, const uint64_t* keys, const int64_t* w, ParG
     const uint32_t sh = 64 - pl.lg_p;
     const uint64_t* kk = keys;
     Item* its = items;
+    if (rv != nullptr) {  // (each record's sensitive value beside it: RowHistograms)
+      for (int64_t i = lo; i < hi; ++i) {
+        const uint64_t k = kk[i];
+        const int64_t at = cu[(k * Plan::kBucketMul) >> sh]++;
+        set_item(its[at], k, i, w);
+        rv[at] = vals[i];
+      }
+      return;
+    }
     for (int64_t i = lo; i < hi; ++i) {
       const uint64_t k = kk[i];
       set_item(its[cu[(k * Plan::kBucketMul) >> sh]++], k, i, w);
@@ -162,12 +171,56 @@ void rank_flags(int T, const Plan& pl, const uint8_t* first, uint64_t* bits, int
   for (int64_t c = 0; c < pl.NC; ++c) cbase[static_cast<size_t>(c + 1)] += cbase[static_cast<size_t>(c)];
 }
 
+/// The histograms of one bucket's G groups (unweighted records [lo, lo + nb): hs their groups, rv their values):
+/// the records counting-sorted by group (stable: each group's rows stay in row order) and each group's run
+/// merged by merge_class_run, as merge_row_histograms does; its entries go to tv / tc from lo on (a bucket has
+/// no more entries than records), and group g's count and first entry to nnz / eoff at its global id gid[g].
+struct BucketHist {
+  const int32_t* rv;
+  int32_t* tv;
+  int64_t* tc;
+  int32_t* nnz;
+  int64_t* eoff;
+  int64_t m;
+};
+
+void bucket_histograms(const BucketHist& bh, Scratch& s, int64_t lo, int64_t nb, int32_t G, const int32_t* h,
+                       const int64_t* gcount, const int32_t* gid) {
+  if (static_cast<int64_t>(s.dense.size()) < bh.m) s.dense.assign(static_cast<size_t>(bh.m), 0);
+  std::vector<int64_t>& st = s.bucket;
+  std::vector<int64_t>& pos = s.order;
+  st.resize(static_cast<size_t>(G) + 1);
+  pos.resize(static_cast<size_t>(G));
+  st[0] = 0;
+  for (int32_t g = 0; g < G; ++g) {
+    pos[static_cast<size_t>(g)] = st[static_cast<size_t>(g)];
+    st[static_cast<size_t>(g) + 1] = st[static_cast<size_t>(g)] + gcount[lo + g];
+  }
+  s.run_v.resize(static_cast<size_t>(nb));
+  int32_t* sv = s.run_v.data();
+  const int32_t* rv = bh.rv + lo;
+  for (int64_t j = 0; j < nb; ++j) sv[pos[static_cast<size_t>(h[j])]++] = rv[j];
+  int32_t* tv = bh.tv;
+  int64_t* tc = bh.tc;
+  int64_t out = lo;
+  for (int32_t g = 0; g < G; ++g) {
+    const int64_t b0 = out;
+    out = merge_class_run(st[static_cast<size_t>(g)], st[static_cast<size_t>(g) + 1], out, s.dense.data(),
+                          [sv](int64_t x) { return sv[x]; }, [](int64_t) { return int64_t{1}; },
+                          [tv](int64_t y, int32_t v) { tv[y] = v; }, [tv](int64_t y) { return tv[y]; },
+                          [tc](int64_t y, int64_t c) { tc[y] = c; });
+    bh.nnz[gid[g]] = static_cast<int32_t>(out - b0);
+    bh.eoff[gid[g]] = b0;
+  }
+}
+
 /// Pass 5: the groups' global ids (first appearances before their first items), their counts at those ids,
-/// and hs[j] = the global id of record j's group.
+/// and hs[j] = the global id of record j's group (bh: each bucket's histograms first, bucket_histograms).
 template <class Item>
 void number_groups(int T, const Plan& pl, const std::vector<int64_t>& bstart, const std::vector<int32_t>& ng,
                    const std::vector<int64_t>& cbase, const uint64_t* bits, const int32_t* wpre, ParGroupBuffers& buf,
-                   const Item* items, const int64_t* gcount, int32_t* hs, int64_t* out_count) {
+                   const Item* items, const int64_t* gcount, int32_t* hs, int64_t* out_count,
+                   const BucketHist* bh) {
   parallel_chunks(pl.P, 1, T, [&](int64_t b, int64_t, int64_t) {
     const int64_t lo = bstart[static_cast<size_t>(b)];
     const int64_t nb = bstart[static_cast<size_t>(b + 1)] - lo;
@@ -185,20 +238,63 @@ void number_groups(int T, const Plan& pl, const std::vector<int64_t>& bstart, co
     }
     int32_t* h = hs + lo;
     const int32_t* gi = gid.data();
+    if (bh != nullptr) bucket_histograms(*bh, buf.sc[static_cast<size_t>(thread_index())], lo, nb, G, h, gcount, gi);
     for (int64_t j = 0; j < nb; ++j) h[j] = gi[h[j]];
+  });
+}
+
+/// The groups' histograms in global order (RowHistograms) from the buckets' entries (tv / tc, group g's at
+/// eoff[g], nnz[g] of them): hoff the prefix sums of nnz (by chunks of groups), then each group's entries copied.
+void place_histograms(int T, int64_t G, const BucketHist& bh, const RowHistograms& out) {
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  const int64_t NC = (G + kChunk - 1) / kChunk;
+  std::vector<int64_t> base(static_cast<size_t>(NC) + 1, 0);
+  parallel_chunks(G, kChunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
+    int64_t acc = 0;
+    for (int64_t g = lo; g < hi; ++g) acc += bh.nnz[g];
+    base[static_cast<size_t>(c) + 1] = acc;
+  });
+  for (int64_t c = 0; c < NC; ++c) base[static_cast<size_t>(c) + 1] += base[static_cast<size_t>(c)];
+  RawVec<int64_t>& hoff = *out.hoff;
+  hoff.resize(static_cast<size_t>(G) + 1);
+  out.hval->resize(static_cast<size_t>(base[static_cast<size_t>(NC)]));
+  out.hcnt->resize(static_cast<size_t>(base[static_cast<size_t>(NC)]));
+  int64_t* ho = hoff.data();
+  int32_t* hv = out.hval->data();
+  int64_t* hc = out.hcnt->data();
+  ho[G] = base[static_cast<size_t>(NC)];
+  parallel_chunks(G, kChunk, T, [&](int64_t c, int64_t lo, int64_t hi) {
+    int64_t at = base[static_cast<size_t>(c)];
+    for (int64_t g = lo; g < hi; ++g) {
+      ho[g] = at;
+      const int64_t e = bh.eoff[g];
+      for (int32_t x = 0; x < bh.nnz[g]; ++x, ++at) {
+        hv[at] = bh.tv[e + x];
+        hc[at] = bh.tc[e + x];
+      }
+    }
   });
 }
 
 template <class Item>
 int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
                        ParGroupBuffers& buf, Item* items, RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
-                       RawVec<int64_t>& out_count) {
+                       RawVec<int64_t>& out_count, const RowHistograms* hist) {
   const Plan pl = plan_for(n);
   uint8_t* first = buf.first.get(n);
   int32_t* hs = buf.hs.get(n);
   int64_t* gcount = buf.gcount.get(n);
   std::vector<int64_t> bstart, cbase;
-  scatter(T, pl, keys, w, buf, items, first, bstart);
+  // (the histograms' buffers live for this call only: the bottom's build)
+  RawVec<int32_t> rv, tv, nnz;
+  RawVec<int64_t> tc, eoff;
+  if (hist != nullptr) {
+    rv.resize(static_cast<size_t>(n));
+    tv.resize(static_cast<size_t>(n));
+    tc.resize(static_cast<size_t>(n));
+  }
+  scatter(T, pl, keys, w, buf, items, first, bstart, hist != nullptr ? hist->vals : nullptr,
+          hist != nullptr ? rv.data() : nullptr);
   std::vector<int32_t> ng(static_cast<size_t>(pl.P), 0);
   group_buckets(T, pl, bstart, dense_table, buf, items, hs, first, gcount, ng);
   const int64_t NW = (n + 63) / 64;
@@ -208,7 +304,16 @@ int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w,
   const int64_t G = cbase[static_cast<size_t>(pl.NC)];
   out_keys.resize(static_cast<size_t>(G));
   out_count.resize(static_cast<size_t>(G));
-  number_groups(T, pl, bstart, ng, cbase, bits, wpre, buf, items, gcount, hs, out_count.data());
+  BucketHist bh{rv.data(), tv.data(), tc.data(), nullptr, nullptr, hist != nullptr ? hist->m : 0};
+  if (hist != nullptr) {
+    nnz.resize(static_cast<size_t>(G));
+    eoff.resize(static_cast<size_t>(G));
+    bh.nnz = nnz.data();
+    bh.eoff = eoff.data();
+  }
+  number_groups(T, pl, bstart, ng, cbase, bits, wpre, buf, items, gcount, hs, out_count.data(),
+                hist != nullptr ? &bh : nullptr);
+  if (hist != nullptr) place_histograms(T, G, bh, *hist);
   ids.resize(static_cast<size_t>(n));
   int32_t* out_ids = ids.data();
   const std::vector<int64_t>& off = buf.off;
@@ -238,17 +343,24 @@ int64_t group_par_impl(int T, int64_t n, const uint64_t* keys, const int64_t* w,
 
 int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
                           ParGroupBuffers& buf, RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
-                          RawVec<int64_t>& out_count) {
+                          RawVec<int64_t>& out_count, const RowHistograms* hist) {
+  if (hist != nullptr && w != nullptr) throw std::logic_error("group_partitioned: histograms of weighted items");
   if (n <= 0) {
     ids.clear();
     out_keys.clear();
     out_count.clear();
+    if (hist != nullptr) {
+      hist->hoff->assign(1, 0);
+      hist->hval->clear();
+      hist->hcnt->clear();
+    }
     return 0;
   }
   T = std::max(1, T);
   if (buf.sc.size() < static_cast<size_t>(T)) buf.sc.resize(static_cast<size_t>(T));
-  if (w == nullptr) return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_u.get(n), ids, out_keys, out_count);
-  return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_w.get(n), ids, out_keys, out_count);
+  if (w == nullptr)
+    return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_u.get(n), ids, out_keys, out_count, hist);
+  return group_par_impl(T, n, keys, w, dense_table, buf, buf.items_w.get(n), ids, out_keys, out_count, nullptr);
 }
 
 int64_t group_preaggregated(int T, int64_t n, int64_t chunk, int64_t grain, ParGroupBuffers& buf,

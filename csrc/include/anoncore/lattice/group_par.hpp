@@ -64,13 +64,24 @@ struct ParGroupBuffers {
   RawBuf<int64_t> mstart;    // per class: its run's first entry, then its merged entries' end
 };
 
+/// The sensitive histograms of the groups of rows, made by group_partitioned inside its buckets: vals[i] = row
+/// i's value in [0, m); hoff / hval / hcnt as merge_row_histograms writes them (each group's values in the
+/// order of their first rows), which they equal entry by entry.
+struct RowHistograms {
+  const int32_t* vals = nullptr;
+  int64_t m = 0;
+  RawVec<int64_t>* hoff = nullptr;
+  RawVec<int32_t>* hval = nullptr;
+  RawVec<int64_t>* hcnt = nullptr;
+};
+
 /// Group n packed keys keys[i] with weights w[i] (w == nullptr: weight 1) on T threads, partitioned by hash
 /// (group_par.cpp): ids[i] = group (by first appearance), out_keys / out_count the groups' keys and summed
 /// weights in that order; exactly the output of the serial grouping. Returns the number of groups.
-/// dense_table as in group_core (the bottom's rows).
+/// dense_table as in group_core (the bottom's rows). hist (unweighted items only): the groups' histograms too.
 int64_t group_partitioned(int T, int64_t n, const uint64_t* keys, const int64_t* w, bool dense_table,
                           ParGroupBuffers& buf, RawVec<int32_t>& ids, RawVec<uint64_t>& out_keys,
-                          RawVec<int64_t>& out_count);
+                          RawVec<int64_t>& out_count, const RowHistograms* hist = nullptr);
 
 /// The second half of a pre-aggregated grouping (see preaggregate): the chunks' groups in buf.lk / lw / lbase
 /// grouped (partitioned from 2 * grain on, else serially) and the items' ids (their groups in their chunks)

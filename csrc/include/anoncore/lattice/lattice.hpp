@@ -171,6 +171,9 @@ class Engine {
   /// Rows (or weighted items) that classify labels: n_rows() unless built from weighted items.
   int64_t n_items() const;
   int64_t bottom_classes() const;
+  /// The bottom classes' sensitive histograms (CSR: class c's values hval[hoff[c]:hoff[c+1]] in the order of
+  /// their first rows, with their counts hcnt), copied; empty without histograms (diagnostic and tests).
+  void bottom_histograms(std::vector<int64_t>& hoff, std::vector<int32_t>& hval, std::vector<int64_t>& hcnt) const;
   std::vector<int32_t> heights() const;
   /// true when feasibility is upward closed (all criteria monotone under suppression, or limit 0).
   bool predicate_monotone() const;
