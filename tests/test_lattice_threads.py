@@ -261,18 +261,29 @@ def test_engine_reads_quasi_identifiers_in_place_in_any_column_order(seed: int) 
             assert audit(t, r.partition, models).passed
 
 
-def test_phase_seconds_are_exclusive_and_within_the_search() -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_phase_seconds_are_exclusive_and_within_the_search(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """stats["phase_seconds"]: every phase the search ran is timed, a judge's deferred merges count once (as
-    merging), so on one thread the search's phases sum to at most its wall time, and the build is timed."""
+    merging), so the search's phases sum to at most its wall time, and the build is timed; the calls on several
+    threads go to the "_par" twins (none on one thread; with the grain at 1024 on two, the large sets' groupings,
+    merges and judges)."""
     from anoncore.datasets import synthetic_census
     from anoncore.models import DistinctLDiversity, EqualDistanceTCloseness, KAnonymity
 
+    monkeypatch.setenv("ANONCORE_LATTICE_PARALLEL_GRAIN", "1024")
+    monkeypatch.setenv("ANONCORE_LATTICE_LOAD_AWARE", "0")
     t = synthetic_census(60_000, rng=3)
     res = lattice_search(t, [KAnonymity(5), DistinctLDiversity(3), EqualDistanceTCloseness(0.3)],
-                         suppression_limit=0.02, metric="loss", n_threads=1)
+                         suppression_limit=0.02, metric="loss", n_threads=threads)
     ph = res.stats["phase_seconds"]
-    assert list(ph) == ["build", "group", "masks", "merge", "judge"]
-    assert all(v > 0.0 for k, v in ph.items() if k != "masks"), ph  # (masks: only with few sensitive values)
+    assert list(ph) == ["build", "group", "group_par", "masks", "masks_par", "merge", "merge_par", "judge",
+                        "judge_par"]
+    par = {k: v for k, v in ph.items() if k.endswith("_par")}
+    if threads == 1 or not has_openmp:
+        assert all(v == 0.0 for v in par.values()), par
+    else:
+        assert par["group_par"] > 0.0 and par["merge_par"] > 0.0 and par["judge_par"] > 0.0, par
+    assert ph["build"] > 0.0 and ph["group"] > 0.0 and ph["judge"] > 0.0, ph
     assert sum(v for k, v in ph.items() if k != "build") <= res.stats["seconds"]
 
 

@@ -188,7 +188,9 @@ void bind_lattice(py::module_ m) {
         return d;
       }, "Seconds spent so far per phase: build (the engine's construction), group (the roll-ups' groupings), "
          "masks (value masks), merge (sensitive histograms), judge (the criteria; deferred merges count as merge), "
-         "each less the phases timed inside it; nodes judged on parallel threads add their threads' times.")
+         "each less the phases timed inside it; each phase but build has a '_par' twin, its calls on several "
+         "threads (large sets), timed once on the calling thread. Nodes judged in a parallel batch add their "
+         "threads' times.")
       .def_property_readonly("primed_sources", &Engine::primed_sources)
       .def_property("parallel_grain", &Engine::parallel_grain, &Engine::set_parallel_grain)
       .def_property("load_aware", &Engine::load_aware, &Engine::set_load_aware)

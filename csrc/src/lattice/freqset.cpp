@@ -35,7 +35,7 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   const int64_t C = src.n_classes;
   const int T = par_threads(C);  // (several threads: group_par.cpp, the same classes in the same order)
   int64_t G;
-  std::optional<detail::PhaseScope> grouping(std::in_place, phases, detail::Phase::kGroup);
+  std::optional<detail::PhaseScope> grouping(std::in_place, phases, detail::on_threads(detail::Phase::kGroup, T > 1));
   if (dj.size() == 1) {
     const uint32_t sh = shift[static_cast<size_t>(dj[0])];
     const uint64_t fm = fmask[static_cast<size_t>(dj[0])];
@@ -190,6 +190,7 @@ void Engine::Impl::or_masks(const FreqSet& src, const int32_t* ids, int64_t C, i
   const uint64_t* sm = src.vmask.data();
   uint64_t* dm = dst.vmask.data();
   if (const int T = par_threads(C); T > 1) {
+    const detail::PhaseScope timed_par(phases, detail::Phase::kMasksPar);
     // each chunk of source classes ORs into its own masks (the first into dm), then dm ORs the others in: an
     // OR does not depend on the order, so the masks are the serial ones
     const int64_t chunk = (C + T - 1) / T;

@@ -149,6 +149,7 @@ int Engine::Impl::par_threads(int64_t items) const {
 
 void Engine::Impl::merge_from_par(int T, const FreqSet& src, const int32_t* ids, int64_t C, int64_t G,
                                   FreqSet& dst, Scratch& s) const {
+  const detail::PhaseScope timed(phases, detail::Phase::kMergePar);
   merge_dispatch(src, dst, [&](auto tag, const auto& nnz, const auto& hist, auto& counts) {
     merge_histograms_chunks<typename decltype(tag)::type>(T, s, ids, C, G, m, nnz, hist, dst.hoff, dst.hval,
                                                           counts);

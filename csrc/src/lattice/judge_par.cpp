@@ -94,6 +94,7 @@ std::vector<Scratch>& judge_scratches(const std::vector<Scratch>& scratch, const
 }  // namespace
 
 int64_t Engine::Impl::judge_monotone_par(int T, const FreqSet& f, Scratch& s, bool stop) const {
+  const detail::PhaseScope timed(phases, detail::Phase::kJudgePar);
   const int64_t C = f.n_classes;
   std::vector<Scratch>& per_thread = judge_scratches(scratch, s, T);
   const int64_t* cnt = f.count.data();
@@ -130,6 +131,7 @@ int64_t Engine::Impl::judge_monotone_par(int T, const FreqSet& f, Scratch& s, bo
 
 bool Engine::Impl::judge_rest_par(int T, const FreqSet& f, Scratch& s, bool early, bool lazy, bool two, int64_t& S,
                                   int64_t& SM) const {
+  const detail::PhaseScope timed(phases, detail::Phase::kJudgePar);
   const int64_t C = f.n_classes;
   std::vector<Scratch>& per_thread = judge_scratches(scratch, s, T);
   for (int t = 1; t < T; ++t) {

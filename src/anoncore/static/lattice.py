@@ -831,7 +831,8 @@ def lattice_search(
         ``partition`` (levels in ``partition.levels``, suppressed rows flagged), ``achieved`` (levels, k,
         n_suppressed, n_classes), ``metrics`` ({metric: value}), ``trace`` and ``stats`` (nodes evaluated,
         nodes inferred by tagging, seconds, and ``phase_seconds``: the engine's seconds per phase, its build
-        included, as :attr:`Engine.phase_seconds <anoncore._core.lattice.Engine.phase_seconds>` says).
+        included, each with a ``_par`` twin for its calls on several threads, as
+        :attr:`Engine.phase_seconds <anoncore._core.lattice.Engine.phase_seconds>` says).
 
     Raises
     ------

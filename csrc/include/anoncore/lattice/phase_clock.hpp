@@ -3,7 +3,9 @@
 // clock's time between its construction and destruction to one phase, less the time of the scopes opened
 // inside it on the same thread (a judge's deferred merges count as merging, not judging). Scopes opened on the
 // threads of a parallel batch of nodes add their threads' times, so the phases may then sum to more than the
-// search's wall time; a phase that runs its own parallel region is timed once, on the calling thread.
+// search's wall time; a phase that runs its own parallel region is timed once, on the calling thread. Each
+// phase but the build has a "_par" twin: the calls that ran on several threads (large sets), so that the
+// serial remainder of a many-thread search shows (a set below the parallel grain is always serial).
 #pragma once
 
 #include <array>
@@ -13,9 +15,15 @@
 
 namespace anoncore::lattice::detail {
 
-enum class Phase : int { kBuild = 0, kGroup, kMasks, kMerge, kJudge, kCount };
+enum class Phase : int {
+  kBuild = 0, kGroup, kGroupPar, kMasks, kMasksPar, kMerge, kMergePar, kJudge, kJudgePar, kCount
+};
 
-inline constexpr const char* kPhaseNames[] = {"build", "group", "masks", "merge", "judge"};
+inline constexpr const char* kPhaseNames[] = {"build", "group", "group_par", "masks", "masks_par",
+                                              "merge", "merge_par", "judge", "judge_par"};
+
+/// The phase's twin for a call on several threads (p one of kGroup, kMasks, kMerge, kJudge).
+constexpr Phase on_threads(Phase p, bool par) { return par ? static_cast<Phase>(static_cast<int>(p) + 1) : p; }
 
 struct PhaseClock {
   std::array<std::atomic<int64_t>, static_cast<size_t>(Phase::kCount)> ns{};
