@@ -1,5 +1,6 @@
 """Thread scaling of the data-parallel phases (issue 16): the synthetic census generator,
-Partition.from_levels, the audit, BUREL and SABRE-KNN, by n_threads (publishing and encoding: bench_encode.py).
+Partition.from_levels, the audit, BUREL, SABRE-KNN and the lattice search on synthetic rows, by n_threads
+(publishing and encoding: bench_encode.py).
 
 Outputs do not depend on n_threads (tests/test_core_parallel.py); these time it at 1, 2, 4, ... threads up to
 the machine's cores. Million-row cases (1M, 10M, 40M) run only with ANONCORE_BENCH_LARGE=1.
@@ -8,7 +9,7 @@ the machine's cores. Million-row cases (1M, 10M, 40M) run only with ANONCORE_BEN
 from __future__ import annotations
 
 import anoncore as ac
-from anoncore.models import DistinctLDiversity, KAnonymity
+from anoncore.models import DistinctLDiversity, EqualDistanceTCloseness, KAnonymity
 
 from .common import require_large, synthetic, thread_counts
 
@@ -72,3 +73,33 @@ class TwoPhase:
         from anoncore.static.sabre import closeness_model
 
         ac.sabre(self.t7, [KAnonymity(6), closeness_model(self.t7, 0.35)], method="knn", rng=0, n_threads=n_threads)
+
+
+class LatticeSynthetic:
+    """The optimal lattice search on synthetic rows (k=5 + distinct-3 + equal t 0.3, 2 %, Loss) as a first call
+    (the table's cached bottom cleared); track_serial_ms: its phases that ran on one thread (sets below the
+    parallel grain and the search's own steps, stats["phase_seconds"]), the bound of many-thread runs."""
+
+    params = (ROWS, THREADS)
+    param_names = ("n_rows", "n_threads")
+    timeout = 600
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        require_large(n_rows)
+        self.table = synthetic(n_rows, seed=1)
+        self.models = [KAnonymity(5), DistinctLDiversity(3), EqualDistanceTCloseness(0.3)]
+
+    def _run(self, n_threads: int):  # type: ignore[no-untyped-def]
+        from anoncore._tablecache import clear_table_caches
+        from anoncore.static.lattice import lattice_search
+
+        clear_table_caches(self.table)
+        return lattice_search(self.table, self.models, suppression_limit=0.02, metric="loss", n_threads=n_threads)
+
+    def time_lattice_search_first_call(self, n_rows: int, n_threads: int) -> None:
+        self._run(n_threads)
+
+    def track_serial_ms(self, n_rows: int, n_threads: int) -> float:
+        st = self._run(n_threads).stats
+        par = sum(v for k, v in st["phase_seconds"].items() if k.endswith("_par"))
+        return 1e3 * (st["seconds"] - par)
