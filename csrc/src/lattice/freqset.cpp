@@ -76,19 +76,28 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
   or_masks(src, s.ids.data(), C, G, dst, s);
   if (m > 0 && hist_sets) {
     if (defer_src) {
-      // judged early: the histograms are merged only when needed (see judge)
-      if (src.hsrc && composes(src)) {
+      // judged early: the histograms are merged only when needed (see judge). The class map (one entry per
+      // class of the anchor or of src) is the roll-up's too: timed as grouping, written in chunks on the threads
+      const bool compose = src.hsrc && composes(src);
+      const int64_t Ca = compose ? src.hsrc->n_classes : C;
+      const int Tm = par_threads(Ca);
+      const detail::PhaseScope mapping(phases, detail::on_threads(detail::Phase::kGroup, Tm > 1));
+      dst.hids.resize(static_cast<size_t>(Ca));
+      int32_t* out = dst.hids.data();
+      const int32_t* ids = s.ids.data();
+      if (compose) {
         // src is deferred too (see rollup): compose the class maps through src's anchor
         const int32_t* via = src.hids.data();
-        const int32_t* ids = s.ids.data();
-        const auto Ca = static_cast<size_t>(src.hsrc->n_classes);
-        dst.hids.resize(Ca);
-        for (size_t a = 0; a < Ca; ++a) dst.hids[a] = ids[via[a]];
+        parallel_chunks(Ca, std::max<int64_t>(par_grain, 1), Tm, [&](int64_t, int64_t lo, int64_t hi) {
+          for (int64_t a = lo; a < hi; ++a) out[a] = ids[via[a]];
+        });
         dst.hsrc = src.hsrc;
       } else {
         // src materialized, or deferred to a materialized anchor without composing (see rollup)
+        parallel_chunks(Ca, std::max<int64_t>(par_grain, 1), Tm, [&](int64_t, int64_t lo, int64_t hi) {
+          std::copy(ids + lo, ids + hi, out + lo);
+        });
         dst.hsrc = defer_src;
-        dst.hids.assign(s.ids.begin(), s.ids.begin() + C);
       }
       return;
     }
