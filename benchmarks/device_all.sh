@@ -7,6 +7,11 @@
 # Data for the census-income and ARX rows: see device_scaling.sh / lattice_threads.sh (carry bench_out/shared_data).
 # Call: run(command="DS_ARGS='--rows 10000000' LT_ARGS='--threads 1,16' bash benchmarks/device_all.sh",
 #           carry=["bench_out/shared_data"], timeout_s=560)
+# The 16-core search curve with its phases (stats["phase_seconds"], the "_par" twins included), about 2.5 min
+# with the build on that machine (stop 32):
+#   DS_ARGS=skip LT_ARGS='--threads 1,2,4,8,16 --synthetic 1e7 --synthetic-repeat 1 --only synthetic'
+#   bash benchmarks/device_all.sh; SKIP_BUILD=1 TAG=40m DS_ARGS=skip
+#   LT_ARGS='--threads 1,16 --synthetic 4e7 --synthetic-repeat 1 --only synthetic' bash benchmarks/device_all.sh
 set -uo pipefail
 source "$(dirname "$0")/device_build.sh" device_all || exit 1
 export PYTHONUNBUFFERED=1
