@@ -171,8 +171,10 @@ def main() -> int:
             if syn:  # where the first call's time went (ms; "other": the search less its timed phases)
                 ph = phases[th]
                 timed = sum(v for k, v in ph.items() if k not in ("build", "search"))
+                par = sum(v for k, v in ph.items() if k.endswith("_par"))
                 print("    phases ms: " + "  ".join(f"{k} {1e3 * v:7.1f}" for k, v in ph.items() if k != "search")
-                      + f"  other {1e3 * (ph['search'] - timed):7.1f}", flush=True)
+                      + f"  other {1e3 * (ph['search'] - timed):7.1f}  (the search on one thread: "
+                      f"{1e3 * (ph['search'] - par):7.1f})", flush=True)
         row["levels"], row["score"], row["suppressed"] = outcome[base][:3]
         res[name] = row
     res["load_after"] = os.getloadavg()
