@@ -298,8 +298,8 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
     }
   }
   if (m > 0 && !hist_done) {
-    // (a row is one 4-byte value read in sequence, about an eighth of a source class's work in a roll-up's
-    // merge: threads from 8 x 65,536 rows on, so census-income's 299,285 rows stay on one thread)
+    // (one thread, or the rows not packed; a row is one 4-byte value read in sequence, about an eighth of a
+    // source class's work in a roll-up's merge: threads from 8 x 65,536 rows on)
     const int32_t* ids = row_class->data();
     if (const int T = par_threads(n / 8); T > 1) merge_rows_par(T, ids, sa.codes.data, n, G, *f, s);
     else merge_row_histograms(s, ids, sa.codes.data, n, G, m, f->count.data(), f->hoff, f->hval, f->hcnt);

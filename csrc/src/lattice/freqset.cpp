@@ -88,13 +88,13 @@ void Engine::Impl::rollup_packed(const FreqSet& src, const int32_t* target, Freq
       if (compose) {
         // src is deferred too (see rollup): compose the class maps through src's anchor
         const int32_t* via = src.hids.data();
-        parallel_chunks(Ca, std::max<int64_t>(par_grain, 1), Tm, [&](int64_t, int64_t lo, int64_t hi) {
+        parallel_chunks(Ca, par_grain, Tm, [&](int64_t, int64_t lo, int64_t hi) {
           for (int64_t a = lo; a < hi; ++a) out[a] = ids[via[a]];
         });
         dst.hsrc = src.hsrc;
       } else {
         // src materialized, or deferred to a materialized anchor without composing (see rollup)
-        parallel_chunks(Ca, std::max<int64_t>(par_grain, 1), Tm, [&](int64_t, int64_t lo, int64_t hi) {
+        parallel_chunks(Ca, par_grain, Tm, [&](int64_t, int64_t lo, int64_t hi) {
           std::copy(ids + lo, ids + hi, out + lo);
         });
         dst.hsrc = defer_src;
