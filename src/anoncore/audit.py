@@ -463,20 +463,9 @@ def _range_gains(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray
 # ------------------------------------------------------------------------ ARX readings (value order, absent values)
 def _value_order(m: OrderedDistanceTCloseness, table: Table, sa: str) -> NDArray[np.int64]:
     """The codes of ``sa`` in the model's stated order (a permutation of 0 .. m-1)."""
-    labels = [str(v) for v in table.decode(sa, np.arange(table.cardinality(sa), dtype=np.int32))]
-    if m.order == "string":
-        return np.asarray(sorted(range(len(labels)), key=lambda i: labels[i]), dtype=np.int64)
-    assert isinstance(m.order, tuple)
-    pos = {v: i for i, v in enumerate(m.order)}
-    missing = [v for v in labels if v not in pos]
-    if missing:
-        raise ValueError(f"The 'order' of OrderedDistanceTCloseness does not list the value {missing[0]!r} of "
-                         f"{sa!r}.")
-    extra = [v for v in m.order if v not in set(labels)]
-    if extra:
-        raise ValueError(f"The 'order' of OrderedDistanceTCloseness lists {extra[0]!r}, which is not a value of "
-                         f"{sa!r}.")
-    return np.asarray(sorted(range(len(labels)), key=lambda i: pos[labels[i]]), dtype=np.int64)
+    perm = m.value_order(table, sa)
+    assert perm is not None  # (called for an order other than the code order)
+    return perm
 
 
 def _delta_present_only(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray[np.int64]

@@ -397,10 +397,41 @@ class OrderedDistanceTCloseness(_TCloseness):
         object.__setattr__(self, "order", tuple(o))
 
     def lattice_unsupported(self) -> str | None:
-        """Why the lattice engine cannot evaluate this model as given (None: it can)."""
+        """Why the lattice engine cannot evaluate this model as given (None: it can). An order other than the
+        code order is evaluated by ``lattice_search`` on a table (the sensitive codes renumbered in that order,
+        :meth:`value_order`), not by the engines built from frequency sets (Dask)."""
         if self.order not in (None, "codes"):
             return "OrderedDistanceTCloseness with an order other than the code order"
         return None
+
+    def value_order(self, table: Any, sa: str) -> NDArray[np.int64] | None:
+        """The codes of ``table``'s sensitive attribute ``sa`` in this model's order (a permutation of
+        ``0 .. m-1``), or None for the code order. ValueError when an explicit order misses a value of ``sa`` or
+        lists one it does not have.
+
+        >>> import pandas as pd
+        >>> from anoncore import Schema, Table
+        >>> t = Table.from_pandas(pd.DataFrame({"q": ["a", "b", "a"], "s": ["9", "10", "8"]}),
+        ...                       Schema.build(["q"], sensitive="s"))
+        >>> [str(v) for v in t.decode("s", OrderedDistanceTCloseness(0.2, order="string").value_order(t, "s"))]
+        ['10', '8', '9']
+        """
+        if self.order in (None, "codes"):
+            return None
+        labels = [str(v) for v in table.decode(sa, np.arange(table.cardinality(sa), dtype=np.int32))]
+        if self.order == "string":
+            return np.asarray(sorted(range(len(labels)), key=lambda i: labels[i]), dtype=np.int64)
+        assert isinstance(self.order, tuple)
+        pos = {v: i for i, v in enumerate(self.order)}
+        missing = [v for v in labels if v not in pos]
+        if missing:
+            raise ValueError(f"The 'order' of OrderedDistanceTCloseness does not list the value {missing[0]!r} of "
+                             f"{sa!r}.")
+        extra = [v for v in self.order if v not in set(labels)]
+        if extra:
+            raise ValueError(f"The 'order' of OrderedDistanceTCloseness lists {extra[0]!r}, which is not a value of "
+                             f"{sa!r}.")
+        return np.asarray(sorted(range(len(labels)), key=lambda i: pos[labels[i]]), dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,22 @@ def grassberger_entropy(counts: list[int]) -> float:
     return math.log(n) - sum(f * gf for f, gf in zip(counts, g)) / n
 
 
-def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier: Any) -> bool:
-    """True when a class with sensitive counts ``sa_counts`` violates ``model`` (definitions)."""
+def value_rank(table: Any, sa: str, model: Any) -> dict[int, int] | None:
+    """An ordered t-closeness model's position of each sensitive code in its stated order (None: the code
+    order), from the labels: ``order='string'`` sorts them as Python sorts strings, a tuple lists them."""
+    order = getattr(model, "order", None)
+    if _kind(model) != "OrderedDistanceTCloseness" or order in (None, "codes"):
+        return None
+    m = int(table.cardinality(sa))
+    labels = {c: str(table.decode(sa, np.array([c], dtype=np.int32))[0]) for c in range(m)}
+    seq = sorted(labels.values()) if order == "string" else list(order)
+    return {c: seq.index(lab) for c, lab in labels.items()}
+
+
+def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier: Any,
+                   rank: dict[int, int] | None = None) -> bool:
+    """True when a class with sensitive counts ``sa_counts`` violates ``model`` (definitions); ``rank``: the
+    ordered EMD's value order (value_rank), code order when None."""
     n = sum(sa_counts.values())
     kind = _kind(model)
     if kind == "KAnonymity":
@@ -62,7 +76,7 @@ def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier
     if kind == "EqualDistanceTCloseness":
         return Fraction(1, 2) * sum(abs(p[v] - q[v]) for v in ref) > Fraction(model.t)
     if kind == "OrderedDistanceTCloseness":
-        vals = sorted(v for v in ref if ref[v] > 0)
+        vals = sorted((v for v in ref if ref[v] > 0), key=(lambda v: rank[v]) if rank is not None else None)
         if len(vals) <= 1:
             return False
         acc, tot = Fraction(0), Fraction(0)
@@ -121,6 +135,7 @@ def node_stats(table: Any, levels: tuple[int, ...], models: list[Any], limit: in
     if sa_hier is not None:
         for v in range(sa_hier.n_leaves):
             ref.setdefault(v, 0)
+    ranks = [value_rank(table, sa, m) if sa else None for m in models]
     classes: dict[tuple[int, ...], list[int]] = defaultdict(list)
     for i, key in enumerate(map(tuple, gen.tolist())):
         classes[key].append(i)
@@ -128,7 +143,7 @@ def node_stats(table: Any, levels: tuple[int, ...], models: list[Any], limit: in
     S = 0
     for key, rows in classes.items():
         cnt = Counter(sa_codes[rows].tolist()) if sa else Counter({0: len(rows)})
-        viol = any(class_violates(m, cnt, ref, N, sa_hier) for m in models) if sa or all(
+        viol = any(class_violates(m, cnt, ref, N, sa_hier, rk) for m, rk in zip(models, ranks)) if sa or all(
             _kind(m) == "KAnonymity" for m in models) else None
         out.append((key, len(rows), bool(viol)))
         if viol:

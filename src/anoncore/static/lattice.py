@@ -42,6 +42,7 @@ from anoncore._validation import (
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
+from anoncore.models import OrderedDistanceTCloseness
 from anoncore.results import Partition, Result
 from anoncore.static._finish import finish
 from anoncore.static._shape import UNSET, deprecated_call, positional_options
@@ -112,6 +113,40 @@ def _criterion(m: Any) -> Any:
     return _core.lattice.Criterion(kid, float(getattr(m, an)), b)
 
 
+def _sensitive_rank(mlist: list[Any], table: Table, sa: str, m: int, caller: str) -> NDArray[np.int32] | None:
+    """The new code of each sensitive code when an ordered t-closeness model states a value order other than
+    the code order (``order='string'``, ARX's order of a string attribute, or an explicit one): the engine's
+    ordered EMD runs over the codes in code order, so the codes are renumbered by their rank in the stated
+    order. Every other model the engine evaluates treats the values alike (a count per value; the
+    hierarchical EMD walks the hierarchy up from each leaf, whose leaves are renumbered with the codes), so
+    their verdicts do not change. None: the code order (no renumbering). Two ordered models on different
+    orders are refused."""
+    orders = {None if (p := m_.value_order(table, sa)) is None else tuple(p.tolist())
+              for m_ in mlist if isinstance(m_, OrderedDistanceTCloseness)}
+    if len(orders) > 1:
+        raise ValueError(f"{caller} supports one value order per sensitive attribute; the OrderedDistanceTCloseness "
+                         f"models given order {sa!r} differently.")
+    perm = next(iter(orders), None)
+    if perm is None:
+        return None
+    if len(perm) != m:
+        raise ValueError(f"The sensitive attribute {sa!r} has {m} values in the engine and {len(perm)} in its "
+                         f"dictionary; an ordered t-closeness with a stated order needs them to agree.")
+    rank = np.empty(m, dtype=np.int32)
+    rank[np.asarray(perm, dtype=np.int64)] = np.arange(m, dtype=np.int32)
+    return rank
+
+
+def _relabel_leaves(arr: NDArray[np.int32], rank: NDArray[np.int32]) -> NDArray[np.int32]:
+    """A per-node array of the sensitive hierarchy (leaves first: node v < m is code v) with its leaves'
+    entries moved to their renumbered codes (empty stays empty)."""
+    if arr.size == 0:
+        return arr
+    out = arr.copy()
+    out[rank] = arr[:rank.size]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- validation
 def _check_table(table: Any, caller: str) -> Table:
     tab = check_instance(table, "table", caller, Table, "an anoncore Table")
@@ -152,7 +187,10 @@ def _check_weights(weights: Any, table: Table, metric: str, caller: str) -> list
     return out
 
 
-def _as_models(models: Any, caller: str) -> list[Any]:
+def _as_models(models: Any, caller: str, recode: bool = False) -> list[Any]:
+    """The models as a list, each one the engine evaluates (TypeError / ValueError otherwise). ``recode``: the
+    caller renumbers the sensitive codes in an ordered t-closeness model's value order
+    (:meth:`LatticeProblem.build`), so such an order is accepted."""
     if models is None:
         raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
                         f"Got None instead.")
@@ -163,7 +201,7 @@ def _as_models(models: Any, caller: str) -> list[Any]:
         if type(m).__name__ not in _MODEL_KINDS:
             raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
         why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
-        if why:
+        if why and not (recode and isinstance(m, OrderedDistanceTCloseness)):
             raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
                              "anoncore.risk.risk_lattice_search searches with it.")
     return lst
@@ -195,7 +233,7 @@ class LatticeProblem:
               gs_factor: float = 0.5, aggregate: str = "geometric_mean", n_threads: int | None = None,
               caller: str = "lattice_search", weights: Any = None) -> LatticeProblem:
         table = _check_table(table, caller)
-        mlist = _as_models(models, caller)
+        mlist = _as_models(models, caller, recode=True)
         sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
         metric = check_option(metric, "metric", caller, list(METRICS))
         gs = check_float(gs_factor, "gs_factor", caller, 0, 1)
@@ -218,12 +256,17 @@ class LatticeProblem:
             crit.append(_criterion(m))
         n = table.n_rows
         gens, lcs, nus, heights = _qi_arrays(table, metric in ("entropy", "entropy_nm"))
+        rank: NDArray[np.int32] | None = None
         if sa_name is not None:
             sa_codes = np.ascontiguousarray(table.column(sa_name), dtype=np.int32)
             sh = table.hierarchy(sa_name)
             m_sa = int(sh.n_leaves) if sh is not None else int(table.cardinality(sa_name))
             sa_parent = np.ascontiguousarray(sh.parent if sh is not None else np.zeros(0), dtype=np.int32)
             sa_height = np.ascontiguousarray(sh.node_height if sh is not None else np.zeros(0), dtype=np.int32)
+            rank = _sensitive_rank(mlist, table, sa_name, m_sa, caller)
+            if rank is not None:  # the codes renumbered in the ordered EMD's value order (_sensitive_rank)
+                sa_codes = np.ascontiguousarray(rank[sa_codes])
+                sa_parent, sa_height = _relabel_leaves(sa_parent, rank), _relabel_leaves(sa_height, rank)
         else:
             sa_codes = np.zeros(0, dtype=np.int32)
             m_sa = 0
@@ -233,7 +276,7 @@ class LatticeProblem:
         # The engine's bottom frequency set (the rows grouped on their leaf values, with the histograms of the
         # sensitive column) depends on the frozen table alone: built once per table, layout and sensitive
         # column, then reused by later problems on the same table (it skips the pass over the rows).
-        bkey = ("lattice_bottom", _packed_keys(), sa_name)
+        bkey = ("lattice_bottom", _packed_keys(), sa_name, None if rank is None else rank.tobytes())
         bottom = _CACHE.of(table).get(bkey)
         cfg = _core.lattice.EngineConfig()
         # the engine reads the quasi-identifier columns of the table's codes in place (no copy of them)
