@@ -560,10 +560,6 @@ class DeltaDisclosure(PrivacyModel):
     constraints: ClassVar[Mapping[str, Constraint]] = {
         "delta": _POSITIVE, "sensitive": _SENSITIVE, "absent": Options(("violate", "ignore"))}
 
-    def lattice_unsupported(self) -> str | None:
-        """Why the lattice engine cannot evaluate this model as given (None: it can)."""
-        return "DeltaDisclosure(absent='ignore')" if self.absent == "ignore" else None
-
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         return values < float(self.delta)
 

@@ -112,8 +112,9 @@ def class_violates(model: Any, sa_counts: Counter, ref: Counter, N: int, sa_hier
                 return True
         return False
     if kind == "DeltaDisclosure":
+        ignore_absent = getattr(model, "absent", "violate") == "ignore"  # ARX: only the values in the class
         for v in ref:
-            if ref[v] == 0:
+            if ref[v] == 0 or (ignore_absent and q[v] == 0):
                 continue
             if q[v] == 0 or abs(math.log(float(q[v]) / float(p[v]))) >= model.delta:
                 return True

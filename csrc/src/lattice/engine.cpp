@@ -86,9 +86,13 @@ void Engine::Impl::init_criteria(int64_t sa_m) {
   for (const Criterion& c : crit)
     all_supp_monotone = all_supp_monotone && (c.kind == CriterionKind::kKAnonymity || c.kind == CriterionKind::kDistinctL);
   // Grassberger's entropy estimate can fall when classes merge (two classes {1, 1} pass entropy 2-diversity,
-  // their union {2, 2} does not): feasibility is then not upward closed even without suppression.
+  // their union {2, 2} does not), and so can delta-disclosure that ignores absent values (ARX's reading: a class
+  // without value v merged with one whose share of v is just above p_v e^-delta has a share below it):
+  // feasibility is then not upward closed even without suppression.
   bool gen_monotone = true;
-  for (const Criterion& c : crit) gen_monotone = gen_monotone && !(c.kind == CriterionKind::kEntropyL && c.b == 1.0);
+  for (const Criterion& c : crit)
+    gen_monotone = gen_monotone && !(c.kind == CriterionKind::kEntropyL && c.b == 1.0) &&
+                   !(c.kind == CriterionKind::kDeltaDisclosure && c.b == 1.0);
   p_monotone = (all_supp_monotone || limit == 0) && gen_monotone;
   support_mono = !all_supp_monotone;  // some criterion beyond k-anonymity / distinct-l: a support part
   // (ARX's KL divergence can fall upward even without suppression: docs/lattice.md)

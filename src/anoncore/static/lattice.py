@@ -110,6 +110,8 @@ def _criterion(m: Any) -> Any:
     b = float(getattr(m, bn)) if bn else 0.0
     if type(m).__name__ == "EntropyLDiversity" and m.estimator == "grassberger":
         b = 1.0  # the kernel's estimator flag
+    if type(m).__name__ == "DeltaDisclosure" and m.absent == "ignore":
+        b = 1.0  # ARX's reading: a value absent from a class is not checked
     return _core.lattice.Criterion(kid, float(getattr(m, an)), b)
 
 

@@ -398,9 +398,10 @@ inline double beta_value(const ClassHist& h, const Reference& R, bool enhanced) 
 }
 
 /// delta-disclosure verdict: every value of the reference present and |ln(q_v / p_v)| < delta (strict, as
-/// Brickell & Shmatikov), q and p in double (the lattice's form).
-ANONCORE_CLASS_INLINE bool delta_holds(const ClassHist& h, const Reference& R, double delta) {
-  if (h.nnz < R.present) return false;  // a reference value is absent: |ln 0| = inf
+/// Brickell & Shmatikov), q and p in double (the lattice's form). ignore_absent (ARX's reading,
+/// DeltaDisclosure(absent='ignore')): only the values present in the class are checked.
+ANONCORE_CLASS_INLINE bool delta_holds(const ClassHist& h, const Reference& R, double delta, bool ignore_absent) {
+  if (!ignore_absent && h.nnz < R.present) return false;  // a reference value is absent: |ln 0| = inf
   for (int64_t x = 0; x < h.nnz; ++x) {
     const double p = static_cast<double>(R.count[h.val[x]]) / static_cast<double>(R.total);
     const double q = static_cast<double>(h.cnt[x]) / static_cast<double>(h.size);
@@ -452,7 +453,7 @@ ANONCORE_CLASS_INLINE bool class_holds(const Criterion& cr, const ClassHist& h, 
     case Model::kEnhancedBeta:
       return beta_holds(h, R, cr.a, cr.kind == Model::kEnhancedBeta);
     case Model::kDeltaDisclosure:
-      return delta_holds(h, R, cr.a);
+      return delta_holds(h, R, cr.a, cr.b == 1.0);
     case Model::kSemanticBeta:
     case Model::kRangeBeta:
       return true;  // (judged in Python)
@@ -600,8 +601,8 @@ bool support_violates_on(const Criterion* crit, int64_t n_crit, int64_t nnz, Eac
       case Model::kRecursiveCL:
         if (nnz < static_cast<int64_t>(cr.a)) return true;
         break;
-      case Model::kDeltaDisclosure:
-        if (nnz < R.present) return true;
+      case Model::kDeltaDisclosure:  // (absent values ignored, b = 1: no verdict from the support alone)
+        if (cr.b != 1.0 && nnz < R.present) return true;
         break;
       case Model::kEqualT:
       case Model::kHellingerT: {

@@ -62,8 +62,9 @@ inline constexpr ModelInfo kModels[] = {
 
 inline constexpr int kNumModels = static_cast<int>(sizeof(kModels) / sizeof(kModels[0]));
 
-/// One model instance as the kernels take it: a = k / l / t / beta / delta, b = c of recursive (c, l)-diversity
-/// or the estimator of entropy l-diversity (0 Shannon, 1 Grassberger).
+/// One model instance as the kernels take it: a = k / l / t / beta / delta, b = c of recursive (c, l)-diversity,
+/// the estimator of entropy l-diversity (0 Shannon, 1 Grassberger) or delta-disclosure's reading of a value
+/// absent from a class (0 violates, 1 ignored: ARX).
 struct Criterion {
   Model kind = Model::kKAnonymity;
   double a = 0.0;

@@ -1,7 +1,8 @@
-"""lattice_search with an ordered t-closeness whose value order is stated (``order='string'``, ARX's order of a
-string attribute, or an explicit sequence): the sensitive codes renumbered in that order before the engine
-sees them, checked node by node and optimum by optimum against tests/oracles/lattice.py, whose ordered EMD
-sorts the values by their labels itself."""
+"""ARX's readings in the lattice engine, node by node and optimum by optimum against tests/oracles/lattice.py:
+an ordered t-closeness whose value order is stated (``order='string'``, ARX's order of a string attribute, or
+an explicit sequence; the sensitive codes renumbered in that order before the engine sees them, while the
+oracle's ordered EMD sorts the labels itself), and delta-disclosure with ``absent='ignore'`` (only the values
+present in a class are checked)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from oracles import lattice as oracle
 
 from anoncore import Attribute, Hierarchy, Schema, Table
 from anoncore.models import (
+    DeltaDisclosure,
     HierarchicalDistanceTCloseness,
     KAnonymity,
     OrderedDistanceTCloseness,
@@ -125,3 +127,51 @@ def test_refusals() -> None:
     # engines that read the codes as given (the Dask search's frequency sets) still refuse a stated order
     with pytest.raises(ValueError, match="does not support OrderedDistanceTCloseness with an order"):
         _as_models([OrderedDistanceTCloseness(0.2, order="string")], "distributed_lattice_search")
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("absent", ["ignore", "violate"])
+def test_delta_disclosure_every_node_and_the_optimum(seed: int, absent: str) -> None:
+    t = _table(seed, 80, sa_hierarchy=seed % 2 == 0)
+    models = [KAnonymity(2), DeltaDisclosure(1.3, absent=absent)]
+    for limit in (0.0, 0.25):
+        problem = LatticeProblem.build(t, models, limit, "loss")
+        stats = oracle.every_node(t, models, limit)
+        for lv, st in stats.items():
+            got = problem.evaluate(lv)
+            assert got["feasible"] == st["feasible"], (limit, lv)
+            if st["feasible"]:
+                assert got["suppressed"] == st["suppressed"], (limit, lv)
+        vals = {lv: oracle.metric_value(t, s, "loss") for lv, s in stats.items() if s["feasible"]}
+        if not vals:
+            continue
+        res = lattice_search(t, models, suppression_limit=limit, metric="loss")
+        assert res.partition.levels in vals
+        np.testing.assert_allclose(vals[res.partition.levels], min(vals.values()), rtol=1e-9, atol=1e-12)
+        assert res.achieved["passed"]
+
+
+def test_delta_disclosure_readings_differ_on_this_table() -> None:
+    """Not vacuous: some node's classes lack a value of the table, so the two readings suppress differently."""
+    t = _table(0, 80, sa_hierarchy=True)
+    strict = oracle.every_node(t, [DeltaDisclosure(1.3)], 0.0)
+    loose = oracle.every_node(t, [DeltaDisclosure(1.3, absent="ignore")], 0.0)
+    assert any(strict[lv]["suppressed"] != loose[lv]["suppressed"] for lv in strict)
+
+
+def test_ignoring_absent_values_is_not_upward_closed() -> None:
+    """A class without value v merged with one whose share of v barely passes has a share of v below
+    p_v e^-delta: the engine must not infer feasibility upwards, even without suppression (the optimum test
+    above found a worse node when it did)."""
+    t = _table(0, 80, sa_hierarchy=True)
+    assert LatticeProblem.build(t, [DeltaDisclosure(1.3)], 0.0, "loss").engine.predicate_monotone
+    assert not LatticeProblem.build(t, [DeltaDisclosure(1.3, absent="ignore")], 0.0, "loss").engine.predicate_monotone
+    # the definitions on two classes and their union: p = (1/2, 1/2), delta = ln 3 (shares in (1/6, 3/2))
+    from collections import Counter
+
+    ref, m = Counter({0: 50, 1: 50}), DeltaDisclosure(math.log(3), absent="ignore")
+    a, b = Counter({0: 10}), Counter({0: 8, 1: 2})  # b's share of value 1 is 0.2 > 1/6; a lacks it
+    assert not oracle.class_violates(m, a, ref, 100, None)
+    assert not oracle.class_violates(m, b, ref, 100, None)
+    assert oracle.class_violates(m, a + b, ref, 100, None)  # 2/20 < 1/6
+    assert oracle.class_violates(DeltaDisclosure(math.log(3)), a, ref, 100, None)  # (strict: a lacks value 1)
