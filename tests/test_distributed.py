@@ -18,6 +18,7 @@ from anoncore.datasets.census import synthetic_census_frame, synthetic_census_sc
 from anoncore.distributed import FrequencySet, lattice_search
 from anoncore.distributed.publish import audit_published, publish_parquet, write_census_parquet
 from anoncore.models import (
+    DeltaDisclosure,
     DistinctLDiversity,
     EntropyLDiversity,
     EqualDistanceTCloseness,
@@ -88,6 +89,7 @@ CASES = [
     ([RecursiveCLDiversity(3, 2)], 0.02, "loss"),
     ([KAnonymity(2), EqualDistanceTCloseness(0.3)], 0.02, "loss"),
     ([HierarchicalDistanceTCloseness(0.3)], 0.02, "dm_star"),
+    ([KAnonymity(2), DeltaDisclosure(2.0, absent="ignore")], 0.04, "loss"),  # (ARX's reading)
 ]
 
 
