@@ -80,6 +80,11 @@ def test_specs_build_the_models() -> None:
     assert (r.c, r.l) == (4.0, 3)
     b = parse_model_spec("beta-range=2,0.5@salary").build()
     assert isinstance(b, models.RangeBetaLikeness) and (b.beta, b.epsilon, b.sensitive) == (2.0, 0.5, "salary")
+    # ARX's readings (docs/arx-differences.md)
+    assert parse_model_spec("t-ordered-arx=0.3@salary").build() == models.OrderedDistanceTCloseness(
+        0.3, sensitive="salary", order="string")
+    assert parse_model_spec("delta-arx=1.5").build() == models.DeltaDisclosure(1.5, absent="ignore")
+    assert parse_model_spec("delta-arx=1.5").to_dict()["parameters"] == {"delta": 1.5, "absent": "ignore"}
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,30 @@ def test_sabre_from_files_equals_api_and_is_audited(census_files, tmp_path: Path
     assert rep.passed
 
 
+def test_arx_readings_from_the_command_line_equal_api(census_files, tmp_path: Path) -> None:
+    """`t-ordered-arx` and `delta-arx` (ARX's readings) search and audit as the API's models with those options."""
+    from anoncore import Schema, Table
+    from anoncore.models import DeltaDisclosure
+    from anoncore.static.lattice import lattice_search
+
+    data, schema, _ = census_files
+    t2 = Table.from_csv(data, Schema.from_toml(schema))
+    for spec, model in (("t-ordered-arx=0.2@salary", OrderedDistanceTCloseness(0.2, sensitive="salary",
+                                                                               order="string")),
+                        ("delta-arx=3@salary", DeltaDisclosure(3.0, sensitive="salary", absent="ignore"))):
+        code, doc = run_json(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash",
+                              "--model", "k=4", "--model", spec, "--suppression-limit", "0.05",
+                              "-o", str(tmp_path / "pub.csv"), "--force", "--json"])
+        assert code == 0, doc
+        res = doc["result"]
+        api = lattice_search(t2, [KAnonymity(4), model], suppression_limit=0.05)
+        assert res["partition"]["levels"] == [int(x) for x in api.partition.levels], spec
+        assert res["counts"]["n_suppressed_rows"] == api.partition.n_suppressed
+        assert res["guarantees"]["passed"] is True
+        fields = res["guarantees"]["models"][1]
+        assert (fields.get("order"), fields.get("absent")) in (("string", None), (None, "ignore")), fields
+
+
 def test_flash_levels_equal_api(census_files, tmp_path: Path) -> None:
     from anoncore import Schema, Table
     from anoncore.static.lattice import lattice_search

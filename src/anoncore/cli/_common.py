@@ -80,12 +80,19 @@ MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], .
     "beta-range": ("RangeBetaLikeness", ("beta", "epsilon"),
                    (_float("beta", 0.0, math.inf, True), _float("epsilon", 0.0, math.inf)), True),
     "delta": ("DeltaDisclosure", ("delta",), (_float("delta", 0.0, math.inf, True),), True),
+    # ARX's readings (docs/arx-differences.md): string order of the values, absent values not checked
+    "t-ordered-arx": ("OrderedDistanceTCloseness", ("t",), (_float("t", 0.0, 1.0, True),), True),
+    "delta-arx": ("DeltaDisclosure", ("delta",), (_float("delta", 0.0, math.inf, True),), True),
     # risk-based (anoncore.risk; audit only)
     "avg-risk": ("AverageReidentificationRisk", ("risk",), (_float("risk", 0.0, 1.0, True),), False),
     "sample-uniqueness": ("SampleUniqueness", ("uniqueness",), (_float("uniqueness", 0.0, 1.0),), False),
     "population-uniqueness": ("PopulationUniqueness", ("uniqueness", "population_size"),
                               (_float("uniqueness", 0.0, 1.0), _float("population_size", 1.0, math.inf)), False),
 }
+
+
+#: spec name -> the model's keyword arguments that the spec name fixes (ARX's readings)
+SPEC_OPTIONS: dict[str, dict[str, str]] = {"t-ordered-arx": {"order": "string"}, "delta-arx": {"absent": "ignore"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +119,13 @@ class ModelSpec:
         except ImportError:
             raise RuntimeError("this build of anoncore has no privacy models (anoncore.models is missing).") from None
         cls = getattr(models, self.class_name)
-        kwargs = {"sensitive": self.sensitive} if self.sensitive is not None else {}
-        return cls(*self.params, **kwargs)
+        kwargs: dict[str, Any] = {"sensitive": self.sensitive} if self.sensitive is not None else {}
+        return cls(*self.params, **kwargs, **SPEC_OPTIONS.get(self.name, {}))
 
     def to_dict(self) -> dict[str, Any]:
         names = MODEL_SPECS[self.name][1]
-        return {"spec": self.text, "model": self.class_name, "parameters": dict(zip(names, self.params)),
+        return {"spec": self.text, "model": self.class_name,
+                "parameters": dict(zip(names, self.params)) | SPEC_OPTIONS.get(self.name, {}),
                 "sensitive": self.sensitive}
 
 
@@ -135,6 +143,8 @@ def parse_model_spec(text: str) -> ModelSpec:
     ModelSpec(text='k=5', name='k', class_name='KAnonymity', params=(5,), sensitive=None)
     >>> parse_model_spec("t-hierarchical=0.2@occupation").class_name
     'HierarchicalDistanceTCloseness'
+    >>> parse_model_spec("t-ordered-arx=0.2@occupation").build().order
+    'string'
     """
     if not isinstance(text, str):
         raise TypeError(f"A model spec must be a str. Got {type(text).__name__} instead.")
