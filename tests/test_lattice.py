@@ -98,6 +98,7 @@ MODEL_SETS = [
     [M("BasicBetaLikeness", beta=1.3)],
     [M("EnhancedBetaLikeness", beta=0.9)],
     [M("DeltaDisclosure", delta=1.1)],
+    [M("KAnonymity", k=2), M("DeltaDisclosure", delta=0.9, absent="ignore")],
 ]
 
 

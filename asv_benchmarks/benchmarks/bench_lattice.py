@@ -320,3 +320,31 @@ class AdultARXConfiguration:
     def track_nodes_evaluated(self, table: Any, metric: str, limit: float) -> int:
         r = self._run(table, metric, limit)
         return int(r.stats["nodes_evaluated"]) + int(r.stats.get("rank_nodes_evaluated", 0))
+
+
+class AdultARXReadings:
+    """ARX's readings of two models in the engine, Adult with occupation sensitive, k=5, 4 %: ordered t-closeness
+    in the string order of the values (the codes renumbered) and delta-disclosure checking only the values
+    present in a class (not upward closed: no feasibility inferred upwards), next to the paper's readings."""
+
+    params = (["t_ordered_0.2", "t_ordered_string_0.2", "delta_1.2", "delta_ignore_1.2"],)
+    param_names = ("models",)
+    timeout = 120
+
+    def setup_cache(self) -> Any:
+        return adult(sensitive="occupation")
+
+    def _run(self, table: Any, models: str) -> Any:
+        from anoncore.models import DeltaDisclosure, KAnonymity, OrderedDistanceTCloseness
+        from anoncore.static.lattice import lattice_search
+
+        m = {"t_ordered_0.2": OrderedDistanceTCloseness(0.2),
+             "t_ordered_string_0.2": OrderedDistanceTCloseness(0.2, order="string"),
+             "delta_1.2": DeltaDisclosure(1.2), "delta_ignore_1.2": DeltaDisclosure(1.2, absent="ignore")}[models]
+        return lattice_search(table, [KAnonymity(5), m], suppression_limit=0.04, n_threads=1)
+
+    def time_lattice_search(self, table: Any, models: str) -> None:
+        self._run(table, models)
+
+    def track_nodes_evaluated(self, table: Any, models: str) -> int:
+        return int(self._run(table, models).stats["nodes_evaluated"])

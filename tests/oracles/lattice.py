@@ -297,11 +297,16 @@ def support_violates(model: Any, support: set[int], ref: Counter, N: int, sa_hie
         return len(S) < math.ceil(model.l)
     vals = [v for v in ref if ref[v] > 0]
     p = {v: ref[v] / N for v in vals}
-    if kind == "DeltaDisclosure":
+    if kind == "DeltaDisclosure" and getattr(model, "absent", "violate") != "ignore":
         return not set(vals) <= set(S)
-    if kind in ("BasicBetaLikeness", "EnhancedBetaLikeness"):
+    if kind in ("BasicBetaLikeness", "EnhancedBetaLikeness", "DeltaDisclosure"):
+        # a Q on S with Q_v <= cap_v: beta-likeness's bound, or delta-disclosure's p_v e^delta when only the
+        # values present in a class are checked (its lower bounds p_v e^-delta sum below 1 on any support)
         caps = []
         for v in S:
+            if kind == "DeltaDisclosure":
+                caps.append(p[v] * math.exp(model.delta))
+                continue
             b = model.beta if kind == "BasicBetaLikeness" else min(model.beta, -math.log(p[v]))
             caps.append(p[v] * (1 + b))
         if abs(sum(min(1.0, c) for c in caps) - 1.0) < 1e-7:

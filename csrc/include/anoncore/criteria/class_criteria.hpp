@@ -601,9 +601,19 @@ bool support_violates_on(const Criterion* crit, int64_t n_crit, int64_t nnz, Eac
       case Model::kRecursiveCL:
         if (nnz < static_cast<int64_t>(cr.a)) return true;
         break;
-      case Model::kDeltaDisclosure:  // (absent values ignored, b = 1: no verdict from the support alone)
-        if (cr.b != 1.0 && nnz < R.present) return true;
+      case Model::kDeltaDisclosure: {
+        if (cr.b != 1.0) {  // the paper's reading: every value of the table present
+          if (nnz < R.present) return true;
+          break;
+        }
+        // ARX's reading (absent values not checked): each present value's share below p_v e^delta, and the
+        // shares sum to 1, so a support whose caps sum to at most 1 admits no class (as beta-likeness's caps)
+        const double e = std::exp(cr.a);
+        double cap = 0.0;
+        each([&](int32_t v) { cap += std::min(1.0, R.p[v] * e); });
+        if (cap < 1.0 - kSupportEps) return true;
         break;
+      }
       case Model::kEqualT:
       case Model::kHellingerT: {
         int64_t pres = 0;
