@@ -175,3 +175,17 @@ def test_ignoring_absent_values_is_not_upward_closed() -> None:
     assert not oracle.class_violates(m, b, ref, 100, None)
     assert oracle.class_violates(m, a + b, ref, 100, None)  # 2/20 < 1/6
     assert oracle.class_violates(DeltaDisclosure(math.log(3)), a, ref, 100, None)  # (strict: a lacks value 1)
+
+
+def test_the_heuristics_take_both_readings() -> None:
+    """The heuristics build the same engine (LatticeProblem.build): their nodes satisfy the readings as the
+    audit checks them."""
+    from anoncore.static.lattice import datafly, samarati
+
+    t = _table(2, 120, sa_hierarchy=True)
+    for m in (OrderedDistanceTCloseness(0.1537, order="string"), DeltaDisclosure(1.3, absent="ignore")):
+        for algo in (datafly, samarati):
+            res = algo(t, [KAnonymity(2), m], suppression_limit=0.2)
+            assert res.achieved["passed"], (algo.__name__, m)
+            st = oracle.node_stats(t, res.partition.levels, [KAnonymity(2), m], math.floor(0.2 * t.n_rows))
+            assert st["feasible"] and res.partition.n_suppressed == st["suppressed"], (algo.__name__, m)
