@@ -357,7 +357,8 @@ class OrderedDistanceTCloseness(_TCloseness):
     The value order is stated by ``order``: by default the sensitive attribute's code order (numeric rank,
     declared ordinal order, or hierarchy pre-order); ``'string'`` sorts the values by their text, as ARX orders
     a string attribute; a sequence of values gives the order explicitly. Only the m' values present in the
-    reference distribution count.
+    reference distribution count. The lattice search takes any order (it renumbers the sensitive codes in it,
+    :meth:`value_order`); the Dask search takes the code order only.
 
     Parameters
     ----------
@@ -534,7 +535,9 @@ class DeltaDisclosure(PrivacyModel):
 
     ``absent`` says how a value of the reference that is absent from a class counts. ``'violate'`` (default,
     the paper's definition: ``|ln(0/p)|`` is infinite) makes such a class fail (value +inf); ``'ignore'``
-    (ARX's reading) checks only the values present in the class.
+    (ARX's reading) checks only the values present in the class. Under ``'ignore'`` two passing classes can
+    merge into a failing one (one lacks a value whose share in the other barely passes), so the lattice search
+    infers no feasible node from a feasible one below it and evaluates more nodes.
 
     Parameters
     ----------
