@@ -103,6 +103,13 @@ def test_arx_readings_from_the_command_line_equal_api(census_files, tmp_path: Pa
         assert res["guarantees"]["passed"] is True
         fields = res["guarantees"]["models"][1]
         assert (fields.get("order"), fields.get("absent")) in (("string", None), (None, "ignore")), fields
+    # the text report keeps a space after a spec longer than its column
+    out = io.StringIO()
+    assert main(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash", "--model", "k=4",
+                 "--model", "t-ordered-arx=0.2@salary", "--suppression-limit", "0.05", "-o", str(tmp_path / "pub.csv"),
+                 "--force"], stdout=out) == 0
+    text = out.getvalue()
+    assert re.search(r"^  t-ordered-arx=0.2@salary +passed on salary", text, re.MULTILINE), text[-600:]
 
 
 def test_flash_levels_equal_api(census_files, tmp_path: Path) -> None:

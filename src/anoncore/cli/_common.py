@@ -496,10 +496,11 @@ def _report_text(audit_dict: dict[str, Any] | None) -> str | None:
     head = (f"Audit ({audit_dict['n_checked_classes']} classes checked, reference {audit_dict['reference']}): "
             f"{'PASSED' if audit_dict['passed'] else 'FAILED'}")
     lines = [head]
+    width = max([23] + [len(str(m["spec"])) for m in audit_dict["models"]]) + 1  # (a long spec keeps a space)
     for m in audit_dict["models"]:
         verdict = "passed" if m["passed"] else f"FAILED ({m['n_violating']} violating classes)"
         sa = f" on {m['sensitive_attribute']}" if m.get("sensitive_attribute") else ""
-        lines.append(f"  {m['spec']:<24}{verdict}{sa}; achieved {m['parameter']} = {_fmt_num(m['achieved'])}")
+        lines.append(f"  {m['spec']:<{width}}{verdict}{sa}; achieved {m['parameter']} = {_fmt_num(m['achieved'])}")
     return "\n".join(lines)
 
 
