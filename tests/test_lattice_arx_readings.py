@@ -21,7 +21,7 @@ from anoncore.models import (
     OrderedDistanceTCloseness,
 )
 from anoncore.risk import risk_lattice_search
-from anoncore.static.lattice import LatticeProblem, _as_models, lattice_search
+from anoncore.static.lattice import LatticeProblem, lattice_search
 
 H3 = Hierarchy.from_nested({"*": {"A": ["a0", "a1", "a2"], "B": ["b0", "b1", "b2"]}})
 H4 = Hierarchy.from_nested({"*": {"X": {"x0": ["u0", "u1"], "x1": ["u2", "u3"]}, "Y": {"y0": ["u4", "u5"]}}})
@@ -124,9 +124,14 @@ def test_refusals() -> None:
         lattice_search(t, [OrderedDistanceTCloseness(0.2, order="string"), OrderedDistanceTCloseness(0.3)])
     with pytest.raises(ValueError, match="does not list the value"):
         lattice_search(t, [OrderedDistanceTCloseness(0.2, order=("8", "9"))])
-    # engines that read the codes as given (the Dask search's frequency sets) still refuse a stated order
-    with pytest.raises(ValueError, match="does not support OrderedDistanceTCloseness with an order"):
-        _as_models([OrderedDistanceTCloseness(0.2, order="string")], "distributed_lattice_search")
+    # the Dask search's frequency sets carry the codes as given: a stated order is refused there
+    from anoncore.distributed import FrequencySet
+    from anoncore.distributed import lattice_search as dask_search
+
+    freq = FrequencySet.from_table(t, sensitive="s")
+    with pytest.raises(ValueError, match="Dask search takes OrderedDistanceTCloseness in the code order only"):
+        dask_search(freq, [OrderedDistanceTCloseness(0.2, order="string")])
+    assert dask_search(freq, [KAnonymity(2), OrderedDistanceTCloseness(0.5)], suppression_limit=0.5).levels
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -180,7 +185,7 @@ def test_ignoring_absent_values_is_not_upward_closed() -> None:
 def test_the_heuristics_take_both_readings() -> None:
     """The heuristics build the same engine (LatticeProblem.build): their nodes satisfy the readings as the
     audit checks them."""
-    from anoncore.static.lattice import datafly, samarati
+    from anoncore.static.lattice import datafly, samarati, t_incognito
 
     t = _table(2, 120, sa_hierarchy=True)
     for m in (OrderedDistanceTCloseness(0.1537, order="string"), DeltaDisclosure(1.3, absent="ignore")):
@@ -189,3 +194,8 @@ def test_the_heuristics_take_both_readings() -> None:
             assert res.achieved["passed"], (algo.__name__, m)
             st = oracle.node_stats(t, res.partition.levels, [KAnonymity(2), m], math.floor(0.2 * t.n_rows))
             assert st["feasible"] and res.partition.n_suppressed == st["suppressed"], (algo.__name__, m)
+    # t_incognito (default metric DM) hands its model objects to the optimal search: the order is kept
+    models = [KAnonymity(2), OrderedDistanceTCloseness(0.1537, order="string")]
+    ti = t_incognito(t, models, suppression_limit=0.2)
+    assert ti.partition.levels == lattice_search(t, models, suppression_limit=0.2, metric="dm").partition.levels
+    assert ti.achieved["passed"]

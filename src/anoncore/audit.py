@@ -258,8 +258,8 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
                                  "which has none.")
             if isinstance(m, (SemanticBetaLikeness, RangeBetaLikeness)):
                 _check_group_model(m, table, sa)
-            if isinstance(m, OrderedDistanceTCloseness) and m.order not in (None, "codes"):
-                _value_order(m, table, sa)
+            if isinstance(m, OrderedDistanceTCloseness):
+                m.value_order(table, sa)  # (a stated order that does not list the values is refused up front)
         if isinstance(m, (KMap, DeltaPresence)):
             _subset_of(m, table.n_rows)
         plan.append((m, sa))
@@ -355,8 +355,7 @@ def _class_values(m: PrivacyModel, sa: str | None, table: Table, sizes: NDArray[
     if isinstance(m, EqualDistanceTCloseness):
         return d.emd_equal_classes(hist, sizes, ref, nt)
     if isinstance(m, OrderedDistanceTCloseness):
-        if m.order not in (None, "codes"):
-            perm = _value_order(m, table, sa)
+        if (perm := m.value_order(table, sa)) is not None:
             return d.emd_ordered_classes(
                 np.ascontiguousarray(hist[:, perm]), sizes, np.ascontiguousarray(ref[perm]), nt)
         return d.emd_ordered_classes(hist, sizes, ref, nt)
@@ -460,14 +459,7 @@ def _range_gains(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray
                         np.asarray(his, dtype=np.int64))
 
 
-# ------------------------------------------------------------------------ ARX readings (value order, absent values)
-def _value_order(m: OrderedDistanceTCloseness, table: Table, sa: str) -> NDArray[np.int64]:
-    """The codes of ``sa`` in the model's stated order (a permutation of 0 .. m-1)."""
-    perm = m.value_order(table, sa)
-    assert perm is not None  # (called for an order other than the code order)
-    return perm
-
-
+# ------------------------------------------------------------------------ ARX readings (absent values)
 def _delta_present_only(hist: NDArray[np.int64], sizes: NDArray[np.int64], ref: NDArray[np.int64]
                         ) -> NDArray[np.float64]:
     """max over the values present in a class of |ln(q / p)| (ARX's reading of delta-disclosure)."""

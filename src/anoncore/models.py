@@ -397,14 +397,6 @@ class OrderedDistanceTCloseness(_TCloseness):
             raise ValueError(f"The 'order' parameter of OrderedDistanceTCloseness lists a value twice: {list(o)}.")
         object.__setattr__(self, "order", tuple(o))
 
-    def lattice_unsupported(self) -> str | None:
-        """Why the lattice engine cannot evaluate this model as given (None: it can). An order other than the
-        code order is evaluated by ``lattice_search`` on a table (the sensitive codes renumbered in that order,
-        :meth:`value_order`), not by the engines built from frequency sets (Dask)."""
-        if self.order not in (None, "codes"):
-            return "OrderedDistanceTCloseness with an order other than the code order"
-        return None
-
     def value_order(self, table: Any, sa: str) -> NDArray[np.int64] | None:
         """The codes of ``table``'s sensitive attribute ``sa`` in this model's order (a permutation of
         ``0 .. m-1``), or None for the code order. ValueError when an explicit order misses a value of ``sa`` or

@@ -205,6 +205,11 @@ def _frequency_engine(freq: FrequencySet, mlist: list[Any], sup: float, metric: 
     crit = []
     needs_sa = False
     for m in mlist:
+        if getattr(m, "order", None) not in (None, "codes"):
+            # (LatticeProblem.build renumbers a table's sensitive codes in the stated order; a frequency set's
+            # codes are taken as given)
+            raise ValueError(f"The Dask search takes {type(m).__name__} in the code order only; lattice_search on a "
+                             f"Table takes order={m.order!r}.")
         if _MODEL_KINDS[type(m).__name__][3]:
             needs_sa = True
             want = getattr(m, "sensitive", None)

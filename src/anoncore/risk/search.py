@@ -26,7 +26,6 @@ from anoncore.models import (
     DeltaPresence,
     KAnonymity,
     KMap,
-    OrderedDistanceTCloseness,
     PopulationUniqueness,
     PrivacyModel,
     SampleUniqueness,
@@ -40,8 +39,7 @@ __all__ = ["risk_lattice_search"]
 def _engine_supports(m: Any) -> bool:
     from anoncore.static.lattice import _MODEL_KINDS
 
-    # (an ordered t-closeness with a stated value order: LatticeProblem.build renumbers the sensitive codes)
-    return type(m).__name__ in _MODEL_KINDS and (not m.lattice_unsupported() or isinstance(m, OrderedDistanceTCloseness))
+    return type(m).__name__ in _MODEL_KINDS and not m.lattice_unsupported()
 
 
 def _sizes_pass(problem: Any, lv: tuple[int, ...], models: list[PopulationUniqueness]) -> bool:

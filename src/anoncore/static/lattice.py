@@ -189,10 +189,7 @@ def _check_weights(weights: Any, table: Table, metric: str, caller: str) -> list
     return out
 
 
-def _as_models(models: Any, caller: str, recode: bool = False) -> list[Any]:
-    """The models as a list, each one the engine evaluates (TypeError / ValueError otherwise). ``recode``: the
-    caller renumbers the sensitive codes in an ordered t-closeness model's value order
-    (:meth:`LatticeProblem.build`), so such an order is accepted."""
+def _as_models(models: Any, caller: str) -> list[Any]:
     if models is None:
         raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
                         f"Got None instead.")
@@ -203,7 +200,7 @@ def _as_models(models: Any, caller: str, recode: bool = False) -> list[Any]:
         if type(m).__name__ not in _MODEL_KINDS:
             raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
         why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
-        if why and not (recode and isinstance(m, OrderedDistanceTCloseness)):
+        if why:
             raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
                              "anoncore.risk.risk_lattice_search searches with it.")
     return lst
@@ -235,7 +232,7 @@ class LatticeProblem:
               gs_factor: float = 0.5, aggregate: str = "geometric_mean", n_threads: int | None = None,
               caller: str = "lattice_search", weights: Any = None) -> LatticeProblem:
         table = _check_table(table, caller)
-        mlist = _as_models(models, caller, recode=True)
+        mlist = _as_models(models, caller)
         sup = check_float(suppression_limit, "suppression_limit", caller, 0, 1)
         metric = check_option(metric, "metric", caller, list(METRICS))
         gs = check_float(gs_factor, "gs_factor", caller, 0, 1)
