@@ -66,7 +66,7 @@ def test_every_spec_maps_to_a_model_class_name() -> None:
         "KAnonymity", "DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity", "EqualDistanceTCloseness",
         "OrderedDistanceTCloseness", "HierarchicalDistanceTCloseness", "HellingerTCloseness", "BasicBetaLikeness",
         "EnhancedBetaLikeness", "SemanticBetaLikeness", "RangeBetaLikeness", "DeltaDisclosure",
-        "AverageReidentificationRisk", "SampleUniqueness", "PopulationUniqueness"}
+        "AverageReidentificationRisk", "SampleUniqueness", "PopulationUniqueness", "KMap"}
 
 
 @pytest.mark.skipif(not HAVE_AUDIT, reason="anoncore.models not merged yet")

@@ -114,6 +114,30 @@ def test_arx_readings_from_the_command_line_equal_api(census_files, tmp_path: Pa
     assert re.search(r"^  t-ordered-arx=0.2@salary +passed on salary", text, re.MULTILINE), text[-600:]
 
 
+def test_arx_kmap_from_the_command_line_equals_api(census_files, tmp_path: Path) -> None:
+    """`kmap-ztp=K,N` (ARX's estimated k-map) searches as the k-anonymity of the derived k and audits as KMap."""
+    from anoncore import Schema, Table
+    from anoncore.models import KMap
+    from anoncore.static.lattice import lattice_search
+
+    data, schema, _ = census_files
+    t2 = Table.from_csv(data, Schema.from_toml(schema))
+    model = KMap(12, population_size=20_000, estimator="zero_truncated_poisson")
+    kd = model.derived(t2.n_rows).k
+    assert kd < 12
+    code, doc = run_json(["anonymize", str(data), "--schema", str(schema), "--algorithm", "flash",
+                          "--model", "kmap-ztp=12,20000", "--suppression-limit", "0.05",
+                          "-o", str(tmp_path / "pub.csv"), "--force", "--json"])
+    assert code == 0, doc
+    res = doc["result"]
+    api = lattice_search(t2, [KAnonymity(kd)], suppression_limit=0.05)
+    assert res["partition"]["levels"] == [int(x) for x in api.partition.levels]
+    assert res["counts"]["n_suppressed_rows"] == api.partition.n_suppressed
+    entry = res["guarantees"]["models"][0]
+    assert (entry["model"], entry["estimator"], entry["passed"]) == ("KMap", "zero_truncated_poisson", True)
+    assert entry["achieved"] >= kd
+
+
 def test_flash_levels_equal_api(census_files, tmp_path: Path) -> None:
     from anoncore import Schema, Table
     from anoncore.static.lattice import lattice_search

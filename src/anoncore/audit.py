@@ -300,7 +300,8 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
             values = _risk_values(m, labels, suppressed, n_classes, sizes)
         else:
             values = _class_values(m, sa, table, sizes, empty, stats_for, nt)
-        verdict = m.evaluate(values)
+        # (ARX's estimated k-map: the published sizes against the k derived from the table's size)
+        verdict = m.evaluate_derived(values, table.n_rows) if isinstance(m, KMap) and m.derives_k else m.evaluate(values)
         results.append(ModelAudit(m, verdict.passed, verdict.achieved, int(verdict.violating.size), sa,
                                   _readonly(values), verdict.violating))
     t_end = time.perf_counter()
@@ -494,8 +495,8 @@ def _subset_of(m: KMap | DeltaPresence, n_rows: int) -> NDArray[np.bool_] | None
 
 def _risk_values(m: PrivacyModel, labels: NDArray[np.int64], suppressed: NDArray[np.bool_], n_classes: int,
                  sizes: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Per-class values of the risk-based models (see anoncore.models)."""
-    if isinstance(m, (KMap, DeltaPresence)):
+    """Per-class values of the risk-based models (see anoncore.models); ARX's estimated k-map: the sizes."""
+    if isinstance(m, (KMap, DeltaPresence)) and not (isinstance(m, KMap) and m.derives_k):
         mask = _subset_of(m, labels.shape[0])
         skip = suppressed if mask is None else (suppressed | ~mask)
         f = _core.core.class_sizes(labels, np.ascontiguousarray(skip), n_classes).astype(np.float64)

@@ -31,6 +31,7 @@ SampleUniqueness(uniqueness)            class size; table: share of size-1 recor
 PopulationUniqueness(uniqueness, N)     class size; table: estimated uniques / N     <= value     table
 KMap(k, subset)                         population rows of the class                 >= k         min
 KMap(k, population_size=N)              P(population count < k), Poisson estimate    <= signif.   max
+KMap(k, population_size=N, estimator=)  published class size (ARX's derived k)       >= k'        min
 DeltaPresence(dmin, dmax, subset)       published rows / population rows             in [dmin, dmax]  max
 ======================================  ===========================================  ===========  ==========
 
@@ -43,12 +44,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from anoncore._validation import Boolean, Constraint, InstanceOf, Interval, Options, check_params
+
+if TYPE_CHECKING:
+    from anoncore.risk.kmap import DerivedK
 
 __all__ = [
     "AverageReidentificationRisk",
@@ -813,6 +817,11 @@ class KMap(PrivacyModel):
     (ARX's research subset); a class's value is its population count. Estimated, with ``population_size``: a
     class of f sample records stands for ``F = f + X`` population records, ``X ~ Poisson(f (1 - pi) / pi)``
     with ``pi = n / population_size``; its value is ``P(F < k)``, which must be at most ``significance``.
+    ARX's estimated k-map, with ``estimator`` (``'poisson'`` or ``'zero_truncated_poisson'``, El Emam &
+    Dankar 2008): k-anonymity with the k derived from the table's size (:func:`anoncore.risk.kmap.derived_k`,
+    :meth:`derived`); a class's value is its published size, which must reach the derived k. Read this way it
+    is a k-anonymity, so ``lattice_search``, its heuristics, ``risk_lattice_search`` and the Dask search take
+    it and suppress classes below the derived k as ARX does.
 
     Parameters
     ----------
@@ -823,17 +832,22 @@ class KMap(PrivacyModel):
     population_size : float, default=None
         Estimated k-map.
     significance : float in (0, 1), default=0.01
+    estimator : {None, 'poisson', 'zero_truncated_poisson'}, default=None
+        None: the per-class reading above; otherwise ARX's derived k (needs ``population_size``).
 
     Examples
     --------
     >>> KMap(5, population_size=1e5).estimated
     True
+    >>> KMap(100, population_size=60_000, estimator="poisson").derived(30_162).k
+    69
     """
 
     k: int
     subset: Any = field(default=None, compare=False, repr=False)
     population_size: float | None = None
     significance: float = 0.01
+    estimator: str | None = None
     requirement: ClassVar[str] = "count"
     needs_sensitive: ClassVar[bool] = False
     monotone_suppression: ClassVar[bool] = True
@@ -844,31 +858,65 @@ class KMap(PrivacyModel):
 
     def __post_init__(self) -> None:
         check_params(self, self.constraints, type(self).__name__)
+        if self.estimator is not None:
+            Options(("poisson", "zero_truncated_poisson")).check(self.estimator, "estimator", "KMap")
         object.__setattr__(self, "subset", _check_subset("KMap", self.subset))
         if self.population_size is not None:
             if self.subset is not None:
                 raise ValueError("KMap takes a research subset (exact) or a population_size (estimated), not both.")
             Interval("float", 1, None, "left").check(self.population_size, "population_size", "KMap")
+        elif self.estimator is not None:
+            raise ValueError(f"KMap(estimator={self.estimator!r}) estimates the population's cells: it needs a "
+                             f"population_size.")
 
     @property
     def estimated(self) -> bool:
         return self.population_size is not None
 
+    @property
+    def derives_k(self) -> bool:
+        """ARX's reading: k-anonymity with a derived k (``estimator`` given)."""
+        return self.estimator is not None
+
+    def derived(self, n_rows: int) -> DerivedK:
+        """ARX's derived k for a table of ``n_rows`` records (:func:`anoncore.risk.kmap.derived_k`); only with
+        ``estimator``."""
+        if self.estimator is None or self.population_size is None:
+            raise ValueError("KMap.derived needs an estimator ('poisson' or 'zero_truncated_poisson') and a "
+                             "population_size.")
+        from anoncore.risk.kmap import derived_k
+
+        return derived_k(int(self.k), int(n_rows), float(self.population_size), float(self.significance),
+                         self.estimator)
+
+    def as_k_anonymity(self, n_rows: int) -> KAnonymity:
+        """The k-anonymity ARX checks for this k-map on a table of ``n_rows`` records (``estimator`` given)."""
+        return KAnonymity(int(self.derived(n_rows).k))
+
     def threshold(self) -> float:
-        return float(self.significance) if self.estimated else float(self.k)
+        return float(self.significance) if self.estimated and not self.derives_k else float(self.k)
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
+        # (ARX's reading is judged by the audit against the derived k of the table: evaluate_derived)
         return values <= float(self.significance) if self.estimated else values >= float(self.k)
 
     def _achieved(self, checked: NDArray[np.float64]) -> float:
-        return float(checked.max()) if self.estimated else float(checked.min())
+        return float(checked.max()) if self.estimated and not self.derives_k else float(checked.min())
+
+    def evaluate_derived(self, sizes: NDArray[np.float64], n_rows: int) -> ModelVerdict:
+        """ARX's reading on per-class published sizes (NaN: not checked): every class reaches the derived k of
+        a table of ``n_rows`` records; achieved is the smallest published class."""
+        return KAnonymity(int(self.derived(n_rows).k)).evaluate(sizes)
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "subset_size": None if self.subset is None else int(
             self.subset.sum() if self.subset.dtype == bool else self.subset.size),
-            "population_size": self.population_size, "significance": self.significance}
+            "population_size": self.population_size, "significance": self.significance,
+            "estimator": self.estimator}
 
     def lattice_unsupported(self) -> str | None:
+        if self.derives_k:
+            return None  # ARX's reading: a k-anonymity (engine_models)
         return "KMap (a risk-based model; use anoncore.risk.risk_lattice_search)"
 
 

@@ -88,11 +88,18 @@ MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], .
     "sample-uniqueness": ("SampleUniqueness", ("uniqueness",), (_float("uniqueness", 0.0, 1.0),), False),
     "population-uniqueness": ("PopulationUniqueness", ("uniqueness", "population_size"),
                               (_float("uniqueness", 0.0, 1.0), _float("population_size", 1.0, math.inf)), False),
+    "kmap": ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)), False),
+    # ARX's estimated k-map: k-anonymity with the k derived from a Poisson / zero-truncated Poisson model
+    "kmap-poisson": ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)),
+                     False),
+    "kmap-ztp": ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)), False),
 }
 
 
 #: spec name -> the model's keyword arguments that the spec name fixes (ARX's readings)
-SPEC_OPTIONS: dict[str, dict[str, str]] = {"t-ordered-arx": {"order": "string"}, "delta-arx": {"absent": "ignore"}}
+SPEC_OPTIONS: dict[str, dict[str, str]] = {"t-ordered-arx": {"order": "string"}, "delta-arx": {"absent": "ignore"},
+                                           "kmap-poisson": {"estimator": "poisson"},
+                                           "kmap-ztp": {"estimator": "zero_truncated_poisson"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +127,8 @@ class ModelSpec:
             raise RuntimeError("this build of anoncore has no privacy models (anoncore.models is missing).") from None
         cls = getattr(models, self.class_name)
         kwargs: dict[str, Any] = {"sensitive": self.sensitive} if self.sensitive is not None else {}
-        return cls(*self.params, **kwargs, **SPEC_OPTIONS.get(self.name, {}))
+        names = MODEL_SPECS[self.name][1]  # (by name: KMap's population_size is not its second field)
+        return cls(**dict(zip(names, self.params)), **kwargs, **SPEC_OPTIONS.get(self.name, {}))
 
     def to_dict(self) -> dict[str, Any]:
         names = MODEL_SPECS[self.name][1]

@@ -23,6 +23,7 @@ from anoncore.static.lattice import (
     _as_models,
     _check_weights,
     _criterion,
+    _engine_models,
     _hierarchy_levels,
     _node_dict,
     _rank_search,
@@ -204,7 +205,7 @@ def _frequency_engine(freq: FrequencySet, mlist: list[Any], sup: float, metric: 
     suppression limit in rows; the models' sensitive attribute must be the one the set was built with."""
     crit = []
     needs_sa = False
-    for m in mlist:
+    for m in _engine_models(mlist, freq.n_rows):
         if getattr(m, "order", None) not in (None, "codes"):
             # (LatticeProblem.build renumbers a table's sensitive codes in the stated order; a frequency set's
             # codes are taken as given)

@@ -4,6 +4,7 @@ search under the risk-based privacy models (see ``docs/risk.md``)."""
 from __future__ import annotations
 
 from anoncore.risk.estimators import ESTIMATORS, PopulationEstimate, frequencies, population_uniques
+from anoncore.risk.kmap import KMAP_ESTIMATORS, DerivedK, derived_k
 from anoncore.risk.profile import (
     HISTOGRAM_EDGES,
     AttackerRisk,
@@ -18,11 +19,14 @@ from anoncore.risk.search import risk_lattice_search
 __all__ = [
     "ESTIMATORS",
     "HISTOGRAM_EDGES",
+    "KMAP_ESTIMATORS",
     "AttackerRisk",
+    "DerivedK",
     "PopulationEstimate",
     "QuasiIdentifierScore",
     "RiskProfile",
     "class_counts",
+    "derived_k",
     "frequencies",
     "population_uniques",
     "quasi_identifier_analysis",

@@ -37,9 +37,9 @@ __all__ = ["risk_lattice_search"]
 
 
 def _engine_supports(m: Any) -> bool:
-    from anoncore.static.lattice import _MODEL_KINDS
+    from anoncore.static.lattice import _MODEL_KINDS, _derives_k
 
-    return type(m).__name__ in _MODEL_KINDS and not m.lattice_unsupported()
+    return (type(m).__name__ in _MODEL_KINDS and not m.lattice_unsupported()) or _derives_k(m)
 
 
 def _sizes_pass(problem: Any, lv: tuple[int, ...], models: list[PopulationUniqueness]) -> bool:
@@ -55,7 +55,7 @@ def _in_engine(m: Any) -> bool:
     """A risk model the engine judges from the published class sizes (table_criteria.cpp): exact k-map
     without a research subset is a smallest published class (its classes are the population's)."""
     return isinstance(m, (AverageReidentificationRisk, SampleUniqueness)) or (
-        isinstance(m, KMap) and (m.estimated or m.subset is None))
+        isinstance(m, KMap) and not m.derives_k and (m.estimated or m.subset is None))
 
 
 def _kmap_min_sizes(models: list[KMap], n_publish: int, limit: int) -> list[int]:

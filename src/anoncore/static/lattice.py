@@ -193,17 +193,28 @@ def _as_models(models: Any, caller: str) -> list[Any]:
     if models is None:
         raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
                         f"Got None instead.")
-    lst = [models] if type(models).__name__ in _MODEL_KINDS else list(models)
+    lst = [models] if type(models).__name__ in _MODEL_KINDS or _derives_k(models) else list(models)
     if not lst:
         raise ValueError(f"The 'models' parameter of {caller} must hold at least one privacy model.")
     for m in lst:
-        if type(m).__name__ not in _MODEL_KINDS:
+        if type(m).__name__ not in _MODEL_KINDS and not _derives_k(m):
             raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
         why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
         if why:
             raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
                              "anoncore.risk.risk_lattice_search searches with it.")
     return lst
+
+
+def _derives_k(m: Any) -> bool:
+    """ARX's estimated k-map (``KMap(estimator=...)``): a k-anonymity with a k derived from the table's size."""
+    return type(m).__name__ == "KMap" and bool(getattr(m, "derives_k", False))
+
+
+def _engine_models(mlist: list[Any], n_rows: int) -> list[Any]:
+    """The models as the engine evaluates them: ARX's estimated k-map as the k-anonymity of its derived k on a
+    table of ``n_rows`` records (:meth:`anoncore.models.KMap.as_k_anonymity`); the others as given."""
+    return [m.as_k_anonymity(n_rows) if _derives_k(m) else m for m in mlist]
 
 
 # ---------------------------------------------------------------------------------------------- problem
@@ -241,7 +252,7 @@ class LatticeProblem:
         nt = check_n_threads(n_threads, caller)
         crit = []
         sa_name: str | None = None
-        for m in mlist:
+        for m in _engine_models(mlist, table.n_rows):
             needs_sa = _MODEL_KINDS[type(m).__name__][3]
             if needs_sa:
                 s = table.sensitive_column(getattr(m, "sensitive", None), caller=type(m).__name__)
