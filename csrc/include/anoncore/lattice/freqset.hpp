@@ -135,8 +135,61 @@ inline void set_entry_count(RunEntry24& e, int64_t c) {
   e.bits = static_cast<uint32_t>(c) << 8 | (e.bits & 0xFFu);
 }
 
+/// The hash tables of the groupings outlive their Scratch on the thread that drops it (up to 4 MB of slots
+/// a slot type): the next engine's groupings take them instead of zeroing new ones. A table is only valid with
+/// its generation counter (its slots of the current generation are taken), so the two move together.
+inline constexpr size_t kPooledTableBytes = size_t{1} << 22;
+template <class Slot>
+struct TablePool {
+  std::vector<Slot> table;
+  uint32_t gen = 0;
+  bool* gone;  // set when the thread's pool is destroyed (a Scratch dropped later on the thread keeps its table)
+  explicit TablePool(bool* g) : gone(g) {}
+  TablePool(const TablePool&) = delete;
+  TablePool& operator=(const TablePool&) = delete;
+  ~TablePool() { *gone = true; }
+};
+/// The thread's pool, or nullptr once it is destroyed (the thread exiting).
+template <class Slot>
+TablePool<Slot>* table_pool() {
+  thread_local bool gone = false;  // (trivially destructible: readable through the thread's exit)
+  if (gone) return nullptr;
+  thread_local TablePool<Slot> pool(&gone);
+  return &pool;
+}
+/// Swap in the thread's pooled table when it has at least cap slots (false: none such).
+template <class Slot>
+bool take_pooled_table(std::vector<Slot>& table, uint32_t& gen, size_t cap) {
+  TablePool<Slot>* pp = table_pool<Slot>();
+  if (pp == nullptr) return false;
+  TablePool<Slot>& p = *pp;
+  if (p.table.size() < cap || p.gen >= std::numeric_limits<uint32_t>::max() - 1) return false;
+  table.swap(p.table);
+  std::swap(gen, p.gen);
+  return true;
+}
+/// Keep a table (and its generation) in the thread's pool when it is the largest one not above the cap.
+template <class Slot>
+void donate_table(std::vector<Slot>& table, uint32_t gen) {
+  if (table.empty() || table.size() * sizeof(Slot) > kPooledTableBytes) return;
+  TablePool<Slot>* pp = table_pool<Slot>();
+  if (pp == nullptr || table.size() <= pp->table.size()) return;
+  TablePool<Slot>& p = *pp;
+  p.table.swap(table);
+  p.gen = gen;
+}
+
 /// Reusable buffers of one thread.
 struct Scratch {
+  Scratch() = default;
+  Scratch(const Scratch&) = default;
+  Scratch(Scratch&&) noexcept = default;
+  Scratch& operator=(const Scratch&) = default;
+  Scratch& operator=(Scratch&&) noexcept = default;
+  ~Scratch() {  // (a table moved out is empty: nothing donated)
+    donate_table(gtable, gen);
+    donate_table(ntable, ngen);
+  }
   std::vector<HashSlot> table;
   std::vector<GSlot> gtable;   // packed grouping, generation-stamped slots
   uint32_t gen = 0;
@@ -430,7 +483,8 @@ bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64
     lg = new_lg;
     s.last_lg = lg;
     const uint64_t cap = uint64_t{1} << lg;
-    if (table.size() < cap || table_gen == std::numeric_limits<uint32_t>::max()) {
+    if ((table.size() < cap || table_gen == std::numeric_limits<uint32_t>::max()) &&
+        !take_pooled_table(table, table_gen, static_cast<size_t>(cap))) {
       table.assign(std::max<size_t>(static_cast<size_t>(cap), table.size()), Slot{});
       table_gen = 0;
     }
