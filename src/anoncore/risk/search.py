@@ -114,9 +114,10 @@ def risk_lattice_search(table: Table, models: PrivacyModel | Sequence[PrivacyMod
         DeltaPresence), the table is the population and the subset the rows to publish.
     models : model or sequence of models
         Models the lattice engine evaluates (k-anonymity, l-diversity, t-closeness, ... with ARX's readings
-        ``OrderedDistanceTCloseness(order='string')`` and ``DeltaDisclosure(absent='ignore')``) and the
-        risk-based models (AverageReidentificationRisk, SampleUniqueness, PopulationUniqueness, KMap,
-        DeltaPresence).
+        ``OrderedDistanceTCloseness(order='string')``, ``DeltaDisclosure(absent='ignore')`` and ARX's
+        estimated k-map ``KMap(k, population_size=N, estimator=...)``, a k-anonymity of the derived k that
+        suppresses as the engine's models do) and the risk-based models (AverageReidentificationRisk,
+        SampleUniqueness, PopulationUniqueness, KMap, DeltaPresence).
     suppression_limit : float in [0, 1], default=0.0
         As in :func:`~anoncore.static.lattice.lattice_search`; only the engine's models suppress classes.
         The Python-evaluated models are judged on the published rows and never suppress.
