@@ -784,6 +784,14 @@ def test_bad_models_and_tables() -> None:
         lattice_search(pd.DataFrame({"a": [1]}), [M("KAnonymity", k=2)])
     with pytest.raises(TypeError, match="does not support the model"):
         lattice_search(_toy(), [object()])
+    # one model not in a list, of a kind the search refuses: named, with where it is searched (not "not
+    # iterable"); a number is no model
+    with pytest.raises(TypeError, match="risk_lattice_search searches with it"):
+        lattice_search(_toy(), M("KMap", k=2, population_size=1e5))
+    with pytest.raises(TypeError, match="risk_lattice_search searches with it"):
+        lattice_search(_toy(), [M("AverageReidentificationRisk", risk=0.5)])
+    with pytest.raises(TypeError, match="must be a privacy model or a list of them. Got int"):
+        lattice_search(_toy(), 5)
     with pytest.raises(ValueError, match="at least one privacy model"):
         lattice_search(_toy(), [])
     # model needing a sensitive attribute on a table without one

@@ -42,7 +42,7 @@ from anoncore._validation import (
 from anoncore.data.hierarchy import Hierarchy
 from anoncore.data.table import Table
 from anoncore.exceptions import InfeasibleError
-from anoncore.models import OrderedDistanceTCloseness
+from anoncore.models import RISK_MODELS, OrderedDistanceTCloseness, PrivacyModel
 from anoncore.results import Partition, Result
 from anoncore.static._finish import finish
 from anoncore.static._shape import UNSET, deprecated_call, positional_options
@@ -193,12 +193,18 @@ def _as_models(models: Any, caller: str) -> list[Any]:
     if models is None:
         raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
                         f"Got None instead.")
-    lst = [models] if type(models).__name__ in _MODEL_KINDS or _derives_k(models) else list(models)
+    if not isinstance(models, PrivacyModel) and not hasattr(models, "__iter__"):
+        raise TypeError(f"The 'models' parameter of {caller} must be a privacy model or a list of them. "
+                        f"Got {type(models).__name__} instead.")
+    # (any one model, the ones this search refuses too: their refusal below names them)
+    lst = [models] if isinstance(models, PrivacyModel) or type(models).__name__ in _MODEL_KINDS else list(models)
     if not lst:
         raise ValueError(f"The 'models' parameter of {caller} must hold at least one privacy model.")
     for m in lst:
         if type(m).__name__ not in _MODEL_KINDS and not _derives_k(m):
-            raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.")
+            risk = " It is a risk-based model: anoncore.risk.risk_lattice_search searches with it, audit() checks " \
+                   "it." if isinstance(m, RISK_MODELS) else ""
+            raise TypeError(f"{caller} does not support the model {m!r}; supported: {sorted(_MODEL_KINDS)}.{risk}")
         why = m.lattice_unsupported() if hasattr(m, "lattice_unsupported") else None
         if why:
             raise ValueError(f"{caller} does not support {why}; audit() checks it, and "
