@@ -112,6 +112,9 @@ def test_audit_judges_the_derived_k(adult) -> None:
     rep = audit(adult, part, [m])
     assert rep.passed == bool(sizes.min() >= kd)
     assert rep.models[0].achieved == sizes.min()
+    assert rep.models[0].derived_k == kd and rep.models[0].to_dict()["derived_k"] == kd
+    assert f"(derived k = {kd})" in str(rep)
+    assert "derived_k" not in audit(adult, part, [KAnonymity(5)]).models[0].to_dict()
     # a partition whose smallest class is below the derived k fails, with exactly those classes
     bottom = Partition.from_levels(adult, (0,) * len(adult.quasi_identifiers))
     bsizes = np.bincount(bottom.labels)

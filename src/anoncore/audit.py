@@ -84,6 +84,9 @@ class ModelAudit:
         Per-class values (read-only; NaN for classes with no published row).
     violating : ndarray of int64
         Ids of the violating classes (read-only).
+    derived_k : int or None
+        ARX's estimated k-map (``KMap(estimator=...)``): the k derived from the table's size that every
+        published class was checked against; None for every other model.
     """
 
     model: PrivacyModel
@@ -93,6 +96,7 @@ class ModelAudit:
     sensitive: str | None
     values: NDArray[np.float64] = field(repr=False, compare=False)
     violating: NDArray[np.int64] = field(repr=False, compare=False)
+    derived_k: int | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (infinities as the strings ``'inf'``, NaN as None; arrays as lists)."""
@@ -104,11 +108,13 @@ class ModelAudit:
             "achieved": _json_number(self.achieved),
             "n_violating": self.n_violating,
             "violating": [int(i) for i in self.violating],
+            **({"derived_k": self.derived_k} if self.derived_k is not None else {}),
         }
 
     def __str__(self) -> str:
         verdict = "passed" if self.passed else f"FAILED ({self.n_violating} violating classes)"
-        return f"{self.model!r}: {verdict}, achieved {self.model.parameter} = {_fmt(self.achieved)}"
+        derived = f" (derived k = {self.derived_k})" if self.derived_k is not None else ""
+        return f"{self.model!r}: {verdict}, achieved {self.model.parameter} = {_fmt(self.achieved)}{derived}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +307,10 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
         else:
             values = _class_values(m, sa, table, sizes, empty, stats_for, nt)
         # (ARX's estimated k-map: the published sizes against the k derived from the table's size)
-        verdict = m.evaluate_derived(values, table.n_rows) if isinstance(m, KMap) and m.derives_k else m.evaluate(values)
+        derived = int(m.derived(table.n_rows).k) if isinstance(m, KMap) and m.derives_k else None
+        verdict = KAnonymity(derived).evaluate(values) if derived is not None else m.evaluate(values)
         results.append(ModelAudit(m, verdict.passed, verdict.achieved, int(verdict.violating.size), sa,
-                                  _readonly(values), verdict.violating))
+                                  _readonly(values), verdict.violating, derived))
     t_end = time.perf_counter()
     return AuditReport(tuple(results), table.n_rows, n_supp, n_classes, int((~empty).sum()), reference,
                        {"validation_s": t_stats - t0, "kernels_s": t_end - t_stats, "total_s": t_end - t0},

@@ -897,16 +897,11 @@ class KMap(PrivacyModel):
         return float(self.significance) if self.estimated and not self.derives_k else float(self.k)
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        # (ARX's reading is judged by the audit against the derived k of the table: evaluate_derived)
+        # (ARX's reading is judged by the audit against the k derived from the table's size)
         return values <= float(self.significance) if self.estimated else values >= float(self.k)
 
     def _achieved(self, checked: NDArray[np.float64]) -> float:
         return float(checked.max()) if self.estimated and not self.derives_k else float(checked.min())
-
-    def evaluate_derived(self, sizes: NDArray[np.float64], n_rows: int) -> ModelVerdict:
-        """ARX's reading on per-class published sizes (NaN: not checked): every class reaches the derived k of
-        a table of ``n_rows`` records; achieved is the smallest published class."""
-        return KAnonymity(int(self.derived(n_rows).k)).evaluate(sizes)
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "subset_size": None if self.subset is None else int(
