@@ -310,3 +310,33 @@ def test_bottom_histograms_on_threads_are_the_rows_value_counts(m: int, monkeypa
         got = [list(zip(hval[hoff[c]:hoff[c + 1]].tolist(), hcnt[hoff[c]:hoff[c + 1]].tolist()))
                for c in range(len(want))]  # (pairs as stored: a value twice in a class would show)
         assert got == [list(want[c].items()) for c in range(len(want))], th
+
+
+def test_concurrent_searches_equal_serial(adult, adult_occupation) -> None:
+    # Searches from several Python threads at once (each OS thread keeps the groupings' hash tables of the
+    # engines it drops, and takes them for its next engine): every result equals the same search run alone,
+    # node for node, whatever table each thread's previous engine grouped.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from anoncore.datasets import synthetic_census
+
+    census = synthetic_census(40_000, rng=3)
+    jobs = [(adult, [M("KAnonymity", k=5)], 0.0, "loss"),
+            (adult_occupation, [M("EnhancedBetaLikeness", beta=2.0)], 0.0, "loss"),
+            (census, [M("KAnonymity", k=10), M("DistinctLDiversity", l=2)], 0.02, "dm_star"),
+            (adult, [M("KAnonymity", k=3)], 0.04, "dm_star"),
+            (adult_occupation, [M("KAnonymity", k=5), M("DistinctLDiversity", l=3)], 0.04, "loss"),
+            (census, [M("KAnonymity", k=4)], 0.0, "loss")]
+
+    def run(job: tuple) -> tuple:
+        table, models, limit, metric = job
+        clear_table_caches(table)  # (every call groups the rows afresh)
+        r = lattice_search(table, models, suppression_limit=limit, metric=metric, n_threads=1)
+        return (r.partition.levels, r.partition.n_suppressed, r.stats["nodes_evaluated"],
+                r.metrics[metric], r.achieved["passed"])
+
+    alone = [run(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=3) as ex:
+        together = list(ex.map(run, jobs * 3))
+    assert together == alone * 3
+    assert all(a[4] for a in alone)
