@@ -81,6 +81,9 @@ def test_derived_k_refuses_bad_input() -> None:
         KMap(5, population_size=1e5, estimator="D3")
     with pytest.raises(ValueError, match="needs an estimator"):
         KMap(5, population_size=1e5).derived(100)
+    # its threshold depends on the table's size: per-class values alone are refused, not judged against k
+    with pytest.raises(ValueError, match="derived from the table's size"):
+        KMap(5, population_size=1e5, estimator="poisson").evaluate(np.array([4.0, 9.0]))
 
 
 @pytest.mark.parametrize("estimator", ["poisson", "zero_truncated_poisson"])

@@ -302,15 +302,18 @@ def audit(table: Table, partition: Partition, models: PrivacyModel | Sequence[Pr
     empty = sizes == 0
     results: list[ModelAudit] = []
     for m, sa in plan:
-        if isinstance(m, RISK_MODELS):
-            values = _risk_values(m, labels, suppressed, n_classes, sizes)
+        # ARX's estimated k-map is judged as the k-anonymity of the k derived from the table's size (as the
+        # searches evaluate it)
+        derived = m.as_k_anonymity(table.n_rows) if isinstance(m, KMap) and m.derives_k else None
+        judged = derived if derived is not None else m
+        if isinstance(judged, RISK_MODELS):
+            values = _risk_values(judged, labels, suppressed, n_classes, sizes)
         else:
-            values = _class_values(m, sa, table, sizes, empty, stats_for, nt)
-        # (ARX's estimated k-map: the published sizes against the k derived from the table's size)
-        derived = int(m.derived(table.n_rows).k) if isinstance(m, KMap) and m.derives_k else None
-        verdict = KAnonymity(derived).evaluate(values) if derived is not None else m.evaluate(values)
+            values = _class_values(judged, sa, table, sizes, empty, stats_for, nt)
+        verdict = judged.evaluate(values)
         results.append(ModelAudit(m, verdict.passed, verdict.achieved, int(verdict.violating.size), sa,
-                                  _readonly(values), verdict.violating, derived))
+                                  _readonly(values), verdict.violating,
+                                  None if derived is None else int(derived.k)))
     t_end = time.perf_counter()
     return AuditReport(tuple(results), table.n_rows, n_supp, n_classes, int((~empty).sum()), reference,
                        {"validation_s": t_stats - t0, "kernels_s": t_end - t_stats, "total_s": t_end - t0},
@@ -502,8 +505,8 @@ def _subset_of(m: KMap | DeltaPresence, n_rows: int) -> NDArray[np.bool_] | None
 
 def _risk_values(m: PrivacyModel, labels: NDArray[np.int64], suppressed: NDArray[np.bool_], n_classes: int,
                  sizes: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Per-class values of the risk-based models (see anoncore.models); ARX's estimated k-map: the sizes."""
-    if isinstance(m, (KMap, DeltaPresence)) and not (isinstance(m, KMap) and m.derives_k):
+    """Per-class values of the risk-based models (see anoncore.models)."""
+    if isinstance(m, (KMap, DeltaPresence)):
         mask = _subset_of(m, labels.shape[0])
         skip = suppressed if mask is None else (suppressed | ~mask)
         f = _core.core.class_sizes(labels, np.ascontiguousarray(skip), n_classes).astype(np.float64)

@@ -859,7 +859,9 @@ class KMap(PrivacyModel):
     def __post_init__(self) -> None:
         check_params(self, self.constraints, type(self).__name__)
         if self.estimator is not None:
-            Options(("poisson", "zero_truncated_poisson")).check(self.estimator, "estimator", "KMap")
+            from anoncore.risk.kmap import KMAP_ESTIMATORS
+
+            Options(KMAP_ESTIMATORS).check(self.estimator, "estimator", "KMap")
         object.__setattr__(self, "subset", _check_subset("KMap", self.subset))
         if self.population_size is not None:
             if self.subset is not None:
@@ -894,14 +896,19 @@ class KMap(PrivacyModel):
         return KAnonymity(int(self.derived(n_rows).k))
 
     def threshold(self) -> float:
-        return float(self.significance) if self.estimated and not self.derives_k else float(self.k)
+        return float(self.significance) if self.estimated else float(self.k)
 
     def _passes(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        # (ARX's reading is judged by the audit against the k derived from the table's size)
         return values <= float(self.significance) if self.estimated else values >= float(self.k)
 
     def _achieved(self, checked: NDArray[np.float64]) -> float:
-        return float(checked.max()) if self.estimated and not self.derives_k else float(checked.min())
+        return float(checked.max()) if self.estimated else float(checked.min())
+
+    def evaluate(self, values: NDArray[np.float64]) -> ModelVerdict:
+        if self.derives_k:  # (its threshold depends on the table's size, which per-class values do not carry)
+            raise ValueError("KMap(estimator=...) is judged against the k derived from the table's size: audit() "
+                             "does so, or evaluate KMap.as_k_anonymity(n_rows) on the class sizes.")
+        return PrivacyModel.evaluate(self, values)
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "subset_size": None if self.subset is None else int(

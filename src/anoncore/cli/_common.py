@@ -64,6 +64,8 @@ def _float(name: str, lo: float, hi: float, lo_open: bool = False) -> Callable[[
     return conv
 
 
+_KMAP_SPEC = ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)), False)
+
 #: spec name -> (class name in anoncore.models, parameter names, converters, takes a sensitive attribute)
 MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], ...], bool]] = {
     "k": ("KAnonymity", ("k",), (_pos_int("k"),), False),
@@ -88,11 +90,10 @@ MODEL_SPECS: dict[str, tuple[str, tuple[str, ...], tuple[Callable[[str], Any], .
     "sample-uniqueness": ("SampleUniqueness", ("uniqueness",), (_float("uniqueness", 0.0, 1.0),), False),
     "population-uniqueness": ("PopulationUniqueness", ("uniqueness", "population_size"),
                               (_float("uniqueness", 0.0, 1.0), _float("population_size", 1.0, math.inf)), False),
-    "kmap": ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)), False),
+    "kmap": _KMAP_SPEC,
     # ARX's estimated k-map: k-anonymity with the k derived from a Poisson / zero-truncated Poisson model
-    "kmap-poisson": ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)),
-                     False),
-    "kmap-ztp": ("KMap", ("k", "population_size"), (_pos_int("k"), _float("population_size", 1.0, math.inf)), False),
+    "kmap-poisson": _KMAP_SPEC,
+    "kmap-ztp": _KMAP_SPEC,
 }
 
 
