@@ -310,6 +310,29 @@ def test_string_lookup_equals_a_dict_at_every_length(keys, extra, seed):
     assert (unknown, missing) == (want.count(enc.UNKNOWN), 0)
 
 
+@pytest.mark.parametrize("limit", [8, 16])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_narrow_key_lookup_equals_a_dict(limit, data, seed):
+    """Keys of at most 8 or 16 bytes take the kernel's word lookup: a string is its zero-extended words and its
+    length ("a" and "a\x00" differ), a longer string is unknown, the last strings of the buffer are read
+    without the 8-byte loads; nulls and a sliced array too. The result is exactly a Python dict's lookup."""
+    text = st.text(alphabet="ab\x00é", max_size=limit).filter(lambda s: len(s.encode()) <= limit)
+    keys = data.draw(st.lists(text, min_size=1, max_size=30, unique=True))
+    extra = data.draw(st.lists(st.text(alphabet="ab\x00é", max_size=limit + 4), max_size=20))
+    rng = np.random.default_rng(seed)
+    mapping = {k: i * 3 + 1 for i, k in enumerate(keys)}
+    pool = keys + extra + ["a" * limit, "a" * (limit - 1) + "\x00", "a" * (limit + 1), "", "\x00"]
+    values: list[str | None] = [pool[i] for i in rng.integers(0, len(pool), 300)]
+    values[int(rng.integers(0, 300))] = None
+    values.append(keys[-1])  # the buffer ends with a key (read without the word loads)
+    for arr in (pa.array(values, type=pa.large_string()), pa.array(["zz"] * 7 + values, type=pa.large_string())[7:]):
+        got, unknown, missing = enc.encode_source(enc.source_of_arrow(arr), mapping, 2)
+        want = [enc.MISSING if v is None else mapping.get(v, enc.UNKNOWN) for v in values]
+        assert got.tolist() == want
+        assert (unknown, missing) == (want.count(enc.UNKNOWN), 1)
+
+
 def test_hierarchy_keys_are_made_once_per_hierarchy_and_token_set():
     h = flat_hierarchy(["a", "b", "NA", "?"], root="*", name="h")
     df = pd.DataFrame({"c": ["a", "NA", "?", "b"]})

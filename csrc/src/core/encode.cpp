@@ -61,6 +61,58 @@ inline bool valid_at(Span<uint8_t> validity, int64_t bit) {
   return validity.size == 0 || ((validity[bit >> 3] >> (bit & 7)) & 1) != 0;
 }
 
+inline uint64_t low_bytes(uint64_t w, int64_t n) {  // the first n (0..8 or more: all) bytes of w
+  return n >= 8 ? w : w & ((uint64_t{1} << (8 * n)) - 1);
+}
+
+/// encode_strings when every key has at most 8 * W bytes: a string is W masked words (read 8 bytes at a time
+/// where the data has them; the last strings of the buffer are copied), a longer one is unknown without a
+/// lookup.
+template <int W>
+EncodeCounts encode_narrow(int64_t n, const int64_t* ofs, const uint8_t* base, int64_t data_size, const uint8_t* vbits,
+                           int64_t validity_offset, LabelHash::NarrowTable<W> table, int32_t* out, int64_t stride,
+                           int n_threads) {
+  std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
+  parallel_chunks(n, kChunk, n_threads, [&, ofs, base, data_size, vbits, validity_offset, table, out,
+                                         stride](int64_t c, int64_t lo, int64_t hi) {
+    int64_t unknown = 0, missing = 0;
+    int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t bit = validity_offset + i;
+      int32_t code;
+      if (vbits != nullptr && ((vbits[bit >> 3] >> (bit & 7)) & 1) == 0) {
+        code = kEncodeMissing;
+      } else {
+        const int64_t a = ofs[i], len = ofs[i + 1] - a;
+        if (len < 0 || a + len > data_size) throw std::invalid_argument("string offsets are not increasing");
+        if (len > 8 * W) {
+          code = kEncodeUnknown;
+        } else {
+          uint64_t w[2] = {0, 0};
+          if (a + 8 * W <= data_size) {
+            std::memcpy(&w[0], base + a, 8);
+            w[0] = low_bytes(w[0], len);
+            if constexpr (W == 2) {
+              std::memcpy(&w[1], base + a + 8, 8);
+              w[1] = len <= 8 ? 0 : low_bytes(w[1], len - 8);
+            }
+          } else {
+            LabelHash::load_narrow(base + a, len, w[0], w[1]);
+          }
+          code = table.find(w, len);
+        }
+      }
+      out[i * stride] = code;
+      unknown += code == kEncodeUnknown;
+      missing += code == kEncodeMissing;
+      lo_code = std::min(lo_code, code);
+      hi_code = std::max(hi_code, code);
+    }
+    counts[static_cast<size_t>(c)] = {unknown, missing, lo_code, hi_code};
+  });
+  return total(counts);
+}
+
 }  // namespace
 
 LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> codes) {
@@ -91,6 +143,40 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
     slot_key_[s] = k;
     slot_hash_[s] = h;
     if (b - a <= kShortBytes) insert_short(p, b - a, codes[k]);
+  }
+  build_narrow(offsets, codes);
+}
+
+void LabelHash::build_narrow(Span<int64_t> offsets, Span<int32_t> codes) {
+  int64_t longest = 0;
+  for (int64_t k = 0; k < codes.size; ++k) longest = std::max(longest, offsets[k + 1] - offsets[k]);
+  if (longest <= 8) fill_narrow(narrow1_, offsets, codes);
+  else if (longest <= 16) fill_narrow(narrow2_, offsets, codes);
+}
+
+template <int W>
+void LabelHash::fill_narrow(std::vector<NarrowSlot<W>>& slots, Span<int64_t> offsets, Span<int32_t> codes) {
+  const int64_t n_keys = codes.size;
+  // at most 1/8 full up to 32,768 slots (a lookup almost always ends at its first slot), half full beyond
+  uint64_t cap = 64;
+  while (cap < static_cast<uint64_t>(n_keys) * 8 && cap < (uint64_t{1} << 15)) cap <<= 1;
+  while (cap < static_cast<uint64_t>(n_keys) * 2 + 1) cap <<= 1;
+  NarrowSlot<W> empty{};
+  empty.len = -1;
+  slots.assign(cap, empty);
+  narrow_mask_ = cap - 1;
+  const NarrowTable<W> t{slots.data(), narrow_mask_};
+  for (int64_t k = 0; k < n_keys; ++k) {
+    const int64_t a = offsets[k], n = offsets[k + 1] - a;
+    uint64_t w[2];
+    load_narrow(bytes_.data() + a, n, w[0], w[1]);
+    if (t.find(w, n) != kEncodeUnknown) continue;  // first code of a repeated key wins
+    uint64_t s = NarrowTable<W>::hash(w, n) & narrow_mask_;
+    while (slots[s].len >= 0) s = (s + 1) & narrow_mask_;
+    slots[s].w[0] = w[0];
+    if constexpr (W == 2) slots[s].w[1] = w[1];
+    slots[s].len = static_cast<int32_t>(n);
+    slots[s].code = codes[k];
   }
 }
 
@@ -132,6 +218,10 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
   const int64_t data_size = data.size;
   const uint8_t* const vbits = validity.size != 0 ? validity.data : nullptr;
   const LabelHash::ShortTable table = keys.short_table();
+  if (const auto t1 = keys.narrow1(); t1.slots != nullptr)
+    return encode_narrow<1>(n, ofs, base, data_size, vbits, validity_offset, t1, out, stride, n_threads);
+  if (const auto t2 = keys.narrow2(); t2.slots != nullptr)
+    return encode_narrow<2>(n, ofs, base, data_size, vbits, validity_offset, t2, out, stride, n_threads);
   parallel_chunks(n, kChunk, n_threads, [&, base, ofs, data_size, vbits, table, out, stride,
                                          validity_offset](int64_t c, int64_t lo, int64_t hi) {
     int64_t prev_a = -1, prev_len = -1;
