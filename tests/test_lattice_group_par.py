@@ -74,10 +74,12 @@ def test_group_keys_equals_factorize(kw: tuple[np.ndarray, np.ndarray], threads:
 @pytest.mark.skipif(not has_openmp, reason="serial build")
 @pytest.mark.parametrize("distinct", [1, 1000, 60_000, 400_000])
 @pytest.mark.parametrize("rows", [True, False])
-def test_group_keys_large_at_2_and_4_threads(distinct: int, rows: bool) -> None:
-    # 400,000 keys: 64 chunks (roll-ups: 13), 64 buckets, tables that grow; few to all distinct
+@pytest.mark.parametrize("n", [300_000, 400_000])
+def test_group_keys_large_at_2_and_4_threads(distinct: int, rows: bool, n: int) -> None:
+    # 400,000 keys: 64 chunks (roll-ups: 13), 64 buckets, tables that grow; few to all distinct. 300,000 rows on
+    # two threads: in halves (kHalvesRowsMax), whose dense tables start at 262,144 slots and grow past 196,608
     rng = np.random.default_rng(distinct)
-    keys = rng.integers(0, distinct, size=400_000).astype(U64) * U64(0x9E3779B1)
+    keys = rng.integers(0, distinct, size=n).astype(U64) * U64(0x9E3779B1)
     weights = rng.integers(1, 5, size=keys.size).astype(np.int64)
     for threads in (2, 4):
         _check(keys, np.zeros(0, np.int64), threads, rows, 65536)

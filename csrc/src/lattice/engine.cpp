@@ -265,7 +265,11 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
     // the rows' keys were computed with the value counts above (several threads: group_par.cpp, the same
     // classes in the same order; the sensitive histograms made in the grouping's buckets, where each class's
     // rows already sit together in row order, instead of scattering every row again)
-    if (const int T = par_threads(n); T > 1) {
+    const int T = par_threads(n);
+    if (rows_in_halves(T, n, m > 0)) {
+      G = group_halves(s, n, [rk](int64_t i) { return rk[i]; }, [](int64_t) { return int64_t{1}; }, f->keys,
+                       f->count, true);
+    } else if (T > 1) {
       const RowHistograms rh{sa.codes.data, m, &f->hoff, &f->hval, &f->hcnt};
       G = group_partitioned(T, n, rk, nullptr, true, par_buffers(s), s.ids, f->keys, f->count,
                             m > 0 ? &rh : nullptr);

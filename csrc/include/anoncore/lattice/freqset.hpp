@@ -453,8 +453,9 @@ inline void reserve_groups(Scratch& s, int64_t n) {
 /// into groups numbered by first appearance, their keys in s.gkeys (reserve_groups first). The table
 /// starts small (most roll-ups merge many classes) and grows x4 whenever it is half full (3/4 with
 /// dense_table: the one-off bottom grouping of the rows, so a table of many groups is not four times larger
-/// than it needs to be; that grouping starts at 2n slots up to 65,536, as the rows of a small table are
-/// mostly distinct: Adult's engine build 0.67 -> 0.58 ms without the regrowths and the crowded probes);
+/// than it needs to be; that grouping starts at 2n slots up to 262,144 (4 MB), as the rows of a small table
+/// are mostly distinct: Adult's engine build 0.67 -> 0.58 ms without the regrowths and the crowded probes, and
+/// census-income's halves (group_halves) 4.4-4.7 -> 3.9-4.2 ms with a start above 65,536 slots);
 /// slots are empty unless stamped with the current generation (no clearing). The
 /// slot of the key kPf items ahead is prefetched (a typical roll-up's table already outgrows L1; a hint
 /// only: results do not depend on it), and those keys are computed once and kept in a ring until their
@@ -465,7 +466,7 @@ template <class Slot, class KeyFn, class AddFn>
 bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
                        AddFn add, int32_t& G_out, int64_t& read, bool dense_table = false) {
   uint32_t lg = 4;
-  while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, dense_table ? (int64_t{1} << 16) : 8192)) ++lg;
+  while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, dense_table ? (int64_t{1} << 18) : 8192)) ++lg;
   uint64_t* ok = s.gkeys.data();
   int32_t G = 0;
   Slot* tab = nullptr;
