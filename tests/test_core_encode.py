@@ -71,6 +71,48 @@ def test_codes_match_the_pandas_path(rows, missing, with_h, cat, threads, drop_l
     _assert_paths_agree(df, schema, threads)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(VALUES, VALUES, NUMBERS), min_size=1, max_size=60),
+       missing=st.sampled_from(["error", "drop", "as_value"]), sens=st.sampled_from(["s", "flat", "cat", "m"]),
+       threads=st.sampled_from([1, 2]))
+def test_sensitive_column_written_with_the_codes(rows, missing, sens, threads):
+    """A sensitive column's kernel also writes it contiguously, kept as the table's column(): it equals the code
+    matrix's column and the pandas path's, with a hierarchy or a flat one built from the values, as a
+    categorical, as numbers under a hierarchy, with missing cells and dropped rows; from pandas and Arrow."""
+    df = pd.DataFrame(rows, columns=["q", "s", "m"])
+    if sens == "cat":
+        df["s"] = df["s"].astype("category")
+    num_h = Hierarchy.from_rows([["0", "*"], ["1", "*"], ["3", "*"], ["10", "*"]])
+    spec = {"s": _hier(list(df["s"].astype(str)) + ["?"]), "flat": None, "cat": _hier(list(df["s"].astype(str)) + ["?"]),
+            "m": {"kind": "numeric", "hierarchy": num_h}}[sens]
+    name = "m" if sens == "m" else "s"
+    other = "s" if name == "m" else "m"
+    schema = Schema.build({"q": "categorical"}, sensitive={name: spec}, insensitive=[other], missing=missing)
+    fast, legacy = _both(df, schema, threads)
+    if isinstance(legacy, Exception):
+        return
+    assert isinstance(fast, Table)
+    for t in (fast, Table.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema, n_threads=threads)):
+        j = t.column_index(name)
+        np.testing.assert_array_equal(t.column(name), t.codes[:, j])
+        np.testing.assert_array_equal(t.column(name), legacy.column(name))
+        assert not t.column(name).flags.writeable
+
+
+def test_sensitive_column_is_kept_from_the_kernel():
+    """A table of strings keeps its sensitive column as its kernel wrote it (no gather on first use); with a
+    missing cell coded as the token afterwards it is left to column() to gather."""
+    df = pd.DataFrame({"q": ["x", "y", "x", "y"], "s": ["a", "b", "a", "c"]})
+    schema = Schema.build({"q": "categorical"}, sensitive={"s": _hier(["a", "b", "c", "?"])})
+    t = Table.from_pandas(df, schema)
+    assert ("col", "s") in t._cache
+    np.testing.assert_array_equal(t._cache[("col", "s")], t.codes[:, t.column_index("s")])
+    df.loc[2, "s"] = None
+    t2 = Table.from_pandas(df, Schema.build({"q": "categorical"}, sensitive={"s": _hier(["a", "b", "c", "?"])},
+                                            missing="as_value"))
+    assert ("col", "s") not in t2._cache
+    np.testing.assert_array_equal(t2.column("s"), t2.codes[:, t2.column_index("s")])
+
 INT_LEAVES = ["-3", "0", "1", "7", "120", "300"]
 
 

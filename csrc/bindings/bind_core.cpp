@@ -23,28 +23,38 @@ int32_t* column_of(CArray<int32_t>& out, int64_t column, int64_t n_rows) {
   return out.mutable_data() + column;
 }
 
+/// The optional contiguous copy of an encoded column: null for an empty array, else a writable (n_rows,) array.
+int32_t* copy_of(CArray<int32_t>& copy, int64_t n_rows) {
+  if (copy.size() == 0) return nullptr;
+  if (!copy.writeable() || copy.ndim() != 1 || copy.shape(0) != n_rows)
+    throw std::invalid_argument("copy must be empty or a writable array with one entry per row");
+  return copy.mutable_data();
+}
+
 template <class I>
 void def_gather(py::module_& m) {
   m.def(
       "gather_codes",
       [](const CArray<I>& index, const CArray<int32_t>& map, const CArray<uint8_t>& validity, int64_t validity_offset,
-         CArray<int32_t>& out, int64_t column, int n_threads) {
+         CArray<int32_t>& out, int64_t column, CArray<int32_t>& copy, int n_threads) {
         auto iv = span_of(index, "index");
         auto mv = span_of(map, "map");
         auto vv = span_of(validity, "validity");
-        int32_t* dst = column_of(out, column, iv.size);
+        const core::CodeSink sink{column_of(out, column, iv.size), out.ndim() == 2 ? out.shape(1) : 1,
+                                  copy_of(copy, iv.size)};
         core::EncodeCounts c;
         {
           py::gil_scoped_release nogil;
-          c = core::gather_codes<I>(iv, mv, vv, validity_offset, dst, out.ndim() == 2 ? out.shape(1) : 1, n_threads);
+          c = core::gather_codes<I>(iv, mv, vv, validity_offset, sink, n_threads);
         }
         return py::make_tuple(c.unknown, c.missing, c.lo, c.hi);
       },
       py::arg("index").noconvert(), py::arg("map").noconvert(), py::arg("validity").noconvert(),
-      py::arg("validity_offset"), py::arg("out").noconvert(), py::arg("column"), py::arg("n_threads"),
-      "out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = "
-      "all valid) says null. Returns (n_unknown, n_missing, least code, largest code) (-1 and -2 codes "
-      "included; an empty index gives int32's max and min).");
+      py::arg("validity_offset"), py::arg("out").noconvert(), py::arg("column"), py::arg("copy").noconvert(),
+      py::arg("n_threads"),
+      "out[i, column] = map[index[i]] (and copy[i], unless copy is empty); -2 where index[i] < 0 or the validity "
+      "bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing, least code, "
+      "largest code) (-1 and -2 codes included; an empty index gives int32's max and min).");
 }
 
 void bind_encode(py::module_& m) {
@@ -52,28 +62,30 @@ void bind_encode(py::module_& m) {
       "encode_strings",
       [](const CArray<int64_t>& offsets, const CArray<uint8_t>& data, const CArray<uint8_t>& validity,
          int64_t validity_offset, const CArray<int64_t>& key_offsets, const CArray<uint8_t>& key_data,
-         const CArray<int32_t>& key_codes, CArray<int32_t>& out, int64_t column, int n_threads) {
+         const CArray<int32_t>& key_codes, CArray<int32_t>& out, int64_t column, CArray<int32_t>& copy,
+         int n_threads) {
         auto ofs = span_of(offsets, "offsets");
         if (ofs.size < 1) throw std::invalid_argument("offsets must have n_rows + 1 entries");
         core::LabelHash keys(span_of(key_offsets, "key_offsets"), span_of(key_data, "key_data"),
                              span_of(key_codes, "key_codes"));
-        int32_t* dst = column_of(out, column, ofs.size - 1);
+        const core::CodeSink sink{column_of(out, column, ofs.size - 1), out.ndim() == 2 ? out.shape(1) : 1,
+                                  copy_of(copy, ofs.size - 1)};
         auto dv = span_of(data, "data");
         auto vv = span_of(validity, "validity");
         core::EncodeCounts c;
         {
           py::gil_scoped_release nogil;
-          c = core::encode_strings(ofs, dv, vv, validity_offset, keys, dst, out.ndim() == 2 ? out.shape(1) : 1,
-                                   n_threads);
+          c = core::encode_strings(ofs, dv, vv, validity_offset, keys, sink, n_threads);
         }
         return py::make_tuple(c.unknown, c.missing, c.lo, c.hi);
       },
       py::arg("offsets").noconvert(), py::arg("data").noconvert(), py::arg("validity").noconvert(),
       py::arg("validity_offset"), py::arg("key_offsets").noconvert(), py::arg("key_data").noconvert(),
-      py::arg("key_codes").noconvert(), py::arg("out").noconvert(), py::arg("column"), py::arg("n_threads"),
-      "Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes "
-      "of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing, least "
-      "code, largest code).");
+      py::arg("key_codes").noconvert(), py::arg("out").noconvert(), py::arg("column"), py::arg("copy").noconvert(),
+      py::arg("n_threads"),
+      "Writes into out[:, column] (and copy, unless it is empty) the codes of Arrow-layout strings looked up in a "
+      "hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns "
+      "(n_unknown, n_missing, least code, largest code).");
   def_gather<int8_t>(m);
   def_gather<int16_t>(m);
   def_gather<int32_t>(m);

@@ -70,11 +70,10 @@ inline uint64_t low_bytes(uint64_t w, int64_t n) {  // the first n (0..8 or more
 /// lookup.
 template <int W>
 EncodeCounts encode_narrow(int64_t n, const int64_t* ofs, const uint8_t* base, int64_t data_size, const uint8_t* vbits,
-                           int64_t validity_offset, LabelHash::NarrowTable<W> table, int32_t* out, int64_t stride,
-                           int n_threads) {
+                           int64_t validity_offset, LabelHash::NarrowTable<W> table, CodeSink sink, int n_threads) {
   std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
-  parallel_chunks(n, kChunk, n_threads, [&, ofs, base, data_size, vbits, validity_offset, table, out,
-                                         stride](int64_t c, int64_t lo, int64_t hi) {
+  parallel_chunks(n, kChunk, n_threads, [&, ofs, base, data_size, vbits, validity_offset, table,
+                                         sink](int64_t c, int64_t lo, int64_t hi) {
     int64_t unknown = 0, missing = 0;
     int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
     for (int64_t i = lo; i < hi; ++i) {
@@ -102,7 +101,7 @@ EncodeCounts encode_narrow(int64_t n, const int64_t* ofs, const uint8_t* base, i
           code = table.find(w, len);
         }
       }
-      out[i * stride] = code;
+      sink.put(i, code);
       unknown += code == kEncodeUnknown;
       missing += code == kEncodeMissing;
       lo_code = std::min(lo_code, code);
@@ -203,8 +202,7 @@ int32_t LabelHash::find(const uint8_t* p, int64_t n) const {
 }
 
 EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity,
-                            int64_t validity_offset, const LabelHash& keys, int32_t* out, int64_t stride,
-                            int n_threads) {
+                            int64_t validity_offset, const LabelHash& keys, CodeSink sink, int n_threads) {
   const int64_t n = offsets.size - 1;
   if (n < 0) throw std::invalid_argument("offsets must have n_rows + 1 entries");
   if (n > 0 && (offsets[0] < 0 || offsets[n] > data.size))
@@ -219,10 +217,10 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
   const uint8_t* const vbits = validity.size != 0 ? validity.data : nullptr;
   const LabelHash::ShortTable table = keys.short_table();
   if (const auto t1 = keys.narrow1(); t1.slots != nullptr)
-    return encode_narrow<1>(n, ofs, base, data_size, vbits, validity_offset, t1, out, stride, n_threads);
+    return encode_narrow<1>(n, ofs, base, data_size, vbits, validity_offset, t1, sink, n_threads);
   if (const auto t2 = keys.narrow2(); t2.slots != nullptr)
-    return encode_narrow<2>(n, ofs, base, data_size, vbits, validity_offset, t2, out, stride, n_threads);
-  parallel_chunks(n, kChunk, n_threads, [&, base, ofs, data_size, vbits, table, out, stride,
+    return encode_narrow<2>(n, ofs, base, data_size, vbits, validity_offset, t2, sink, n_threads);
+  parallel_chunks(n, kChunk, n_threads, [&, base, ofs, data_size, vbits, table, sink,
                                          validity_offset](int64_t c, int64_t lo, int64_t hi) {
     int64_t prev_a = -1, prev_len = -1;
     int32_t prev_code = kEncodeUnknown;
@@ -231,7 +229,7 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t bit = validity_offset + i;
       if (vbits != nullptr && ((vbits[bit >> 3] >> (bit & 7)) & 1) == 0) {
-        out[i * stride] = kEncodeMissing;
+        sink.put(i, kEncodeMissing);
         ++missing;
         lo_code = std::min(lo_code, kEncodeMissing);
         continue;
@@ -250,7 +248,7 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
         prev_a = a;
         prev_len = len;
       }
-      out[i * stride] = prev_code;
+      sink.put(i, prev_code);
       unknown += prev_code == kEncodeUnknown;
       missing += prev_code == kEncodeMissing;
       lo_code = std::min(lo_code, prev_code);
@@ -263,7 +261,7 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
 
 template <class I>
 EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
-                          int32_t* out, int64_t stride, int n_threads) {
+                          CodeSink sink, int n_threads) {
   const int64_t n = index.size;
   if (validity.size != 0 && (validity_offset + n + 7) / 8 > validity.size)
     throw std::invalid_argument("validity bitmap too short");
@@ -282,7 +280,7 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
       } else {
         code = map[k];
       }
-      out[i * stride] = code;
+      sink.put(i, code);
       unknown += code == kEncodeUnknown;
       missing += code == kEncodeMissing;
       lo_code = std::min(lo_code, code);
@@ -293,14 +291,10 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
   return total(counts);
 }
 
-template EncodeCounts gather_codes<int8_t>(Span<int8_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
-                                              int64_t, int);
-template EncodeCounts gather_codes<int16_t>(Span<int16_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
-                                              int64_t, int);
-template EncodeCounts gather_codes<int32_t>(Span<int32_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
-                                              int64_t, int);
-template EncodeCounts gather_codes<int64_t>(Span<int64_t>, Span<int32_t>, Span<uint8_t>, int64_t, int32_t*,
-                                              int64_t, int);
+template EncodeCounts gather_codes<int8_t>(Span<int8_t>, Span<int32_t>, Span<uint8_t>, int64_t, CodeSink, int);
+template EncodeCounts gather_codes<int16_t>(Span<int16_t>, Span<int32_t>, Span<uint8_t>, int64_t, CodeSink, int);
+template EncodeCounts gather_codes<int32_t>(Span<int32_t>, Span<int32_t>, Span<uint8_t>, int64_t, CodeSink, int);
+template EncodeCounts gather_codes<int64_t>(Span<int64_t>, Span<int32_t>, Span<uint8_t>, int64_t, CodeSink, int);
 
 void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
                    MutSpan<int32_t> out, int n_threads) {

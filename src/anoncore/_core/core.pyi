@@ -101,10 +101,11 @@ def encode_strings(
     key_codes: NDArray[np.int32],
     out: NDArray[np.int32],
     column: int,
+    copy: NDArray[np.int32],
     n_threads: int,
 ) -> tuple[int, int, int, int]:
     """
-    Writes into out[:, column] the codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing, least code, largest code).
+    Writes into out[:, column] (and copy, unless it is empty) the codes of Arrow-layout strings looked up in a hash of the keys: key_codes of the matching key, -2 for null, -1 for a string that is no key. Returns (n_unknown, n_missing, least code, largest code).
     """
 
 @overload
@@ -115,10 +116,11 @@ def gather_codes(
     validity_offset: int,
     out: NDArray[np.int32],
     column: int,
+    copy: NDArray[np.int32],
     n_threads: int,
 ) -> tuple[int, int, int, int]:
     """
-    out[i, column] = map[index[i]]; -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing, least code, largest code) (-1 and -2 codes included; an empty index gives int32's max and min).
+    out[i, column] = map[index[i]] (and copy[i], unless copy is empty); -2 where index[i] < 0 or the validity bitmap (Arrow bit order, empty = all valid) says null. Returns (n_unknown, n_missing, least code, largest code) (-1 and -2 codes included; an empty index gives int32's max and min).
     """
 @overload
 def gather_codes(
@@ -128,6 +130,7 @@ def gather_codes(
     validity_offset: int,
     out: NDArray[np.int32],
     column: int,
+    copy: NDArray[np.int32],
     n_threads: int,
 ) -> tuple[int, int, int, int]: ...
 @overload
@@ -138,6 +141,7 @@ def gather_codes(
     validity_offset: int,
     out: NDArray[np.int32],
     column: int,
+    copy: NDArray[np.int32],
     n_threads: int,
 ) -> tuple[int, int, int, int]: ...
 @overload
@@ -148,6 +152,7 @@ def gather_codes(
     validity_offset: int,
     out: NDArray[np.int32],
     column: int,
+    copy: NDArray[np.int32],
     n_threads: int,
 ) -> tuple[int, int, int, int]: ...
 def select_columns(codes: NDArray[np.int32], columns: NDArray[np.int64], n_threads: int) -> NDArray[np.int32]:

@@ -24,6 +24,7 @@ MISSING = -2
 UNKNOWN = -1
 
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+_NO_COPY = np.zeros(0, dtype=np.int32)  # (the kernels' "no contiguous copy")
 _INT32_MAX, _INT32_MIN = 2**31 - 1, -(2**31)  # (np.iinfo costs microseconds a call, once a column)
 
 
@@ -197,13 +198,15 @@ def _keys(mapping: Mapping[str, int]) -> tuple[NDArray[np.int64], NDArray[np.uin
 
 def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | KeySet, n_threads: int,
                   out: NDArray[np.int32] | None = None, column: int = 0,
-                  extremes: list[int] | None = None) -> tuple[NDArray[np.int32], int, int]:
+                  extremes: list[int] | None = None,
+                  copy: NDArray[np.int32] | None = None) -> tuple[NDArray[np.int32], int, int]:
     """Codes of a column: ``mapping[value]``, ``-2`` for a null cell, ``-1`` for a value not in ``mapping``.
 
     ``mapping`` (or a :class:`KeySet` made once) already gives ``-2`` to the labels that count as missing.
-    The codes go to ``out[:, column]`` (a new array when ``out`` is None). Returns ``(out, n_unknown,
-    n_missing)``; ``extremes``, when given, receives ``[least, largest]`` code written (-1 and -2 included),
-    found by the kernels' own pass. ``n_threads=0``: every core.
+    The codes go to ``out[:, column]`` (a new array when ``out`` is None) and, when given, to the contiguous
+    ``copy`` too, in the same pass. Returns ``(out, n_unknown, n_missing)``; ``extremes``, when given,
+    receives ``[least, largest]`` code written (-1 and -2 included), found by the kernels' own pass.
+    ``n_threads=0``: every core.
     """
     keyset = mapping if isinstance(mapping, KeySet) else None
     labels: Mapping[str, int] = keyset.mapping if keyset is not None else mapping  # type: ignore[assignment]
@@ -213,7 +216,7 @@ def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | K
     if isinstance(src, DictSource):
         table = np.fromiter((labels.get(lab, UNKNOWN) for lab in src.labels), dtype=np.int32, count=len(src.labels))
         unknown, missing, lo, hi = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, out,
-                                                           column, n_threads)
+                                                           column, _NO_COPY if copy is None else copy, n_threads)
         if extremes is not None:
             extremes[:] = [lo, hi]
         return out, unknown, missing
@@ -231,7 +234,8 @@ def encode_source(src: StringSource | DictSource, mapping: Mapping[str, int] | K
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else _EMPTY_U8
         validity, voff = _validity(arr)
         u, k, clo, chi = _core.core.encode_strings(offsets, data, validity, voff, ko, kd, kc, out[start:start + m],
-                                                   column, n_threads)
+                                                   column, _NO_COPY if copy is None else copy[start:start + m],
+                                                   n_threads)
         unknown += u
         missing += k
         lo, hi = min(lo, clo), max(hi, chi)

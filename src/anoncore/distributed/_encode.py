@@ -169,6 +169,7 @@ def parquet_units(source: Any, columns: list[str], rows_per_task: int,
 
 
 _NO_BITS = np.zeros(0, dtype=np.uint8)
+_NO_COPY = np.zeros(0, dtype=np.int32)  # (no contiguous copy of an encoded column)
 
 
 def _integer_lut(h: Hierarchy) -> tuple[int, NDArray[np.int32]] | None:
@@ -237,7 +238,7 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                 ok = idx.size == 0 or (int(idx.min()) >= 0 and int(idx.max()) < lut[1].size)
                 unknown = -1
                 if ok:
-                    unknown, *_ = _core.core.gather_codes(idx, then(lut[1]), _NO_BITS, 0, dst, j, 1)
+                    unknown, *_ = _core.core.gather_codes(idx, then(lut[1]), _NO_BITS, 0, dst, j, _NO_COPY, 1)
                 if unknown != 0:
                     bad = (idx < 0) | (idx >= lut[1].size)
                     bad[~bad] = lut[1][idx[~bad]] < 0
@@ -258,7 +259,8 @@ def encode_arrow_column(a: Attribute, col: Any, partition: int, out: NDArray[np.
                 dst[:, j] = codes if post is None else post[codes]
             else:
                 table = then(_dict_map(a, src.labels))
-                unknown, *_ = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, dst, j, 1)
+                unknown, *_ = _core.core.gather_codes(src.index, table, src.validity, src.validity_offset, dst, j,
+                                                      _NO_COPY, 1)
                 if unknown:
                     i = int(np.flatnonzero(dst[:, j] == -1)[0])
                     raise ValueError(f"Value {_label(src.labels[int(src.index[i])])!r} of column {a.name!r} (partition "

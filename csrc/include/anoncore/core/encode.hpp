@@ -159,18 +159,30 @@ struct EncodeCounts {
   int32_t hi = std::numeric_limits<int32_t>::min();
 };
 
-/// out[i * stride] = code of string i (offsets[i]..offsets[i+1] of data), kEncodeMissing where the validity
-/// bitmap (bit validity_offset + i, Arrow LSB order; empty = all valid) says null, kEncodeUnknown when not a
-/// key. `out` spans n rows of stride `stride` (a column of a row-major matrix).
-EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity,
-                            int64_t validity_offset, const LabelHash& keys, int32_t* out, int64_t stride,
-                            int n_threads);
+/// Where an encoding writes row i's code: out[i * stride] (a column of a row-major matrix of n rows) and, when
+/// `copy` is not null, copy[i] too: the column contiguous, written in the same pass while the code is in a
+/// register (a later gather of the column reads a cache line of the matrix for each 4-byte code).
+struct CodeSink {
+  int32_t* out;
+  int64_t stride;
+  int32_t* copy = nullptr;
+  void put(int64_t i, int32_t code) const {
+    out[i * stride] = code;
+    if (copy != nullptr) copy[i] = code;
+  }
+};
 
-/// out[i * stride] = map[index[i]]; kEncodeMissing where index[i] < 0 or the validity bitmap says null.
+/// Row i's code = code of string i (offsets[i]..offsets[i+1] of data), kEncodeMissing where the validity
+/// bitmap (bit validity_offset + i, Arrow LSB order; empty = all valid) says null, kEncodeUnknown when not a
+/// key.
+EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint8_t> validity,
+                            int64_t validity_offset, const LabelHash& keys, CodeSink sink, int n_threads);
+
+/// Row i's code = map[index[i]]; kEncodeMissing where index[i] < 0 or the validity bitmap says null.
 /// Indices past the map raise std::out_of_range. Instantiated for int8, int16, int32, int64 indices.
 template <class I>
 EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validity, int64_t validity_offset,
-                          int32_t* out, int64_t stride, int n_threads);
+                          CodeSink sink, int n_threads);
 
 /// Publishing: out[i] = suppressed[i] ? token : class_map[labels[i]] (suppressed may be empty).
 void publish_codes(Span<int64_t> labels, Span<uint8_t> suppressed, Span<int32_t> class_map, int32_t token,
