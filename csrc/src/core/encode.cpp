@@ -74,8 +74,7 @@ EncodeCounts encode_narrow(int64_t n, const int64_t* ofs, const uint8_t* base, i
   std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
   parallel_chunks(n, kChunk, n_threads, [&, ofs, base, data_size, vbits, validity_offset, table,
                                          sink](int64_t c, int64_t lo, int64_t hi) {
-    int64_t unknown = 0, missing = 0;
-    int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
+    EncodeCounts tally;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t bit = validity_offset + i;
       int32_t code;
@@ -102,12 +101,9 @@ EncodeCounts encode_narrow(int64_t n, const int64_t* ofs, const uint8_t* base, i
         }
       }
       sink.put(i, code);
-      unknown += code == kEncodeUnknown;
-      missing += code == kEncodeMissing;
-      lo_code = std::min(lo_code, code);
-      hi_code = std::max(hi_code, code);
+      tally.add(code);
     }
-    counts[static_cast<size_t>(c)] = {unknown, missing, lo_code, hi_code};
+    counts[static_cast<size_t>(c)] = tally;
   });
   return total(counts);
 }
@@ -224,14 +220,12 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
                                          validity_offset](int64_t c, int64_t lo, int64_t hi) {
     int64_t prev_a = -1, prev_len = -1;
     int32_t prev_code = kEncodeUnknown;
-    int64_t unknown = 0, missing = 0;
-    int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
+    EncodeCounts tally;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t bit = validity_offset + i;
       if (vbits != nullptr && ((vbits[bit >> 3] >> (bit & 7)) & 1) == 0) {
         sink.put(i, kEncodeMissing);
-        ++missing;
-        lo_code = std::min(lo_code, kEncodeMissing);
+        tally.add(kEncodeMissing);
         continue;
       }
       const int64_t a = ofs[i], len = ofs[i + 1] - a;
@@ -249,12 +243,9 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
         prev_len = len;
       }
       sink.put(i, prev_code);
-      unknown += prev_code == kEncodeUnknown;
-      missing += prev_code == kEncodeMissing;
-      lo_code = std::min(lo_code, prev_code);
-      hi_code = std::max(hi_code, prev_code);
+      tally.add(prev_code);
     }
-    counts[static_cast<size_t>(c)] = {unknown, missing, lo_code, hi_code};
+    counts[static_cast<size_t>(c)] = tally;
   });
   return total(counts);
 }
@@ -268,8 +259,7 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
   const int64_t m = map.size;
   std::vector<EncodeCounts> counts(static_cast<size_t>((n + kChunk - 1) / kChunk));
   parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
-    int64_t unknown = 0, missing = 0;
-    int32_t lo_code = std::numeric_limits<int32_t>::max(), hi_code = std::numeric_limits<int32_t>::min();
+    EncodeCounts tally;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t k = static_cast<int64_t>(index[i]);
       int32_t code;
@@ -281,12 +271,9 @@ EncodeCounts gather_codes(Span<I> index, Span<int32_t> map, Span<uint8_t> validi
         code = map[k];
       }
       sink.put(i, code);
-      unknown += code == kEncodeUnknown;
-      missing += code == kEncodeMissing;
-      lo_code = std::min(lo_code, code);
-      hi_code = std::max(hi_code, code);
+      tally.add(code);
     }
-    counts[static_cast<size_t>(c)] = {unknown, missing, lo_code, hi_code};
+    counts[static_cast<size_t>(c)] = tally;
   });
   return total(counts);
 }

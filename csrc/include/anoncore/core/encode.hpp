@@ -3,6 +3,7 @@
 // bytes, as four words up to 32 bytes, by their bytes beyond), dictionary indices mapped through a small table.
 // Every kernel is data-parallel over rows in fixed chunks, so the output never depends on the thread count.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -157,6 +158,12 @@ struct EncodeCounts {
   int64_t missing = 0;
   int32_t lo = std::numeric_limits<int32_t>::max();
   int32_t hi = std::numeric_limits<int32_t>::min();
+  void add(int32_t code) {  // one code written
+    unknown += code == kEncodeUnknown;
+    missing += code == kEncodeMissing;
+    lo = std::min(lo, code);
+    hi = std::max(hi, code);
+  }
 };
 
 /// Where an encoding writes row i's code: out[i * stride] (a column of a row-major matrix of n rows) and, when
