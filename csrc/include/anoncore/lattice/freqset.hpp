@@ -451,12 +451,16 @@ inline void reserve_groups(Scratch& s, int64_t n) {
 
 /// The open-addressing grouping behind group_packed, group_narrow and group_bounded: n packed keys key(i)
 /// into groups numbered by first appearance, their keys in s.gkeys (reserve_groups first). The table
-/// starts small (most roll-ups merge many classes) and grows x4 whenever it is half full (3/4 with
+/// starts at 2n slots up to 32,768 and grows x4 whenever it is half full (3/4 with
 /// dense_table: the one-off bottom grouping of the rows, so a table of many groups is not four times larger
 /// than it needs to be; that grouping starts at 2n slots up to 262,144 (4 MB), as the rows of a small table
 /// are mostly distinct: Adult's engine build 0.67 -> 0.58 ms without the regrowths and the crowded probes, and
-/// census-income's halves (group_halves) 4.4-4.7 -> 3.9-4.2 ms with a start above 65,536 slots);
-/// slots are empty unless stamped with the current generation (no clearing). The
+/// census-income's halves (group_halves) 4.4-4.7 -> 3.9-4.2 ms with a start above 65,536 slots). A roll-up of
+/// fine classes keeps most of them apart (Adult row 8's search: 7,800 source classes a roll-up on average),
+/// and a start at 8,192 slots regrew it once or twice (re-inserting up to half its groups each time): row 8
+/// 283-286 -> 250-258 ms, row 2 43-44 -> 38 ms, the roll-ups that merge many classes no slower with the
+/// larger table (generation-stamped slots: a start costs nothing). Slots are empty unless stamped with the
+/// current generation (no clearing). The
 /// slot of the key kPf items ahead is prefetched (a typical roll-up's table already outgrows L1; a hint
 /// only: results do not depend on it), and those keys are computed once and kept in a ring until their
 /// turn. Slot = GSlot (the key lives in the slot) or NSlot (8 bytes: the probe compares the group's key in
@@ -466,7 +470,7 @@ template <class Slot, class KeyFn, class AddFn>
 bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
                        AddFn add, int32_t& G_out, int64_t& read, bool dense_table = false) {
   uint32_t lg = 4;
-  while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, dense_table ? (int64_t{1} << 18) : 8192)) ++lg;
+  while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, dense_table ? (int64_t{1} << 18) : (int64_t{1} << 15))) ++lg;
   uint64_t* ok = s.gkeys.data();
   int32_t G = 0;
   Slot* tab = nullptr;
