@@ -188,6 +188,50 @@ def test_generator_same_rows_at_any_thread_count_across_chunks(n: int) -> None:
         assert np.array_equal(synthetic_census(n, rng=12, n_threads=th).codes, ref), th
 
 
+@given(st.lists(st.integers(0, 5_000), min_size=1, max_size=6), st.integers(0, 2**32 - 1),
+       st.sampled_from(THREADS))
+def test_generator_spans_of_any_shape_give_the_reference_rows(cuts: list[int], seed: int, threads: int) -> None:
+    # the C++ kernel draws each span's eight streams through numpy's bit generator interface: wherever the spans
+    # are cut (empty spans too), codes[:, :8] and the scores are those of the per-chunk reference draw
+    from anoncore import _core
+    from anoncore.datasets import census as C
+
+    n = max(cuts)
+    if n == 0:
+        return
+    bounds = np.array([0, *sorted(cuts), n], dtype=np.int64)
+    base = np.random.default_rng(seed).bit_generator.state
+    gens = []
+    for j in range(len(bounds) - 1):
+        for k in range(8):
+            bg = np.random.PCG64(0)
+            bg.state = base
+            bg.advance(k * n + int(bounds[j]))
+            gens.append(bg)
+    codes, score = np.zeros((n, 9), dtype=np.int32), np.zeros(n)
+    _core.datasets.census_spans(C._model(True), gens, bounds, codes, score, threads)
+    u = np.random.default_rng(seed).random((8, n))
+    ref_codes, ref_score = np.zeros((n, 9), dtype=np.int32), np.zeros(n)
+    _core.datasets.census_rows(C._model(True), u, ref_codes, ref_score)
+    assert np.array_equal(codes, ref_codes) and np.array_equal(score, ref_score)
+
+
+def test_generator_spans_refuse_bad_bounds_and_generators() -> None:
+    from anoncore import _core
+    from anoncore.datasets import census as C
+
+    model, codes, score = C._model(True), np.zeros((10, 9), dtype=np.int32), np.zeros(10)
+    gens = [np.random.PCG64(k) for k in range(8)]
+    with pytest.raises(ValueError, match="bounds must run from 0"):
+        _core.datasets.census_spans(model, gens, np.array([0, 9], dtype=np.int64), codes, score, 1)
+    with pytest.raises(ValueError, match="must not decrease"):
+        _core.datasets.census_spans(model, gens + gens, np.array([0, 11, 10], dtype=np.int64), codes, score, 1)
+    with pytest.raises(ValueError, match="8 bit generators per span"):
+        _core.datasets.census_spans(model, gens[:7], np.array([0, 10], dtype=np.int64), codes, score, 1)
+    with pytest.raises(AttributeError):
+        _core.datasets.census_spans(model, [object()] * 8, np.array([0, 10], dtype=np.int64), codes, score, 1)
+
+
 @pytest.mark.parametrize("bitgen", [np.random.PCG64, np.random.MT19937, np.random.Philox])
 def test_generator_leaves_a_passed_generator_where_the_reference_does(bitgen: type) -> None:
     from anoncore.datasets import census as C

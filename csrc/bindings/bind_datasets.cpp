@@ -88,6 +88,49 @@ void bind_datasets(py::module_ m) {
       py::arg("model"), py::arg("u").noconvert(), py::arg("codes").noconvert(), py::arg("score").noconvert(),
       "Rows of one chunk from its (8, m) uniforms: codes[:, :8] and the salary score without noise.");
   m.def(
+      "census_spans",
+      [](const datasets::CensusModel& model, const py::list& gens, const CArray<int64_t>& bounds,
+         CArray<int32_t>& codes, CArray<double>& score, int n_threads) {
+        auto bv = span_of(bounds, "bounds");
+        if (!codes.writeable() || !score.writeable()) throw std::invalid_argument("codes and score must be writable");
+        auto cv = mut_matrix_of(codes, "codes");
+        auto sv = mut_span_of(score, "score", cv.rows);
+        if (cv.cols != 9) throw std::invalid_argument("codes must have shape (n, 9)");
+        if (bv.size < 2 || bv[0] != 0 || bv[bv.size - 1] != cv.rows)
+          throw std::invalid_argument("bounds must run from 0 to the number of rows");
+        for (int64_t s = 0; s + 1 < bv.size; ++s)
+          if (bv[s] > bv[s + 1]) throw std::invalid_argument("bounds must not decrease");
+        if (static_cast<int64_t>(gens.size()) != 8 * (bv.size - 1))
+          throw std::invalid_argument("census_spans needs 8 bit generators per span");
+        std::vector<datasets::NumpyBitGen*> g;
+        g.reserve(gens.size());
+        for (const auto& obj : gens) {
+          auto cap = obj.attr("capsule").cast<py::capsule>();
+          if (std::string(cap.name() == nullptr ? "" : cap.name()) != "BitGenerator")
+            throw std::invalid_argument("census_spans needs numpy bit generators");
+          g.push_back(cap.get_pointer<datasets::NumpyBitGen>());
+        }
+        {
+          // (the list keeps the generators alive; each is used by the one thread that draws its span)
+          py::gil_scoped_release nogil;
+          datasets::census_spans(model, g, bv, cv, sv, n_threads);
+        }
+      },
+      py::arg("model"), py::arg("gens"), py::arg("bounds").noconvert(), py::arg("codes").noconvert(),
+      py::arg("score").noconvert(), py::arg("n_threads"),
+      "Rows of every span [bounds[s], bounds[s+1]) from the uniforms of gens[8 s + k] (numpy bit generators, "
+      "stream k positioned at the span's first row): codes[:, :8] and the salary score without noise.");
+  m.def(
+      "fill_zero",
+      [](CArray<double>& x, int n_threads) {
+        if (!x.writeable()) throw std::invalid_argument("x must be writable");
+        auto xv = mut_span_of(x, "x");
+        py::gil_scoped_release nogil;
+        datasets::fill_zero(xv, n_threads);
+      },
+      py::arg("x").noconvert(), py::arg("n_threads"),
+      "x[:] = 0 on n_threads threads (a new buffer's pages first touched by all of them).");
+  m.def(
       "census_salary",
       [](const datasets::CensusModel& model, CArray<double>& score, const CArray<double>& noise,
          const CArray<int64_t>& cut_index, CArray<int32_t>& codes, int n_threads) {

@@ -58,6 +58,34 @@ void census_rows(const CensusModel& model, Matrix<double> u, MutMatrix<int32_t> 
   }
 }
 
+void census_spans(const CensusModel& model, const std::vector<NumpyBitGen*>& gens, Span<int64_t> bounds,
+                  MutMatrix<int32_t> out_codes, MutSpan<double> out_score, int n_threads) {
+  constexpr int64_t kSub = 4096;  // rows per block of uniforms (8 x 32 KB, in the core's cache)
+  const int64_t n_spans = bounds.size - 1;
+  parallel_chunks(n_spans, 1, n_threads, [&](int64_t, int64_t s0, int64_t s1) {
+    std::vector<double> u(static_cast<size_t>(8 * kSub));
+    for (int64_t s = s0; s < s1; ++s) {
+      NumpyBitGen* const* g = gens.data() + 8 * s;
+      for (int64_t i0 = bounds[s]; i0 < bounds[s + 1]; i0 += kSub) {
+        const int64_t m = std::min(kSub, bounds[s + 1] - i0);
+        for (int64_t k = 0; k < 8; ++k) {
+          double* row = u.data() + k * m;
+          NumpyBitGen* const bg = g[k];
+          for (int64_t i = 0; i < m; ++i) row[i] = bg->next_double(bg->state);
+        }
+        census_rows(model, Matrix<double>{u.data(), 8, m}, MutMatrix<int32_t>{out_codes.row(i0), m, out_codes.cols},
+                    MutSpan<double>{out_score.data + i0, m});
+      }
+    }
+  });
+}
+
+void fill_zero(MutSpan<double> x, int n_threads) {
+  parallel_chunks(x.size, kChunk, n_threads, [&](int64_t, int64_t i0, int64_t i1) {
+    std::fill(x.data + i0, x.data + i1, 0.0);
+  });
+}
+
 namespace {
 
 /// Exact order statistics of `x` at the ascending ranks `ranks`: a histogram over kBins equal-width bins of

@@ -27,6 +27,23 @@ def census_rows(model: CensusModel, u: NDArray[np.float64], codes: NDArray[np.in
     Rows of one chunk from its (8, m) uniforms: codes[:, :8] and the salary score without noise.
     """
 
+def census_spans(
+    model: CensusModel,
+    gens: list[np.random.BitGenerator],
+    bounds: NDArray[np.int64],
+    codes: NDArray[np.int32],
+    score: NDArray[np.float64],
+    n_threads: int,
+) -> None:
+    """
+    Rows of every span [bounds[s], bounds[s+1]) from the uniforms of gens[8 s + k] (numpy bit generators, stream k positioned at the span's first row): codes[:, :8] and the salary score without noise.
+    """
+
+def fill_zero(x: NDArray[np.float64], n_threads: int) -> None:
+    """
+    x[:] = 0 on n_threads threads (a new buffer's pages first touched by all of them).
+    """
+
 def census_salary(
     model: CensusModel,
     score: NDArray[np.float64],

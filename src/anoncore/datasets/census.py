@@ -519,10 +519,12 @@ def _generate_codes(n: int, rng: int | np.random.Generator | None, n_threads: in
                     codes: bool = True, caller: str = "synthetic_census") -> NDArray[np.int32]:
     """The rows of :func:`_generate` as an (n, 9) int32 matrix (codes, or generator indexes with codes=False).
 
-    The uniforms are numpy's: with a PCG64 generator (``default_rng``) every chunk of every draw's stream is
-    reached with ``advance``, so chunks are drawn in parallel; other bit generators draw them in one call. The
-    normals are drawn in one call (their stream position is known only sequentially), in parallel with the
-    chunks. The generator the caller passed ends in the same state as after :func:`_generate`.
+    The uniforms are numpy's: with a PCG64 generator (``default_rng``) every stream is split into spans of
+    rows, each span's eight streams reached with ``advance`` on their own bit generators, and the C++ kernel
+    draws them through numpy's bit generator interface on its threads (no Python, no GIL per chunk); other bit
+    generators draw them in one call. The normals are drawn in one numpy call (their stream position is known
+    only sequentially), on a thread of their own beside the kernel. The generator the caller passed ends in the
+    same state as after :func:`_generate`.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -536,52 +538,57 @@ def _generate_codes(n: int, rng: int | np.random.Generator | None, n_threads: in
     out = np.empty((n, len(CENSUS_COLUMNS)), dtype=np.int32)
     score = np.empty(n, dtype=np.float64)
     bitgen: Any = gen.bit_generator
-    n_chunks = (n + _CHUNK - 1) // _CHUNK
-    u_all: NDArray[np.float64] | None = None
-    if type(bitgen) is not np.random.PCG64:
-        u_all = np.empty((8, n), dtype=np.float64)
-        gen.random(out=u_all[:7])
-        gen.random(out=u_all[7])
+    pcg = type(bitgen) is np.random.PCG64
     base: dict[str, Any] = dict(bitgen.state)
 
-    def chunk(c: int) -> None:
-        i0, i1 = c * _CHUNK, min(n, (c + 1) * _CHUNK)
-        if u_all is not None:
-            u = np.ascontiguousarray(u_all[:, i0:i1])
-        else:
-            u = np.empty((8, i1 - i0), dtype=np.float64)
-            bg: Any = np.random.PCG64(0)
-            for k in range(8):
-                bg.state = base
-                bg.advance(k * n + i0)
-                np.random.Generator(bg).random(out=u[k])
-        _core.datasets.census_rows(model, u, out[i0:i1], score[i0:i1])
-
     def normals(z: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        if u_all is None:
+        if pcg:
             bitgen.advance(8 * n)
         z = gen.standard_normal(n) if z is None else gen.standard_normal(out=z)
-        if u_all is None:  # advance() resets the 32-bit buffer, which drawing doubles leaves alone
+        if pcg:  # advance() resets the 32-bit buffer, which drawing doubles leaves alone
             st = bitgen.state
             st["has_uint32"], st["uinteger"] = base["has_uint32"], base["uinteger"]
             bitgen.state = st
         return z
 
-    if threads <= 1 or n_chunks <= 1:
-        noise = normals()
-        for c in range(n_chunks):
-            chunk(c)
-    else:
-        with ThreadPoolExecutor(max_workers=min(threads, n_chunks + 1)) as pool:
-            # the normals are drawn on one thread (the stream position of each is known only after the ones
-            # before it), the path every other thread waits for on many cores: their array's pages are first
-            # touched by all the threads before (40M rows on 16 cores: the kernel zeroing 320 MB on the one
-            # thread cost about as much as drawing into them)
+    if pcg:
+        # spans of whole chunks, about four per thread (the kernel deals them out as threads free up); each
+        # span's eight streams on bit generators of their own, positioned with advance (k n + first row)
+        n_chunks = (n + _CHUNK - 1) // _CHUNK
+        n_spans = max(1, min(n_chunks, 4 * threads if threads > 1 else 1))
+        bounds = np.array([min(n, (n_chunks * j // n_spans) * _CHUNK) for j in range(n_spans + 1)], dtype=np.int64)
+        gens = []
+        for j in range(n_spans):
+            for k in range(8):
+                bg: Any = np.random.PCG64(0)
+                bg.state = base
+                bg.advance(k * n + int(bounds[j]))
+                gens.append(bg)
+        if threads <= 1 or n_chunks <= 1:
+            noise = normals()
+            _core.datasets.census_spans(model, gens, bounds, out, score, 1)
+        else:
+            # the normals' array is first touched by every thread (40M rows on 16 cores: the kernel zeroing
+            # 320 MB on the one thread that draws them cost about as much as the drawing), then drawn on a
+            # thread of their own while the kernel draws the spans
             z = np.empty(n, dtype=np.float64)
-            list(pool.map(lambda c: z[c * _CHUNK:(c + 1) * _CHUNK].fill(0.0), range(n_chunks)))
-            fut = pool.submit(normals, z)
-            list(pool.map(chunk, range(n_chunks)))
-            noise = fut.result()
+            _core.datasets.fill_zero(z, threads)
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                fut = pool.submit(normals, z)
+                _core.datasets.census_spans(model, gens, bounds, out, score, threads)
+                noise = fut.result()
+    else:
+        u_all = np.empty((8, n), dtype=np.float64)
+        gen.random(out=u_all[:7])
+        gen.random(out=u_all[7])
+
+        def chunk(c: int) -> None:
+            i0, i1 = c * _CHUNK, min(n, (c + 1) * _CHUNK)
+            _core.datasets.census_rows(model, np.ascontiguousarray(u_all[:, i0:i1]), out[i0:i1], score[i0:i1])
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(chunk, range((n + _CHUNK - 1) // _CHUNK)))
+        noise = normals()
     if n > 1:
         _core.datasets.census_salary(model, score, noise, _cut_ranks(n), out, threads)
     else:
@@ -653,7 +660,7 @@ def synthetic_census(
         thesis (Cao, ch. 3-6), which its AIL figures use; the lattice search then needs ``'hierarchy'``.
         Same rows and codes either way.
     n_threads : int or None, default=None
-        Threads for the draws (C++ over fixed chunks of 65,536 rows; None = every core the process may use).
+        Threads for the draws (C++ over spans of whole 65,536-row chunks; None = every core the process may use).
         The rows depend only on ``n`` and the seed, never on ``n_threads``: they are those of the numpy
         reference draw (the same stream of uniforms and normals, see :func:`_generate`).
 

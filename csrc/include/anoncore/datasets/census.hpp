@@ -35,6 +35,26 @@ struct CensusModel {
 /// without its noise term. Serial (the caller runs chunks in parallel).
 void census_rows(const CensusModel& model, Matrix<double> u, MutMatrix<int32_t> out_codes, MutSpan<double> out_score);
 
+/// numpy's bit generator interface (the `bitgen_t` of numpy/random/bitgen.h, behind a BitGenerator's
+/// `capsule`): next_double(state) is the uniform in [0, 1) that numpy's Generator.random draws.
+struct NumpyBitGen {
+  void* state;
+  uint64_t (*next_uint64)(void* st);
+  uint32_t (*next_uint32)(void* st);
+  double (*next_double)(void* st);
+  uint64_t (*next_raw)(void* st);
+};
+
+/// Rows [bounds[s], bounds[s + 1]) of every span s from the uniforms of gens[8 s + k] (the k-th draw's stream,
+/// positioned at the span's first row): codes[:, :8] and the scores without noise, as census_rows. The spans run
+/// on n_threads threads (each span on one, its generators used by it alone); the rows depend only on the
+/// streams, never on the spans or threads.
+void census_spans(const CensusModel& model, const std::vector<NumpyBitGen*>& gens, Span<int64_t> bounds,
+                  MutMatrix<int32_t> out_codes, MutSpan<double> out_score, int n_threads);
+
+/// x[i] = 0 on n_threads threads (a new buffer's pages first touched by all of them, not by its one writer).
+void fill_zero(MutSpan<double> x, int n_threads);
+
 /// score[i] += noise_scale * noise[i]; cuts[t] = the order statistic of rank cut_index[t] (0-based, ascending) of
 /// the scores; codes(i, 8) = salary map of the number of cuts below score[i]. Parallel over fixed chunks with an
 /// exact selection (histogram of the scores, then the few bins holding the ranks): the same for any n_threads.
