@@ -209,10 +209,38 @@ def test_generator_spans_of_any_shape_give_the_reference_rows(cuts: list[int], s
             bg.advance(k * n + int(bounds[j]))
             gens.append(bg)
     codes, score = np.zeros((n, 9), dtype=np.int32), np.zeros(n)
-    _core.datasets.census_spans(C._model(True), gens, bounds, codes, score, threads)
+    spans = _core.datasets.CensusSpans(C._model(True), gens, bounds, codes, score)
+    spans.draw(threads)
+    spans.draw(threads)  # (nothing left: every span was drawn once)
     u = np.random.default_rng(seed).random((8, n))
     ref_codes, ref_score = np.zeros((n, 9), dtype=np.int32), np.zeros(n)
     _core.datasets.census_rows(C._model(True), u, ref_codes, ref_score)
+    assert np.array_equal(codes, ref_codes) and np.array_equal(score, ref_score)
+
+
+def test_generator_spans_drawn_by_two_callers_at_once() -> None:
+    # the normals' thread joins the kernel's threads on the same spans: each span is drawn exactly once
+    from concurrent.futures import ThreadPoolExecutor
+
+    from anoncore import _core
+    from anoncore.datasets import census as C
+
+    n, n_spans = 300_000, 97
+    bounds = np.array([n * j // n_spans for j in range(n_spans + 1)], dtype=np.int64)
+    base = np.random.default_rng(8).bit_generator.state
+    gens = []
+    for j in range(n_spans):
+        for k in range(8):
+            bg = np.random.PCG64(0)
+            bg.state = base
+            bg.advance(k * n + int(bounds[j]))
+            gens.append(bg)
+    codes, score = np.full((n, 9), -1, dtype=np.int32), np.full(n, np.nan)
+    spans = _core.datasets.CensusSpans(C._model(True), gens, bounds, codes, score)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(spans.draw, [1, 2]))
+    ref_codes, ref_score = np.full((n, 9), -1, dtype=np.int32), np.zeros(n)
+    _core.datasets.census_rows(C._model(True), np.random.default_rng(8).random((8, n)), ref_codes, ref_score)
     assert np.array_equal(codes, ref_codes) and np.array_equal(score, ref_score)
 
 
@@ -222,14 +250,15 @@ def test_generator_spans_refuse_bad_bounds_and_generators() -> None:
 
     model, codes, score = C._model(True), np.zeros((10, 9), dtype=np.int32), np.zeros(10)
     gens = [np.random.PCG64(k) for k in range(8)]
+    spans = _core.datasets.CensusSpans
     with pytest.raises(ValueError, match="bounds must run from 0"):
-        _core.datasets.census_spans(model, gens, np.array([0, 9], dtype=np.int64), codes, score, 1)
+        spans(model, gens, np.array([0, 9], dtype=np.int64), codes, score)
     with pytest.raises(ValueError, match="must not decrease"):
-        _core.datasets.census_spans(model, gens + gens, np.array([0, 11, 10], dtype=np.int64), codes, score, 1)
+        spans(model, gens + gens, np.array([0, 11, 10], dtype=np.int64), codes, score)
     with pytest.raises(ValueError, match="8 bit generators per span"):
-        _core.datasets.census_spans(model, gens[:7], np.array([0, 10], dtype=np.int64), codes, score, 1)
+        spans(model, gens[:7], np.array([0, 10], dtype=np.int64), codes, score)
     with pytest.raises(AttributeError):
-        _core.datasets.census_spans(model, [object()] * 8, np.array([0, 10], dtype=np.int64), codes, score, 1)
+        spans(model, [object()] * 8, np.array([0, 10], dtype=np.int64), codes, score)
 
 
 @pytest.mark.parametrize("bitgen", [np.random.PCG64, np.random.MT19937, np.random.Philox])

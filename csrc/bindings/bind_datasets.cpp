@@ -87,39 +87,50 @@ void bind_datasets(py::module_ m) {
       },
       py::arg("model"), py::arg("u").noconvert(), py::arg("codes").noconvert(), py::arg("score").noconvert(),
       "Rows of one chunk from its (8, m) uniforms: codes[:, :8] and the salary score without noise.");
-  m.def(
-      "census_spans",
-      [](const datasets::CensusModel& model, const py::list& gens, const CArray<int64_t>& bounds,
-         CArray<int32_t>& codes, CArray<double>& score, int n_threads) {
-        auto bv = span_of(bounds, "bounds");
-        if (!codes.writeable() || !score.writeable()) throw std::invalid_argument("codes and score must be writable");
-        auto cv = mut_matrix_of(codes, "codes");
-        auto sv = mut_span_of(score, "score", cv.rows);
-        if (cv.cols != 9) throw std::invalid_argument("codes must have shape (n, 9)");
-        if (bv.size < 2 || bv[0] != 0 || bv[bv.size - 1] != cv.rows)
-          throw std::invalid_argument("bounds must run from 0 to the number of rows");
-        for (int64_t s = 0; s + 1 < bv.size; ++s)
-          if (bv[s] > bv[s + 1]) throw std::invalid_argument("bounds must not decrease");
-        if (static_cast<int64_t>(gens.size()) != 8 * (bv.size - 1))
-          throw std::invalid_argument("census_spans needs 8 bit generators per span");
-        std::vector<datasets::NumpyBitGen*> g;
-        g.reserve(gens.size());
-        for (const auto& obj : gens) {
-          auto cap = obj.attr("capsule").cast<py::capsule>();
-          if (std::string(cap.name() == nullptr ? "" : cap.name()) != "BitGenerator")
-            throw std::invalid_argument("census_spans needs numpy bit generators");
-          g.push_back(cap.get_pointer<datasets::NumpyBitGen>());
-        }
-        {
-          // (the list keeps the generators alive; each is used by the one thread that draws its span)
-          py::gil_scoped_release nogil;
-          datasets::census_spans(model, g, bv, cv, sv, n_threads);
-        }
-      },
-      py::arg("model"), py::arg("gens"), py::arg("bounds").noconvert(), py::arg("codes").noconvert(),
-      py::arg("score").noconvert(), py::arg("n_threads"),
-      "Rows of every span [bounds[s], bounds[s+1]) from the uniforms of gens[8 s + k] (numpy bit generators, "
-      "stream k positioned at the span's first row): codes[:, :8] and the salary score without noise.");
+  py::class_<datasets::CensusSpans, std::unique_ptr<datasets::CensusSpans>>(m, "CensusSpans")
+      .def(py::init([](const datasets::CensusModel& model, const py::list& gens, const CArray<int64_t>& bounds,
+                       CArray<int32_t>& codes, CArray<double>& score) {
+             auto bv = span_of(bounds, "bounds");
+             if (!codes.writeable() || !score.writeable())
+               throw std::invalid_argument("codes and score must be writable");
+             auto cv = mut_matrix_of(codes, "codes");
+             auto sv = mut_span_of(score, "score", cv.rows);
+             if (cv.cols != 9) throw std::invalid_argument("codes must have shape (n, 9)");
+             if (bv.size < 2 || bv[0] != 0 || bv[bv.size - 1] != cv.rows)
+               throw std::invalid_argument("bounds must run from 0 to the number of rows");
+             for (int64_t s = 0; s + 1 < bv.size; ++s)
+               if (bv[s] > bv[s + 1]) throw std::invalid_argument("bounds must not decrease");
+             if (static_cast<int64_t>(gens.size()) != 8 * (bv.size - 1))
+               throw std::invalid_argument("CensusSpans needs 8 bit generators per span");
+             auto w = std::make_unique<datasets::CensusSpans>();
+             w->model = &model;
+             w->gens.reserve(gens.size());
+             for (const auto& obj : gens) {
+               auto cap = obj.attr("capsule").cast<py::capsule>();
+               if (std::string(cap.name() == nullptr ? "" : cap.name()) != "BitGenerator")
+                 throw std::invalid_argument("CensusSpans needs numpy bit generators");
+               w->gens.push_back(cap.get_pointer<datasets::NumpyBitGen>());
+             }
+             w->bounds = bv;
+             w->codes = cv;
+             w->score = sv;
+             return w;
+           }),
+           // (the spans keep their model, generators and arrays alive)
+           py::keep_alive<1, 2>(), py::keep_alive<1, 3>(), py::keep_alive<1, 4>(), py::keep_alive<1, 5>(),
+           py::keep_alive<1, 6>(), py::arg("model"), py::arg("gens"), py::arg("bounds").noconvert(),
+           py::arg("codes").noconvert(), py::arg("score").noconvert(),
+           "The spans of a draw: rows [bounds[s], bounds[s+1]) from the uniforms of gens[8 s + k] (numpy bit "
+           "generators, stream k positioned at the span's first row), written to codes[:, :8] and score.")
+      .def(
+          "draw",
+          [](datasets::CensusSpans& w, int n_threads) {
+            py::gil_scoped_release nogil;
+            datasets::census_spans(w, n_threads);
+          },
+          py::arg("n_threads"),
+          "Draws the spans no caller has taken yet on n_threads threads (other threads may draw from the same "
+          "spans at the same time); returns when none is left.");
   m.def(
       "fill_zero",
       [](CArray<double>& x, int n_threads) {

@@ -58,23 +58,24 @@ void census_rows(const CensusModel& model, Matrix<double> u, MutMatrix<int32_t> 
   }
 }
 
-void census_spans(const CensusModel& model, const std::vector<NumpyBitGen*>& gens, Span<int64_t> bounds,
-                  MutMatrix<int32_t> out_codes, MutSpan<double> out_score, int n_threads) {
+void census_spans(CensusSpans& work, int n_threads) {
   constexpr int64_t kSub = 4096;  // rows per block of uniforms (8 x 32 KB, in the core's cache)
-  const int64_t n_spans = bounds.size - 1;
-  parallel_chunks(n_spans, 1, n_threads, [&](int64_t, int64_t s0, int64_t s1) {
+  const int64_t n_spans = work.bounds.size - 1;
+  const int threads = std::max(1, resolve_threads(n_threads));
+  parallel_chunks(threads, 1, threads, [&](int64_t, int64_t, int64_t) {
     std::vector<double> u(static_cast<size_t>(8 * kSub));
-    for (int64_t s = s0; s < s1; ++s) {
-      NumpyBitGen* const* g = gens.data() + 8 * s;
-      for (int64_t i0 = bounds[s]; i0 < bounds[s + 1]; i0 += kSub) {
-        const int64_t m = std::min(kSub, bounds[s + 1] - i0);
+    for (int64_t s = work.next.fetch_add(1); s < n_spans; s = work.next.fetch_add(1)) {
+      NumpyBitGen* const* g = work.gens.data() + 8 * s;
+      const int64_t end = work.bounds[s + 1];
+      for (int64_t i0 = work.bounds[s]; i0 < end; i0 += kSub) {
+        const int64_t m = std::min(kSub, end - i0);
         for (int64_t k = 0; k < 8; ++k) {
           double* row = u.data() + k * m;
           NumpyBitGen* const bg = g[k];
           for (int64_t i = 0; i < m; ++i) row[i] = bg->next_double(bg->state);
         }
-        census_rows(model, Matrix<double>{u.data(), 8, m}, MutMatrix<int32_t>{out_codes.row(i0), m, out_codes.cols},
-                    MutSpan<double>{out_score.data + i0, m});
+        census_rows(*work.model, Matrix<double>{u.data(), 8, m},
+                    MutMatrix<int32_t>{work.codes.row(i0), m, work.codes.cols}, MutSpan<double>{work.score.data + i0, m});
       }
     }
   });

@@ -27,17 +27,22 @@ def census_rows(model: CensusModel, u: NDArray[np.float64], codes: NDArray[np.in
     Rows of one chunk from its (8, m) uniforms: codes[:, :8] and the salary score without noise.
     """
 
-def census_spans(
-    model: CensusModel,
-    gens: list[np.random.BitGenerator],
-    bounds: NDArray[np.int64],
-    codes: NDArray[np.int32],
-    score: NDArray[np.float64],
-    n_threads: int,
-) -> None:
-    """
-    Rows of every span [bounds[s], bounds[s+1]) from the uniforms of gens[8 s + k] (numpy bit generators, stream k positioned at the span's first row): codes[:, :8] and the salary score without noise.
-    """
+class CensusSpans:
+    def __init__(
+        self,
+        model: CensusModel,
+        gens: list[np.random.BitGenerator],
+        bounds: NDArray[np.int64],
+        codes: NDArray[np.int32],
+        score: NDArray[np.float64],
+    ) -> None:
+        """
+        The spans of a draw: rows [bounds[s], bounds[s+1]) from the uniforms of gens[8 s + k] (numpy bit generators, stream k positioned at the span's first row), written to codes[:, :8] and score.
+        """
+    def draw(self, n_threads: int) -> None:
+        """
+        Draws the spans no caller has taken yet on n_threads threads (other threads may draw from the same spans at the same time); returns when none is left.
+        """
 
 def fill_zero(x: NDArray[np.float64], n_threads: int) -> None:
     """

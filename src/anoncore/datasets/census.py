@@ -552,31 +552,39 @@ def _generate_codes(n: int, rng: int | np.random.Generator | None, n_threads: in
         return z
 
     if pcg:
-        # spans of whole chunks, about four per thread (the kernel deals them out as threads free up); each
-        # span's eight streams on bit generators of their own, positioned with advance (k n + first row)
+        # spans of whole chunks, about eight per thread (taken by the threads as they free up); each span's eight
+        # streams on bit generators of their own, positioned with advance (k n + the span's first row)
         n_chunks = (n + _CHUNK - 1) // _CHUNK
-        n_spans = max(1, min(n_chunks, 4 * threads if threads > 1 else 1))
+        n_spans = max(1, min(n_chunks, 8 * threads if threads > 1 else 1))
         bounds = np.array([min(n, (n_chunks * j // n_spans) * _CHUNK) for j in range(n_spans + 1)], dtype=np.int64)
+        seq = np.random.SeedSequence(0)  # (a placeholder seed: every state is set from the caller's)
         gens = []
         for j in range(n_spans):
             for k in range(8):
-                bg: Any = np.random.PCG64(0)
+                bg: Any = np.random.PCG64(seq)
                 bg.state = base
                 bg.advance(k * n + int(bounds[j]))
                 gens.append(bg)
+        spans = _core.datasets.CensusSpans(model, gens, bounds, out, score)
         if threads <= 1 or n_chunks <= 1:
             noise = normals()
-            _core.datasets.census_spans(model, gens, bounds, out, score, 1)
+            spans.draw(1)
         else:
             # the normals' array is first touched by every thread (40M rows on 16 cores: the kernel zeroing
-            # 320 MB on the one thread that draws them cost about as much as the drawing), then drawn on a
-            # thread of their own while the kernel draws the spans
+            # 320 MB on the one thread that draws them cost about as much as the drawing); the normals are drawn
+            # on a core of their own while the other threads draw the spans, and that thread then takes spans too
             z = np.empty(n, dtype=np.float64)
             _core.datasets.fill_zero(z, threads)
+
+            def side() -> None:
+                normals(z)
+                spans.draw(1)
+
             with ThreadPoolExecutor(max_workers=1) as pool:
-                fut = pool.submit(normals, z)
-                _core.datasets.census_spans(model, gens, bounds, out, score, threads)
-                noise = fut.result()
+                fut = pool.submit(side)
+                spans.draw(threads - 1)
+                fut.result()
+            noise = z
     else:
         u_all = np.empty((8, n), dtype=np.float64)
         gen.random(out=u_all[:7])

@@ -2,6 +2,7 @@
 // guide tables, the salary score, and the salary classes cut at the score's quantiles. The uniforms and normals
 // come from numpy's generator (Python), so the rows are those of the numpy reference at any thread count.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -45,12 +46,22 @@ struct NumpyBitGen {
   uint64_t (*next_raw)(void* st);
 };
 
-/// Rows [bounds[s], bounds[s + 1]) of every span s from the uniforms of gens[8 s + k] (the k-th draw's stream,
-/// positioned at the span's first row): codes[:, :8] and the scores without noise, as census_rows. The spans run
-/// on n_threads threads (each span on one, its generators used by it alone); the rows depend only on the
-/// streams, never on the spans or threads.
-void census_spans(const CensusModel& model, const std::vector<NumpyBitGen*>& gens, Span<int64_t> bounds,
-                  MutMatrix<int32_t> out_codes, MutSpan<double> out_score, int n_threads);
+/// The spans of a draw: rows [bounds[s], bounds[s + 1]) of span s come from the uniforms of gens[8 s + k] (the
+/// k-th draw's stream, positioned at the span's first row); `next` is the first span no caller has taken.
+struct CensusSpans {
+  const CensusModel* model = nullptr;
+  std::vector<NumpyBitGen*> gens;
+  Span<int64_t> bounds;
+  MutMatrix<int32_t> codes;
+  MutSpan<double> score;
+  std::atomic<int64_t> next{0};
+};
+
+/// Draws spans of `work` (codes[:, :8] and the scores without noise, as census_rows) on n_threads threads, each
+/// taking the next span left until none is: callers on other threads may draw from the same spans at the same
+/// time (the normals' thread joins once its own draw is done). A span's generators are used by the one thread
+/// that took it; the rows depend only on the streams, never on the spans or threads.
+void census_spans(CensusSpans& work, int n_threads);
 
 /// x[i] = 0 on n_threads threads (a new buffer's pages first touched by all of them, not by its one writer).
 void fill_zero(MutSpan<double> x, int n_threads);
