@@ -96,6 +96,20 @@ def test_value_counts_match_bincount(n: int, m: int) -> None:
             _core.core.value_counts(bad, m, 1)
 
 
+@given(st.integers(0, 200_000), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1))
+def test_count_true_equals_numpy(n: int, p: float, seed: int) -> None:
+    # fixed 65,536-flag chunks on the threads (lengths across chunk ends, all-false and all-true arrays)
+    mask = np.random.default_rng(seed).random(n) < p
+    for th in THREADS:
+        assert _core.core.count_true(mask, th) == np.count_nonzero(mask)
+    # any nonzero byte is true (a bool view of other bytes): every byte value counted as numpy counts it
+    raw = np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8) * (mask if p < 0.5 else ~mask)
+    assert _core.core.count_true(raw.view(bool), 2) == np.count_nonzero(raw)
+    if n >= 3:
+        with pytest.raises(TypeError):
+            _core.core.count_true(mask[::2], 1)  # (a strided view is refused, not copied)
+
+
 @pytest.mark.parametrize(("n", "n_classes", "m"), [(300_000, 1_000, 17), (200_000, 20_000, 30), (5_000, 2_000, 40),
                                                    (1, 1, 1), (70_000, 3, 2)])
 def test_class_histogram_dense_and_sparse_match_numpy(n: int, n_classes: int, m: int) -> None:

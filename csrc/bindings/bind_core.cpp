@@ -207,12 +207,26 @@ void bind_publish(py::module_& m) {
       py::arg("n_threads"), "values[codes[rows, column]] (rows empty = all) as a float64 array.");
 }
 
+/// Counting kernels over boolean masks.
+void bind_counts(py::module_& m) {
+  m.def(
+      "count_true",
+      [](const CArray<bool>& mask, int n_threads) {
+        Span<uint8_t> mv{reinterpret_cast<const uint8_t*>(mask.data()), static_cast<int64_t>(mask.size())};
+        py::gil_scoped_release nogil;
+        return core::count_true(mv, n_threads);
+      },
+      py::arg("mask").noconvert(), py::arg("n_threads") = 1,
+      "The number of true values of a boolean array (C-contiguous), counted on n_threads threads.");
+}
+
 }  // namespace
 
 void bind_core(py::module_ m) {
   m.doc() = "core group-by primitives";
   bind_encode(m);
   bind_publish(m);
+  bind_counts(m);
   m.def("available_cores", &available_cores, "The cores this process may run on (its affinity mask).");
   m.def("idle_cores", &idle_cores,
         "The cores the other processes leave idle right now (their runnable threads), at least 1: the cap of "

@@ -291,7 +291,7 @@ class Partition:
         threads = check_n_threads(n_threads, "to_arrow")
         t = self.table
         sup = self.suppressed
-        any_sup = bool(sup.any())
+        any_sup = _core.core.count_true(np.ascontiguousarray(sup), threads) > 0
         rows = None if include_suppressed or not any_sup else np.flatnonzero(~sup)
         # the kernels read an empty row selection as "every row": no published row = every row, sliced to 0
         nothing = rows is not None and rows.size == 0

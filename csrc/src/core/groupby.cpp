@@ -318,6 +318,35 @@ bool min_max_dispatch(std::integer_sequence<int64_t, Ds...>, int64_t d, const in
 
 }  // namespace
 
+int64_t count_true(Span<uint8_t> mask, int n_threads) {
+  const int64_t n = mask.size, n_chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int64_t> part(static_cast<size_t>(std::max<int64_t>(n_chunks, 1)), 0);
+  parallel_chunks(n, kChunk, n_threads, [&](int64_t c, int64_t i0, int64_t i1) {
+    // eight flags a word: each byte's 0x01 bit set where the byte is nonzero (its low seven bits carried
+    // into the high bit, or the high bit itself), summed in eight byte-wide lanes over blocks of 255 words
+    // (a fixed trip count the compiler vectorises), the lanes then added in four 16-bit lanes
+    constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL, kOnes = 0x0101010101010101ULL;
+    constexpr int64_t kBlock = 255 * 8;
+    int64_t k = 0, i = i0;
+    for (; i + kBlock <= i1; i += kBlock) {
+      const uint8_t* p = mask.data + i;
+      uint64_t lanes = 0;
+      for (int64_t r = 0; r < 255; ++r) {
+        uint64_t w;
+        std::memcpy(&w, p + 8 * r, 8);
+        lanes += ((((w & kLow7) + kLow7) | w) >> 7) & kOnes;
+      }
+      const uint64_t pairs = (lanes & 0x00FF00FF00FF00FFULL) + ((lanes >> 8) & 0x00FF00FF00FF00FFULL);
+      k += static_cast<int64_t>((pairs * 0x0001000100010001ULL) >> 48);
+    }
+    for (; i < i1; ++i) k += mask[i] != 0;
+    part[static_cast<size_t>(c)] = k;
+  });
+  int64_t total = 0;
+  for (int64_t k : part) total += k;
+  return total;
+}
+
 void column_min_max(Matrix<int32_t> codes, MutSpan<int32_t> lo, MutSpan<int32_t> hi, int n_threads) {
   const int64_t d = codes.cols, n = codes.rows, n_chunks = (n + kChunk - 1) / kChunk;
   std::vector<int32_t> part(static_cast<size_t>(std::max<int64_t>(n_chunks, 1) * 2 * d));

@@ -35,6 +35,11 @@ def value_counts(values: NDArray[np.int32], n_values: int, n_threads: int = 1) -
     Rows per value of a coded column (every value in [0, n_values)).
     """
 
+def count_true(mask: NDArray[np.bool_], n_threads: int = 1) -> int:
+    """
+    The number of true values of a boolean array (C-contiguous), counted on n_threads threads.
+    """
+
 def class_sizes(
     labels: NDArray[np.int64], skip: NDArray[np.bool_], n_classes: int, n_threads: int = 1
 ) -> NDArray[np.int64]:

@@ -39,6 +39,10 @@ void value_counts(Span<int32_t> values, MutSpan<int64_t> counts, int n_threads =
 void class_min_max(Matrix<int32_t> codes, Span<int64_t> labels, Span<uint8_t> skip, MutMatrix<int32_t> lo,
                    MutMatrix<int32_t> hi, int n_threads = 1);
 
+/// The number of nonzero bytes of `mask` (a boolean array's true values), over fixed chunks on n_threads
+/// threads (numpy's count_nonzero reads 40M flags on one thread: 3 ms, a sixth of a 16-thread audit).
+int64_t count_true(Span<uint8_t> mask, int n_threads);
+
 /// Minimum and maximum of every column of `codes` (empty table: INT32_MAX and INT32_MIN), one parallel pass.
 void column_min_max(Matrix<int32_t> codes, MutSpan<int32_t> lo, MutSpan<int32_t> hi, int n_threads);
 
