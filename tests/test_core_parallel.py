@@ -169,6 +169,46 @@ def test_to_arrow_same_at_any_thread_count(census: ac.Table, include_suppressed:
         assert np.array_equal(np.asarray(got[c].astype(object)), np.asarray(df[c].astype(object))), c
 
 
+@pytest.mark.parametrize("numeric", ["hierarchy", "box"])
+def test_to_arrow_reads_the_generators_salary_column(numeric: str) -> None:
+    held = synthetic_census(150_000, rng=5, numeric=numeric)
+    col = held._held_column("salary")
+    assert col is not None and not col.flags.writeable
+    assert np.array_equal(col, np.asarray(held.codes)[:, held.column_index("salary")])
+    plain = ac.Table._from_codes(held.schema, np.asarray(held.codes),
+                                 {a.name: held.dictionary(a.name) for a in held.schema.attributes if a.hierarchy is None})
+    assert plain._held_column("salary") is None  # published from the code matrix's strided column
+    for t in (held, plain):
+        assert t.n_rows == 150_000
+    codes = np.asarray(held.codes)
+    _, labels = np.unique(codes[:, [1, 4, 5]] // [1, 1, 2], axis=0, return_inverse=True)  # any grouping
+    p_held = ac.Partition.from_labels(held, labels.ravel())
+    p_plain = ac.Partition.from_labels(plain, labels.ravel())
+    sup = np.asarray(held.codes)[:, 0] % 7 == 0
+    assert 0 < sup.sum() < held.n_rows
+    for include in (True, False):
+        a = p_held.with_suppressed(sup).to_arrow(include_suppressed=include, n_threads=2)
+        b = p_plain.with_suppressed(sup).to_arrow(include_suppressed=include, n_threads=2)
+        assert a.equals(b), include
+        assert a.num_rows == (held.n_rows if include else held.n_rows - int(sup.sum()))
+
+
+def test_a_held_column_must_be_the_columns_codes(census: ac.Table) -> None:
+    t = ac.Table._from_codes(census.schema, np.asarray(census.codes))
+    j = t.column_index("salary")
+    good = np.ascontiguousarray(np.asarray(census.codes)[:, j])
+    with pytest.raises(ValueError, match="contiguous int32"):
+        t._hold_column("salary", good[:-1].copy())
+    with pytest.raises(ValueError, match="contiguous int32"):
+        t._hold_column("salary", good.astype(np.int64))
+    bad = good.copy()
+    bad[-1] += 1
+    with pytest.raises(ValueError, match="differ from the code matrix"):
+        t._hold_column("salary", bad)
+    t._hold_column("salary", good.copy())
+    assert np.array_equal(t.column("salary"), good)
+
+
 def test_audit_same_at_any_thread_count(census: ac.Table) -> None:
     p = ac.Partition.from_levels(census, [2, 1, 2, 1, 1, 1, 1])
     models = [KAnonymity(5), DistinctLDiversity(2), EqualDistanceTCloseness(0.3)]

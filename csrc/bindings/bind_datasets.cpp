@@ -144,24 +144,28 @@ void bind_datasets(py::module_ m) {
   m.def(
       "census_salary",
       [](const datasets::CensusModel& model, CArray<double>& score, const CArray<double>& noise,
-         const CArray<int64_t>& cut_index, CArray<int32_t>& codes, int n_threads) {
-        if (!codes.writeable() || !score.writeable()) throw std::invalid_argument("codes and score must be writable");
+         const CArray<int64_t>& cut_index, CArray<int32_t>& codes, CArray<int32_t>& salary, int n_threads) {
+        if (!codes.writeable() || !score.writeable() || !salary.writeable())
+          throw std::invalid_argument("codes, score and salary must be writable");
         auto sv = mut_span_of(score, "score");
         auto nv = span_of(noise, "noise", sv.size);
         auto iv = span_of(cut_index, "cut_index");
         auto cv = mut_matrix_of(codes, "codes");
         if (cv.rows != sv.size || cv.cols != 9) throw std::invalid_argument("codes must have shape (n, 9)");
+        auto av = mut_span_of(salary, "salary");
+        if (av.size != 0 && av.size != sv.size) throw std::invalid_argument("salary must have n entries or none");
         std::vector<double> cuts;
         {
           py::gil_scoped_release nogil;
-          cuts = datasets::census_salary(model, sv, nv, iv, cv, n_threads);
+          cuts = datasets::census_salary(model, sv, nv, iv, cv, av, n_threads);
         }
         return to_numpy(std::move(cuts));
       },
       py::arg("model"), py::arg("score").noconvert(), py::arg("noise").noconvert(), py::arg("cut_index").noconvert(),
-      py::arg("codes").noconvert(), py::arg("n_threads"),
+      py::arg("codes").noconvert(), py::arg("salary").noconvert(), py::arg("n_threads"),
       "Adds noise_scale * noise to the scores, cuts them at the order statistics of ranks cut_index and writes "
-      "the salary codes into codes[:, 8]; returns the cuts.");
+      "the salary codes into codes[:, 8] and, when it is not empty, into salary (n contiguous codes); returns "
+      "the cuts.");
 }
 
 }  // namespace anoncore::bindings

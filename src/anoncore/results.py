@@ -335,10 +335,14 @@ class Partition:
             col = t.column_index(c)
             d = t.dictionary(c)
             if isinstance(d, np.ndarray):
+                # the column's contiguous codes when the table holds them (the encoder's or generator's copy of
+                # the sensitive column, or a search's): a read of n codes instead of every row's matrix line
+                held = t._held_column(c)
+                src, at = (codes, col) if held is None else (held.reshape(-1, 1), 0)
                 if d.dtype == np.float64:
-                    arrays.append(pa.array(_core.core.gather_values(codes, col, np.ascontiguousarray(d), sel, threads)))
+                    arrays.append(pa.array(_core.core.gather_values(src, at, np.ascontiguousarray(d), sel, threads)))
                 else:
-                    arrays.append(pa.array(d[_core.core.gather_column(codes, col, sel, threads)]))
+                    arrays.append(pa.array(d[_core.core.gather_column(src, at, sel, threads)]))
             else:  # the table's own column (cached, no copy) when every row is published
                 cc = t.column(c) if rows is None else _core.core.gather_column(codes, col, sel, threads)
                 arrays.append(pa.DictionaryArray.from_arrays(pa.array(cc), pa.array(list(d), type=pa.string()),

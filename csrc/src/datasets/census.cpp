@@ -161,9 +161,12 @@ std::vector<double> order_statistics(Span<double> x, Span<int64_t> ranks, int n_
 }  // namespace
 
 std::vector<double> census_salary(const CensusModel& model, MutSpan<double> score, Span<double> noise,
-                                  Span<int64_t> cut_index, MutMatrix<int32_t> codes, int n_threads) {
+                                  Span<int64_t> cut_index, MutMatrix<int32_t> codes, MutSpan<int32_t> salary,
+                                  int n_threads) {
   const int64_t n = score.size;
-  if (noise.size != n || codes.rows != n || codes.cols < 9) throw InternalError("census_salary: shapes differ");
+  if (noise.size != n || codes.rows != n || codes.cols < 9 || (salary.size != 0 && salary.size != n))
+    throw InternalError("census_salary: shapes differ");
+  int32_t* const sal_out = salary.size != 0 ? salary.data : nullptr;
   const double ns = model.noise_scale;
   parallel_chunks(n, kChunk, n_threads, [&](int64_t, int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
@@ -200,7 +203,9 @@ std::vector<double> census_salary(const CensusModel& model, MutSpan<double> scor
         k = below[static_cast<size_t>(b)];
         for (int64_t w = within[static_cast<size_t>(b)]; w > 0 && cuts[static_cast<size_t>(k)] < v; --w) ++k;
       }
-      codes(i, 8) = sal[static_cast<size_t>(k)];
+      const int32_t code = sal[static_cast<size_t>(k)];
+      codes(i, 8) = code;
+      if (sal_out != nullptr) sal_out[i] = code;
     }
   });
   return cuts;

@@ -55,8 +55,9 @@ def census_salary(
     noise: NDArray[np.float64],
     cut_index: NDArray[np.int64],
     codes: NDArray[np.int32],
+    salary: NDArray[np.int32],
     n_threads: int,
 ) -> NDArray[np.float64]:
     """
-    Adds noise_scale * noise to the scores, cuts them at the order statistics of ranks cut_index and writes the salary codes into codes[:, 8]; returns the cuts.
+    Adds noise_scale * noise to the scores, cuts them at the order statistics of ranks cut_index and writes the salary codes into codes[:, 8] and, when it is not empty, into salary (n contiguous codes); returns the cuts.
     """

@@ -430,6 +430,21 @@ class Table:
             self._cache[key] = _readonly(col)
         return self._cache[key]  # type: ignore[no-any-return]
 
+    def _hold_column(self, name: str, col: NDArray[np.int32]) -> None:
+        """Keep ``col`` as :meth:`column`'s answer: a copy of the column's codes that its maker (an encoding
+        kernel, the generator) wrote in the same pass as the code matrix. Made read-only."""
+        j = self.column_index(name)
+        if col.shape != (self.n_rows,) or col.dtype != np.int32 or not col.flags.c_contiguous:
+            raise ValueError(f"a held column needs {self.n_rows} contiguous int32 codes; got {col.shape} {col.dtype}")
+        if col.size and (col[0] != self.codes[0, j] or col[-1] != self.codes[-1, j]):
+            raise ValueError(f"the held codes of {name!r} differ from the code matrix's column")
+        self._cache[("col", name)] = _readonly(col)
+
+    def _held_column(self, name: str) -> NDArray[np.int32] | None:
+        """The contiguous codes of a column when :meth:`column` already holds them (no pass over the rows), else
+        None."""
+        return self._cache.get(("col", name))  # type: ignore[no-any-return]
+
     def qi_column_indices(self) -> NDArray[np.int64]:
         """The quasi-identifiers' columns of ``codes``, in the order of :attr:`quasi_identifiers` (read-only)."""
         key = ("qi_columns",)
@@ -700,7 +715,7 @@ def _fast_encode(cls: type[Table], columns: Mapping[str, Any], schema: Schema, n
     )
     for name, cp in copies.items():  # (not when rows were dropped, or missing cells took the token's code)
         if cp is not None and keep is None and not n_missing[name]:
-            table._cache[("col", name)] = _readonly(cp)
+            table._hold_column(name, cp)
     return table
 
 

@@ -516,8 +516,10 @@ def _cut_ranks(n: int) -> NDArray[np.int64]:
 
 
 def _generate_codes(n: int, rng: int | np.random.Generator | None, n_threads: int | None, *,
-                    codes: bool = True, caller: str = "synthetic_census") -> NDArray[np.int32]:
+                    codes: bool = True, caller: str = "synthetic_census",
+                    salary: NDArray[np.int32] | None = None) -> NDArray[np.int32]:
     """The rows of :func:`_generate` as an (n, 9) int32 matrix (codes, or generator indexes with codes=False).
+    ``salary`` (n int32, when given) receives the last column contiguously, written in the same pass.
 
     The uniforms are numpy's: with a PCG64 generator (``default_rng``) every stream is split into spans of
     rows, each span's eight streams reached with ``advance`` on their own bit generators, and the C++ kernel
@@ -598,9 +600,12 @@ def _generate_codes(n: int, rng: int | np.random.Generator | None, n_threads: in
             list(pool.map(chunk, range((n + _CHUNK - 1) // _CHUNK)))
         noise = normals()
     if n > 1:
-        _core.datasets.census_salary(model, score, noise, _cut_ranks(n), out, threads)
+        _core.datasets.census_salary(model, score, noise, _cut_ranks(n), out,
+                                     np.zeros(0, dtype=np.int32) if salary is None else salary, threads)
     else:
         out[0, 8] = _salary_single(codes)
+        if salary is not None:
+            salary[0] = out[0, 8]
     return out
 
 
@@ -689,7 +694,11 @@ def synthetic_census(
         raise ValueError(f"The 'numeric' parameter of synthetic_census must be 'hierarchy' or 'box'. Got "
                          f"{numeric!r} instead.")
     schema = synthetic_census_schema(sensitive, n_qi)
-    codes = _generate_codes(n, rng, n_threads)
+    # the salary codes also written contiguously by the kernel: the table's column("salary") (read by a
+    # search or audit on salary, and by publishing) without a strided pass over every row's matrix line
+    n = check_int(n, "n", "synthetic_census", 1)
+    salary = np.empty(n, dtype=np.int32)
+    codes = _generate_codes(n, rng, n_threads, salary=salary)
     if numeric == "box":
         from dataclasses import replace
 
@@ -697,8 +706,11 @@ def synthetic_census(
                  if a.kind == "numeric" and a.hierarchy is not None}
         schema = replace(schema, attributes=tuple(replace(a, hierarchy=None) if a.name in dicts else a
                                                   for a in schema.attributes), _by_name={})
-        return Table._from_codes(schema, codes, dicts)
-    return Table._from_codes(schema, codes)
+        table = Table._from_codes(schema, codes, dicts)
+    else:
+        table = Table._from_codes(schema, codes)
+    table._hold_column("salary", salary)
+    return table
 
 
 def synthetic_census_frame(n: int, rng: int | np.random.Generator | None = None) -> pd.DataFrame:

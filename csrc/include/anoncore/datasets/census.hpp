@@ -69,7 +69,10 @@ void fill_zero(MutSpan<double> x, int n_threads);
 /// score[i] += noise_scale * noise[i]; cuts[t] = the order statistic of rank cut_index[t] (0-based, ascending) of
 /// the scores; codes(i, 8) = salary map of the number of cuts below score[i]. Parallel over fixed chunks with an
 /// exact selection (histogram of the scores, then the few bins holding the ranks): the same for any n_threads.
+/// salary (size n, or empty: none) receives the same codes contiguously (the table's column without a strided
+/// pass over the code matrix).
 std::vector<double> census_salary(const CensusModel& model, MutSpan<double> score, Span<double> noise,
-                                  Span<int64_t> cut_index, MutMatrix<int32_t> codes, int n_threads);
+                                  Span<int64_t> cut_index, MutMatrix<int32_t> codes, MutSpan<int32_t> salary,
+                                  int n_threads);
 
 }  // namespace anoncore::datasets
