@@ -352,11 +352,12 @@ def test_string_lookup_equals_a_dict_at_every_length(keys, extra, seed):
     assert (unknown, missing) == (want.count(enc.UNKNOWN), 0)
 
 
-@pytest.mark.parametrize("limit", [8, 16])
+@pytest.mark.parametrize("limit", [8, 16, 24, 32])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(data=st.data(), seed=st.integers(0, 2**16))
 def test_narrow_key_lookup_equals_a_dict(limit, data, seed):
-    """Keys of at most 8 or 16 bytes take the kernel's word lookup: a string is its zero-extended words and its
+    """Keys of at most 8, 16, 24 or 32 bytes take the kernel's word lookup: a string is its zero-extended words
+    (masked by its length) and its
     length ("a" and "a\x00" differ), a longer string is unknown, the last strings of the buffer are read
     without the 8-byte loads; nulls and a sliced array too. The result is exactly a Python dict's lookup."""
     text = st.text(alphabet="ab\x00é", max_size=limit).filter(lambda s: len(s.encode()) <= limit)

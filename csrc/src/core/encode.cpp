@@ -61,16 +61,17 @@ inline bool valid_at(Span<uint8_t> validity, int64_t bit) {
   return validity.size == 0 || ((validity[bit >> 3] >> (bit & 7)) & 1) != 0;
 }
 
-/// The masks that keep a string's first len bytes (len <= 16) of its two 8-byte words: a load from a table of
-/// 17 entries each, no branch on the length (a column that mixes labels of at most and more than 8 bytes
+/// The masks that keep a string's first len bytes (len <= 32) of its four 8-byte words: a load from a table of
+/// 33 entries each, no branch on the length (a column that mixes labels of at most and more than 8 bytes
 /// mispredicted a length branch on every other row).
 struct NarrowMasks {
-  uint64_t m[17][2];
+  uint64_t m[33][4];
   constexpr NarrowMasks() : m{} {
-    for (int n = 0; n <= 16; ++n) {
-      m[n][0] = n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
-      m[n][1] = n <= 8 ? 0 : n >= 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n - 8))) - 1;
-    }
+    for (int n = 0; n <= 32; ++n)
+      for (int j = 0; j < 4; ++j) {
+        const int k = n - 8 * j;  // the string's bytes in word j
+        m[n][j] = k <= 0 ? 0 : k >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * k)) - 1;
+      }
   }
 };
 inline constexpr NarrowMasks kNarrowMasks{};
@@ -96,17 +97,15 @@ EncodeCounts encode_narrow(int64_t n, const int64_t* ofs, const uint8_t* base, i
         if (len > 8 * W) {
           code = kEncodeUnknown;
         } else {
-          uint64_t w[2] = {0, 0};
+          uint64_t w[4] = {0, 0, 0, 0};
           if (a + 8 * W <= data_size) {
             const uint64_t* const mk = kNarrowMasks.m[len];
-            std::memcpy(&w[0], base + a, 8);
-            w[0] &= mk[0];
-            if constexpr (W == 2) {
-              std::memcpy(&w[1], base + a + 8, 8);
-              w[1] &= mk[1];
+            for (int j = 0; j < W; ++j) {
+              std::memcpy(&w[j], base + a + 8 * j, 8);
+              w[j] &= mk[j];
             }
           } else {
-            LabelHash::load_narrow(base + a, len, w[0], w[1]);
+            LabelHash::load_narrow(base + a, len, w);
           }
           code = table.find(w, len);
         }
@@ -156,8 +155,10 @@ LabelHash::LabelHash(Span<int64_t> offsets, Span<uint8_t> data, Span<int32_t> co
 void LabelHash::build_narrow(Span<int64_t> offsets, Span<int32_t> codes) {
   int64_t longest = 0;
   for (int64_t k = 0; k < codes.size; ++k) longest = std::max(longest, offsets[k + 1] - offsets[k]);
-  if (longest <= 8) fill_narrow(narrow1_, offsets, codes);
-  else if (longest <= 16) fill_narrow(narrow2_, offsets, codes);
+  if (longest <= 8) fill_narrow(std::get<0>(narrow_), offsets, codes);
+  else if (longest <= 16) fill_narrow(std::get<1>(narrow_), offsets, codes);
+  else if (longest <= 24) fill_narrow(std::get<2>(narrow_), offsets, codes);
+  else if (longest <= 32) fill_narrow(std::get<3>(narrow_), offsets, codes);
 }
 
 template <int W>
@@ -174,13 +175,12 @@ void LabelHash::fill_narrow(std::vector<NarrowSlot<W>>& slots, Span<int64_t> off
   const NarrowTable<W> t{slots.data(), narrow_mask_};
   for (int64_t k = 0; k < n_keys; ++k) {
     const int64_t a = offsets[k], n = offsets[k + 1] - a;
-    uint64_t w[2];
-    load_narrow(bytes_.data() + a, n, w[0], w[1]);
+    uint64_t w[4];
+    load_narrow(bytes_.data() + a, n, w);
     if (t.find(w, n) != kEncodeUnknown) continue;  // first code of a repeated key wins
     uint64_t s = NarrowTable<W>::hash(w, n) & narrow_mask_;
     while (slots[s].len >= 0) s = (s + 1) & narrow_mask_;
-    slots[s].w[0] = w[0];
-    if constexpr (W == 2) slots[s].w[1] = w[1];
+    for (int j = 0; j < W; ++j) slots[s].w[j] = w[j];
     slots[s].len = static_cast<int32_t>(n);
     slots[s].code = codes[k];
   }
@@ -223,10 +223,14 @@ EncodeCounts encode_strings(Span<int64_t> offsets, Span<uint8_t> data, Span<uint
   const int64_t data_size = data.size;
   const uint8_t* const vbits = validity.size != 0 ? validity.data : nullptr;
   const LabelHash::ShortTable table = keys.short_table();
-  if (const auto t1 = keys.narrow1(); t1.slots != nullptr)
+  if (const auto t1 = keys.narrow<1>(); t1.slots != nullptr)
     return encode_narrow<1>(n, ofs, base, data_size, vbits, validity_offset, t1, sink, n_threads);
-  if (const auto t2 = keys.narrow2(); t2.slots != nullptr)
+  if (const auto t2 = keys.narrow<2>(); t2.slots != nullptr)
     return encode_narrow<2>(n, ofs, base, data_size, vbits, validity_offset, t2, sink, n_threads);
+  if (const auto t3 = keys.narrow<3>(); t3.slots != nullptr)
+    return encode_narrow<3>(n, ofs, base, data_size, vbits, validity_offset, t3, sink, n_threads);
+  if (const auto t4 = keys.narrow<4>(); t4.slots != nullptr)
+    return encode_narrow<4>(n, ofs, base, data_size, vbits, validity_offset, t4, sink, n_threads);
   parallel_chunks(n, kChunk, n_threads, [&, base, ofs, data_size, vbits, table, sink,
                                          validity_offset](int64_t c, int64_t lo, int64_t hi) {
     int64_t prev_a = -1, prev_len = -1;

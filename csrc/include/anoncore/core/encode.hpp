@@ -1,12 +1,14 @@
 // Encoding of raw columns to leaf codes and publishing gathers: strings (Arrow layout: offsets + bytes + validity
-// bitmap) looked up in a hash of the hierarchy's labels (as one or two words when no label is longer than 16
-// bytes, as four words up to 32 bytes, by their bytes beyond), dictionary indices mapped through a small table.
+// bitmap) looked up in a hash of the hierarchy's labels (as one to four masked words when no label is longer than
+// 32 bytes; else as four words behind a sparse index up to 32 bytes, by their bytes beyond), dictionary indices
+// mapped through a small table.
 // Every kernel is data-parallel over rows in fixed chunks, so the output never depends on the thread count.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "anoncore/core/views.hpp"
@@ -87,9 +89,9 @@ class LabelHash {
   static constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
   ShortTable short_table() const { return ShortTable{short_slots_.data(), short_index_.data(), short_mask_}; }
 
-  /// When every key has at most 8 * W bytes (W = 1 or 2: codes, ages, short categories), a key is W words
-  /// and its length: a lookup hashes and compares those words alone, and a longer string is not a key without
-  /// a lookup.
+  /// When every key has at most 8 * W bytes (W = 1 to 4: codes, ages, categories of up to 32 bytes), a key is
+  /// W words and its length: a lookup hashes and compares those words alone, and a longer string is not a key
+  /// without a lookup.
   template <int W>
   struct NarrowSlot {
     uint64_t w[W];  // the key's bytes, zero-extended
@@ -101,27 +103,34 @@ class LabelHash {
     const NarrowSlot<W>* slots;  // null: a key has more than 8 * W bytes
     uint64_t mask;
     static uint64_t hash(const uint64_t* w, int64_t n) {
-      uint64_t x = (w[0] ^ (static_cast<uint64_t>(n) << 58)) * 0x9E3779B97F4A7C15ULL;
-      if constexpr (W == 2) x ^= w[1] * 0xbf58476d1ce4e5b9ULL;
+      // independent products of the words (no serial chain)
+      constexpr uint64_t kMul[4] = {0x9E3779B97F4A7C15ULL, 0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL,
+                                    0xff51afd7ed558ccdULL};
+      uint64_t x = (w[0] ^ (static_cast<uint64_t>(n) << 58)) * kMul[0];
+      for (int j = 1; j < W; ++j) x ^= w[j] * kMul[j];
       return x ^ (x >> 31);
     }
     int32_t find(const uint64_t* w, int64_t n) const {
       for (uint64_t s = hash(w, n) & mask;; s = (s + 1) & mask) {
         const NarrowSlot<W>& slot = slots[s];
-        bool same = slot.len == n && slot.w[0] == w[0];
-        if constexpr (W == 2) same = same && slot.w[1] == w[1];
-        if (same) return slot.code;
+        uint64_t diff = 0;
+        for (int j = 0; j < W; ++j) diff |= slot.w[j] ^ w[j];
+        if (slot.len == n && diff == 0) return slot.code;
         if (slot.len < 0) return kEncodeUnknown;
       }
     }
   };
-  NarrowTable<1> narrow1() const { return {narrow1_.empty() ? nullptr : narrow1_.data(), narrow_mask_}; }
-  NarrowTable<2> narrow2() const { return {narrow2_.empty() ? nullptr : narrow2_.data(), narrow_mask_}; }
-  /// The words of a string of n <= 16 bytes (without reading past p + n).
-  static void load_narrow(const uint8_t* p, int64_t n, uint64_t& w0, uint64_t& w1) {
-    w0 = w1 = 0;
-    std::memcpy(&w0, p, static_cast<size_t>(n < 8 ? n : 8));
-    if (n > 8) std::memcpy(&w1, p + 8, static_cast<size_t>(n - 8));
+  /// The table of W words, or one with null slots when the keys need another W.
+  template <int W>
+  NarrowTable<W> narrow() const {
+    const auto& v = std::get<W - 1>(narrow_);
+    return {v.empty() ? nullptr : v.data(), narrow_mask_};
+  }
+  /// The words of a string of n <= 32 bytes, zero-extended (without reading past p + n).
+  static void load_narrow(const uint8_t* p, int64_t n, uint64_t* w) {
+    uint8_t buf[32] = {};
+    std::memcpy(buf, p, static_cast<size_t>(n));
+    std::memcpy(w, buf, sizeof buf);
   }
 
  private:
@@ -131,8 +140,10 @@ class LabelHash {
                        (k.w[2] * 0x94d049bb133111ebULL) ^ (k.w[3] * 0xff51afd7ed558ccdULL) ^ static_cast<uint64_t>(n);
     return ((x ^ (x >> 29)) * 0xc4ceb9fe1a85ec53ULL) >> 32;
   }
-  std::vector<NarrowSlot<1>> narrow1_;  // every key when all have at most 8 bytes (else empty)
-  std::vector<NarrowSlot<2>> narrow2_;  // every key when all have at most 16 bytes, some more than 8
+  // every key in the table of the fewest words that holds the longest (the others empty)
+  std::tuple<std::vector<NarrowSlot<1>>, std::vector<NarrowSlot<2>>, std::vector<NarrowSlot<3>>,
+             std::vector<NarrowSlot<4>>>
+      narrow_;
   uint64_t narrow_mask_ = 0;
   template <int W>
   void fill_narrow(std::vector<NarrowSlot<W>>& slots, Span<int64_t> offsets, Span<int32_t> codes);
