@@ -443,7 +443,7 @@ class Table:
     def _held_column(self, name: str) -> NDArray[np.int32] | None:
         """The contiguous codes of a column when :meth:`column` already holds them (no pass over the rows), else
         None."""
-        return self._cache.get(("col", name))  # type: ignore[no-any-return]
+        return self._cache.get(("col", name))
 
     def qi_column_indices(self) -> NDArray[np.int64]:
         """The quasi-identifiers' columns of ``codes``, in the order of :attr:`quasi_identifiers` (read-only)."""
