@@ -243,7 +243,9 @@ def test_to_arrow_matches_to_pandas(threads, include):
     for p in (Partition.from_levels(t, [1, 0, 1, 1, 1, 1, 1]),
               Partition.from_labels(t, rng.integers(0, 40, t.n_rows))):
         p = p.with_suppressed(rng.random(t.n_rows) < 0.1)
-        ref = p.to_pandas(include_suppressed=include)
+        # the frame made from one Python label per cell (to_pandas itself is made from to_arrow where pandas
+        # stores strings in Arrow)
+        ref = p._to_pandas_from_labels("*", include)
         arrow = p.to_arrow(include_suppressed=include, n_threads=threads)
         assert arrow.column_names == list(ref.columns)
         for c in ref.columns:
@@ -255,6 +257,60 @@ def test_to_arrow_matches_to_pandas(threads, include):
         assert isinstance(cat[t.quasi_identifiers[0]].dtype, pd.CategoricalDtype)
         for c in ref.columns:
             assert cat[c].tolist() == ref[c].tolist(), c
+
+
+def _published_partitions():
+    """Partitions of every kind to_pandas publishes: hierarchies and numeric ranges as quasi-identifiers,
+    text, hierarchical and numeric other columns, suppressed rows, Adult and census-income's search results."""
+    from anoncore.datasets import load_adult_arx, synthetic_census
+    from anoncore.models import KAnonymity
+    from anoncore.results import Partition
+    from anoncore.static.lattice import lattice_search
+
+    rng = np.random.default_rng(4)
+    out = []
+    for numeric in ("hierarchy", "box"):
+        t = synthetic_census(2500, rng=7, numeric=numeric)
+        p = Partition.from_labels(t, rng.integers(0, 30, t.n_rows))
+        out += [p, p.with_suppressed(rng.random(t.n_rows) < 0.2)]
+    out.append(Partition.from_levels(synthetic_census(2500, rng=8, sensitive=None), [2, 1, 1, 1, 1, 1, 1]))
+    out.append(lattice_search(load_adult_arx(), [KAnonymity(5)], suppression_limit=0.04, metric="dm_star").partition)
+    return out
+
+
+@pytest.mark.parametrize("include", [True, False])
+def test_to_pandas_equals_the_frame_of_one_label_per_cell(include):
+    """to_pandas's frame (decoded from to_arrow where pandas stores strings in Arrow) equals the frame made from
+    one Python label per cell, dtypes and index included; every row suppressed gives the empty frame."""
+    for p in _published_partitions():
+        for token in ("*", "suppressed"):
+            got = p.to_pandas(suppressed_token=token, include_suppressed=include, n_threads=2)
+            pd.testing.assert_frame_equal(got, p._to_pandas_from_labels(token, include))
+    p = _published_partitions()[0]
+    p = p.with_suppressed(np.ones(p.n_rows, dtype=bool))
+    got = p.to_pandas(include_suppressed=include)
+    pd.testing.assert_frame_equal(got, p._to_pandas_from_labels("*", include))
+    assert len(got) == (p.n_rows if include else 0)
+
+
+def test_to_pandas_takes_arrow_only_where_pandas_stores_strings_in_arrow():
+    import warnings
+
+    p = _published_partitions()[1]
+    inferred = pd.DataFrame({"x": np.array(["a"], dtype=object)}).dtypes["x"]
+    arrow_strings = isinstance(inferred, pd.StringDtype) and inferred.storage == "pyarrow"
+    assert (p._to_pandas_from_arrow("*", True, None) is not None) == arrow_strings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (pandas 3 warns that the option goes away in pandas 4)
+        try:
+            ctx = pd.option_context("future.infer_string", False)
+        except (KeyError, pd.errors.OptionError):  # pragma: no cover
+            pytest.skip("this pandas has no future.infer_string option")
+        with ctx:
+            assert p._to_pandas_from_arrow("*", True, None) is None  # Python objects: the label per cell
+            got = p.to_pandas()
+            assert got[p.table.quasi_identifiers[0]].dtype == object
+            pd.testing.assert_frame_equal(got, p._to_pandas_from_labels("*", True))
 
 
 @pytest.mark.parametrize("n_values, index_type", [(126, pa.int8()), (127, pa.int16()), (32766, pa.int16()),
