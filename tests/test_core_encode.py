@@ -259,6 +259,56 @@ def test_to_arrow_matches_to_pandas(threads, include):
             assert cat[c].tolist() == ref[c].tolist(), c
 
 
+@settings(max_examples=40, deadline=None)
+@given(labels=st.lists(st.text(alphabet="ab\x00é", max_size=12), min_size=1, max_size=40),
+       n=st.integers(0, 20_000), dtype=st.sampled_from([np.int8, np.int16, np.int32]), seed=st.integers(0, 2**16))
+def test_decode_dictionary_equals_arrow_take(labels, n, dtype, seed):
+    """The C++ decode of a dictionary column equals pyarrow's take of its dictionary, at any thread count."""
+    from anoncore import _core
+
+    labels = labels[: int(np.iinfo(dtype).max)]
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(labels), n).astype(dtype)
+    dictionary = pa.array(labels, type=pa.large_string())
+    offsets = np.frombuffer(dictionary.buffers()[1], dtype=np.int64, count=len(labels) + 1)
+    data = dictionary.buffers()[2]
+    values = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    want = [labels[i] for i in idx.tolist()]
+    nbytes = sum(len(s.encode()) for s in want)
+    for threads in (1, 2, 3):
+        assert _core.core.dictionary_bytes(idx, offsets, values.size, threads) == nbytes
+        off = np.full(n + 1, -7, dtype=np.int64)
+        dat = np.zeros(nbytes, dtype=np.uint8)
+        _core.core.decode_dictionary(idx, offsets, values, off, dat, threads)
+        got = pa.LargeStringArray.from_buffers(n, pa.py_buffer(off), pa.py_buffer(dat))
+        assert got.to_pylist() == want
+
+
+def test_decode_dictionary_refuses_bad_input():
+    from anoncore import _core
+
+    offsets = np.array([0, 1, 3], dtype=np.int64)
+    data = np.frombuffer(b"abc", dtype=np.uint8)
+
+    def decode(idx, offs=offsets, nbytes=3):
+        _core.core.decode_dictionary(idx, offs, data, np.zeros(len(idx) + 1, dtype=np.int64),
+                                     np.zeros(nbytes, dtype=np.uint8), 1)
+
+    with pytest.raises(IndexError, match="outside the dictionary"):
+        decode(np.array([0, 2], dtype=np.int8))
+    with pytest.raises(IndexError, match="outside the dictionary"):
+        _core.core.dictionary_bytes(np.array([-1], dtype=np.int16), offsets, 3, 2)
+    with pytest.raises(ValueError, match="must not decrease"):
+        decode(np.array([0], dtype=np.int32), np.array([0, 2, 1], dtype=np.int64))
+    with pytest.raises(ValueError, match="past the dictionary"):
+        _core.core.dictionary_bytes(np.array([0], dtype=np.int32), np.array([0, 4], dtype=np.int64), 3, 1)
+    with pytest.raises(ValueError, match="exactly the strings' bytes"):
+        decode(np.array([1, 0], dtype=np.int8), nbytes=4)
+    with pytest.raises(ValueError, match="out_offsets has length"):
+        _core.core.decode_dictionary(np.array([1], dtype=np.int8), offsets, data, np.zeros(3, dtype=np.int64),
+                                     np.zeros(2, dtype=np.uint8), 1)
+
+
 def _published_partitions():
     """Partitions of every kind to_pandas publishes: hierarchies and numeric ranges as quasi-identifiers,
     text, hierarchical and numeric other columns, suppressed rows, Adult and census-income's search results."""

@@ -2,7 +2,7 @@
 core group-by primitives
 """
 
-from typing import overload
+from typing import TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -160,6 +160,23 @@ def gather_codes(
     copy: NDArray[np.int32],
     n_threads: int,
 ) -> tuple[int, int, int, int]: ...
+_Index = TypeVar("_Index", np.int8, np.int16, np.int32)
+
+def decode_dictionary(
+    indices: NDArray[_Index],
+    dict_offsets: NDArray[np.int64],
+    dict_data: NDArray[np.uint8],
+    out_offsets: NDArray[np.int64],
+    out_data: NDArray[np.uint8],
+    n_threads: int,
+) -> None:
+    """
+    The strings dict[indices[i]] of a dictionary column written in Arrow's large_string layout: out_offsets (n + 1 int64, from 0) and out_data (exactly dictionary_bytes bytes). The dictionary is dict_offsets (m + 1 entries) over dict_data; indices int8, int16 or int32, each in [0, m).
+    """
+def dictionary_bytes(indices: NDArray[_Index], dict_offsets: NDArray[np.int64], dict_bytes: int, n_threads: int) -> int:
+    """
+    The bytes of the strings dict[indices[i]] (decode_dictionary's data), every index checked.
+    """
 def select_columns(codes: NDArray[np.int32], columns: NDArray[np.int64], n_threads: int) -> NDArray[np.int32]:
     """
     A C-contiguous copy of the given columns of a row-major int32 code matrix, in the given order.
