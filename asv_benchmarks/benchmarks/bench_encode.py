@@ -48,7 +48,8 @@ class EncodeStrings:
 
 
 class PublishArrow:
-    """Partition.to_arrow (dictionary-encoded columns) and to_pandas(categorical=True)."""
+    """Partition.to_arrow (dictionary-encoded columns), to_pandas(categorical=True) and to_pandas() (pandas'
+    string columns, decoded from to_arrow's dictionaries where pandas stores strings in Arrow)."""
 
     params = ([100_000, 1_000_000, 10_000_000, 40_000_000], thread_counts())
     param_names = ("n_rows", "n_threads")
@@ -66,3 +67,6 @@ class PublishArrow:
 
     def time_to_pandas_categorical(self, n_rows: int, n_threads: int) -> None:
         self.p.to_pandas(categorical=True, n_threads=n_threads)
+
+    def time_to_pandas_strings(self, n_rows: int, n_threads: int) -> None:
+        self.p.to_pandas(n_threads=n_threads)
