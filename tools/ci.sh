@@ -42,14 +42,15 @@ else
 fi
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the kernels (own build folder) and a fast subset of the
 # suite against it: the streams and checkpoint fuzzing, the criteria core, EMD, the lattice (its parallel merges
-# and risk criteria too), releases, graphs, the multi-threaded group-by / generator / retrieval, and the
-# distributed item sets (arrays moved between processes).
+# and risk criteria too), releases, graphs, the multi-threaded group-by / generator / retrieval, the
+# distributed item sets (arrays moved between processes), and the encoding and publishing kernels (word loads
+# and copies that read or write past a string's end).
 # ANONCORE_CI_SANITIZE=0 skips it (daily work); CI always runs it.
 if [ "${ANONCORE_CI_SANITIZE:-1}" != "0" ]; then
   step sanitize bash tools/sanitize.sh tests/test_castle.py tests/test_stream_checkpoint.py \
     tests/test_core_criteria.py tests/test_distance.py tests/test_lattice.py tests/test_release.py \
     tests/test_graph.py tests/test_core_parallel.py tests/test_lattice_threads.py tests/test_risk_engine.py \
-    tests/test_distributed_scale.py tests/test_distributed_config.py -m "not slow"
+    tests/test_distributed_scale.py tests/test_distributed_config.py tests/test_core_encode.py -m "not slow"
 fi
 step asv-check bash -c 'cd asv_benchmarks && python -m asv check --python=same'
 step rooms python tools/check_rooms.py csrc

@@ -129,7 +129,7 @@ class LabelHash {
   /// The words of a string of n <= 32 bytes, zero-extended (without reading past p + n).
   static void load_narrow(const uint8_t* p, int64_t n, uint64_t* w) {
     uint8_t buf[32] = {};
-    std::memcpy(buf, p, static_cast<size_t>(n));
+    if (n > 0) std::memcpy(buf, p, static_cast<size_t>(n));  // (p may be null for an empty key)
     std::memcpy(w, buf, sizeof buf);
   }
 
