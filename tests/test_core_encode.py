@@ -276,10 +276,11 @@ def test_decode_dictionary_equals_arrow_take(labels, n, dtype, seed):
     want = [labels[i] for i in idx.tolist()]
     nbytes = sum(len(s.encode()) for s in want)
     for threads in (1, 2, 3):
-        assert _core.core.dictionary_bytes(idx, offsets, values.size, threads) == nbytes
+        starts = _core.core.dictionary_chunk_starts(idx, offsets, values.size, threads)
+        assert starts[0] == 0 and starts[-1] == nbytes and np.all(np.diff(starts) >= 0)
         off = np.full(n + 1, -7, dtype=np.int64)
         dat = np.zeros(nbytes, dtype=np.uint8)
-        _core.core.decode_dictionary(idx, offsets, values, off, dat, threads)
+        _core.core.decode_dictionary(idx, offsets, values, starts, off, dat, threads)
         got = pa.LargeStringArray.from_buffers(n, pa.py_buffer(off), pa.py_buffer(dat))
         assert got.to_pylist() == want
 
@@ -290,23 +291,28 @@ def test_decode_dictionary_refuses_bad_input():
     offsets = np.array([0, 1, 3], dtype=np.int64)
     data = np.frombuffer(b"abc", dtype=np.uint8)
 
-    def decode(idx, offs=offsets, nbytes=3):
-        _core.core.decode_dictionary(idx, offs, data, np.zeros(len(idx) + 1, dtype=np.int64),
-                                     np.zeros(nbytes, dtype=np.uint8), 1)
+    def decode(idx, starts, nbytes, offs=offsets):
+        _core.core.decode_dictionary(idx, offs, data, np.asarray(starts, dtype=np.int64),
+                                     np.zeros(len(idx) + 1, dtype=np.int64), np.zeros(nbytes, dtype=np.uint8), 1)
 
     with pytest.raises(IndexError, match="outside the dictionary"):
-        decode(np.array([0, 2], dtype=np.int8))
+        decode(np.array([0, 2], dtype=np.int8), [0, 3], 3)
     with pytest.raises(IndexError, match="outside the dictionary"):
-        _core.core.dictionary_bytes(np.array([-1], dtype=np.int16), offsets, 3, 2)
+        _core.core.dictionary_chunk_starts(np.array([-1], dtype=np.int16), offsets, 3, 2)
     with pytest.raises(ValueError, match="must not decrease"):
-        decode(np.array([0], dtype=np.int32), np.array([0, 2, 1], dtype=np.int64))
+        decode(np.array([0], dtype=np.int32), [0, 1], 1, np.array([0, 2, 1], dtype=np.int64))
     with pytest.raises(ValueError, match="past the dictionary"):
-        _core.core.dictionary_bytes(np.array([0], dtype=np.int32), np.array([0, 4], dtype=np.int64), 3, 1)
-    with pytest.raises(ValueError, match="exactly the strings' bytes"):
-        decode(np.array([1, 0], dtype=np.int8), nbytes=4)
+        _core.core.dictionary_chunk_starts(np.array([0], dtype=np.int32), np.array([0, 4], dtype=np.int64), 3, 1)
+    # starts that do not fit the strings: refused before or as the bytes are written, never written past
+    with pytest.raises(ValueError, match="from 0 to out_data's size"):
+        decode(np.array([1, 0], dtype=np.int8), [0, 3], 4)
+    with pytest.raises(ValueError, match="too few bytes"):
+        decode(np.array([1, 0], dtype=np.int8), [0, 2], 2)
+    with pytest.raises(ValueError, match="more bytes than its strings"):
+        decode(np.array([1, 0], dtype=np.int8), [0, 4], 4)
     with pytest.raises(ValueError, match="out_offsets has length"):
-        _core.core.decode_dictionary(np.array([1], dtype=np.int8), offsets, data, np.zeros(3, dtype=np.int64),
-                                     np.zeros(2, dtype=np.uint8), 1)
+        _core.core.decode_dictionary(np.array([1], dtype=np.int8), offsets, data, np.array([0, 2], dtype=np.int64),
+                                     np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.uint8), 1)
 
 
 def _published_partitions():
@@ -377,11 +383,12 @@ def test_to_arrow_index_width_follows_the_largest_dictionary(n_values, index_typ
     schema = Schema.build({"q": "categorical"}, sensitive="s")
     t = Table.from_pandas(df, schema)
     p = Partition.from_levels(t, [0]).with_suppressed(rng.random(n) < 0.2)
+    want = p._to_pandas_from_labels("*", True)["q"].tolist()  # one Python label per cell (not via to_arrow)
     for threads in (1, 2):
         got = p.to_arrow(n_threads=threads)
         assert got.schema.field("q").type == pa.dictionary(index_type, pa.string())
-        assert got.column("q").to_pylist() == p.to_pandas()["q"].tolist()
-        assert p.to_pandas(categorical=True, n_threads=threads)["q"].tolist() == p.to_pandas()["q"].tolist()
+        assert got.column("q").to_pylist() == want
+        assert p.to_pandas(categorical=True, n_threads=threads)["q"].tolist() == want
 
 
 def test_publish_columns_refuses_values_beyond_the_index_type():

@@ -18,9 +18,20 @@ from anoncore.cli.anonymize import published_frame
 from anoncore.data.writers import published_arrow, write_published
 
 
+def _label_frame(p: Partition, include: bool) -> pd.DataFrame:
+    """The command line's frame, its partition's table made from one Python label per cell (Partition.to_pandas
+    is itself made from to_arrow, which the writers stream, where pandas stores strings in Arrow)."""
+    from unittest import mock
+
+    def labels(self: Partition, suppressed_token: str = "*", include_suppressed: bool = True, **_: object) -> pd.DataFrame:
+        return self._to_pandas_from_labels(suppressed_token, include_suppressed)
+
+    with mock.patch.object(Partition, "to_pandas", labels):
+        return _cli._readable(published_frame(p, include))
+
+
 def _oracle_csv(p: Partition, include: bool) -> str:
-    df = _cli._readable(published_frame(p, include))
-    return str(df.to_csv(index=False, lineterminator="\n"))
+    return str(_label_frame(p, include).to_csv(index=False, lineterminator="\n"))
 
 
 def _table(n: int, rng: np.random.Generator, odd: bool) -> Table:
@@ -61,7 +72,7 @@ def test_parquet_equals_the_pandas_frame(tmp_path: Path, include: bool) -> None:
     path = tmp_path / "pub.parquet"
     write_published(p, path, include_suppressed=include, chunk_rows=64)
     got = pd.read_parquet(path)
-    ref = _cli._readable(published_frame(p, include))
+    ref = _label_frame(p, include)
     assert list(got.columns) == list(ref.columns)
     for c in ref.columns:
         assert got[c].tolist() == ref[c].tolist(), c

@@ -150,42 +150,46 @@ py::list publish_indices(Span<int64_t> lv, Span<uint8_t> sk, Matrix<int32_t> cm,
   return cols;
 }
 
-/// dictionary_bytes / decode_dictionary for indices of type I (without the GIL). The caller allocates the
+/// dictionary_chunk_starts / decode_dictionary for indices of type I (without the GIL). The caller allocates the
 /// outputs, so that several columns' buffers can be one block (one allocation on huge pages: census-income's
 /// nine published columns took 12 ms of page faults as eighteen arrays, 3 ms as one block).
 template <class I>
 void def_decode_dictionary(py::module_& m) {
   m.def(
-      "dictionary_bytes",
+      "dictionary_chunk_starts",
       [](const CArray<I>& indices, const CArray<int64_t>& dict_offsets, int64_t dict_bytes, int n_threads) {
         auto iv = span_of(indices, "indices");
         auto ov = span_of(dict_offsets, "dict_offsets");
-        py::gil_scoped_release nogil;
-        return core::dictionary_chunk_starts<I>(iv, ov, dict_bytes, n_threads).back();
+        std::vector<int64_t> starts;
+        {
+          py::gil_scoped_release nogil;
+          starts = core::dictionary_chunk_starts<I>(iv, ov, dict_bytes, n_threads);
+        }
+        return to_numpy(std::move(starts));
       },
       py::arg("indices").noconvert(), py::arg("dict_offsets").noconvert(), py::arg("dict_bytes"), py::arg("n_threads"),
-      "The bytes of the strings dict[indices[i]] (decode_dictionary's data), every index checked.");
+      "Where each fixed chunk of the strings dict[indices[i]] starts in decode_dictionary's data, and, last, their "
+      "bytes (int64, one entry per chunk and one more); every index checked.");
   m.def(
       "decode_dictionary",
       [](const CArray<I>& indices, const CArray<int64_t>& dict_offsets, const CArray<uint8_t>& dict_data,
-         CArray<int64_t>& out_offsets, CArray<uint8_t>& out_data, int n_threads) {
+         const CArray<int64_t>& chunk_starts, CArray<int64_t>& out_offsets, CArray<uint8_t>& out_data, int n_threads) {
         auto iv = span_of(indices, "indices");
         auto ov = span_of(dict_offsets, "dict_offsets");
         auto dv = span_of(dict_data, "dict_data");
+        auto sv = span_of(chunk_starts, "chunk_starts");
         auto oo = mut_span_of(out_offsets, "out_offsets", iv.size + 1);
         auto od = mut_span_of(out_data, "out_data");
-        {
-          py::gil_scoped_release nogil;
-          const std::vector<int64_t> starts = core::dictionary_chunk_starts<I>(iv, ov, dv.size, n_threads);
-          if (starts.back() != od.size) throw std::invalid_argument("out_data must hold exactly the strings' bytes");
-          core::decode_dictionary<I>(iv, ov, dv, starts, oo.data, od.data, n_threads);
-        }
+        py::gil_scoped_release nogil;
+        core::decode_dictionary<I>(iv, ov, dv, sv, oo, od, n_threads);
       },
       py::arg("indices").noconvert(), py::arg("dict_offsets").noconvert(), py::arg("dict_data").noconvert(),
-      py::arg("out_offsets").noconvert(), py::arg("out_data").noconvert(), py::arg("n_threads"),
+      py::arg("chunk_starts").noconvert(), py::arg("out_offsets").noconvert(), py::arg("out_data").noconvert(),
+      py::arg("n_threads"),
       "The strings dict[indices[i]] of a dictionary column written in Arrow's large_string layout: out_offsets "
-      "(n + 1 int64, from 0) and out_data (exactly dictionary_bytes bytes). The dictionary is dict_offsets (m + 1 "
-      "entries) over dict_data; indices int8, int16 or int32, each in [0, m).");
+      "(n + 1 int64, from 0) and out_data (exactly chunk_starts[-1] bytes), chunk_starts from "
+      "dictionary_chunk_starts (checked as the bytes are written). The dictionary is dict_offsets (m + 1 entries) "
+      "over dict_data; indices int8, int16 or int32, each in [0, m).");
 }
 
 void bind_publish(py::module_& m) {

@@ -84,18 +84,27 @@ void gather_value_column(Matrix<int32_t> codes, int64_t column, Span<double> val
   });
 }
 
-template <class I>
-std::vector<int64_t> dictionary_chunk_starts(Span<I> indices, Span<int64_t> dict_offsets, int64_t dict_bytes,
-                                             int n_threads) {
-  const int64_t m = dict_offsets.size - 1, n = indices.size;
+namespace {
+/// The dictionary's offsets: m + 1 non-decreasing entries from 0 on, within its bytes.
+void check_dictionary(Span<int64_t> dict_offsets, int64_t dict_bytes) {
+  const int64_t m = dict_offsets.size - 1;
   if (m < 0 || dict_offsets[0] < 0) throw std::invalid_argument("dict_offsets must have m + 1 entries from 0 on");
   for (int64_t k = 0; k < m; ++k)
     if (dict_offsets[k + 1] < dict_offsets[k]) throw std::invalid_argument("dict_offsets must not decrease");
   if (dict_offsets[m] > dict_bytes) throw std::invalid_argument("dict_offsets point past the dictionary's bytes");
-  const int64_t chunk = chunk_for(n), nc = (n + chunk - 1) / chunk;
+}
+}  // namespace
+
+int64_t dictionary_chunk_count(int64_t n) { return (n + chunk_for(n) - 1) / chunk_for(n); }
+
+template <class I>
+std::vector<int64_t> dictionary_chunk_starts(Span<I> indices, Span<int64_t> dict_offsets, int64_t dict_bytes,
+                                             int n_threads) {
+  check_dictionary(dict_offsets, dict_bytes);
+  const int64_t m = dict_offsets.size - 1, n = indices.size, nc = dictionary_chunk_count(n);
   std::vector<int64_t> starts(static_cast<size_t>(nc) + 1, 0);
   const int64_t* const doff = dict_offsets.data;
-  parallel_chunks(n, chunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
+  parallel_chunks(n, chunk_for(n), n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
     int64_t bytes = 0;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t k = static_cast<int64_t>(indices[i]);
@@ -110,11 +119,15 @@ std::vector<int64_t> dictionary_chunk_starts(Span<I> indices, Span<int64_t> dict
 
 template <class I>
 void decode_dictionary(Span<I> indices, Span<int64_t> dict_offsets, Span<uint8_t> dict_data,
-                       const std::vector<int64_t>& chunk_starts, int64_t* out_offsets, uint8_t* out_data,
+                       Span<int64_t> chunk_starts, MutSpan<int64_t> out_offsets, MutSpan<uint8_t> out_data,
                        int n_threads) {
-  const int64_t n = indices.size, chunk = chunk_for(n);
-  if (static_cast<int64_t>(chunk_starts.size()) != (n + chunk - 1) / chunk + 1)
-    throw std::invalid_argument("chunk_starts does not match the indices");
+  check_dictionary(dict_offsets, dict_data.size);
+  const int64_t m = dict_offsets.size - 1, n = indices.size, nc = dictionary_chunk_count(n);
+  if (chunk_starts.size != nc + 1 || chunk_starts[0] != 0 || chunk_starts[nc] != out_data.size)
+    throw std::invalid_argument("chunk_starts must run from 0 to out_data's size, one entry per chunk and one more");
+  for (int64_t c = 0; c < nc; ++c)
+    if (chunk_starts[c + 1] < chunk_starts[c]) throw std::invalid_argument("chunk_starts must not decrease");
+  if (out_offsets.size != n + 1) throw std::invalid_argument("out_offsets must have n + 1 entries");
   const int64_t* const doff = dict_offsets.data;
   // the dictionary's bytes with 16 zero bytes after them: a string is copied 16 bytes at a time, the
   // last block running past its end into the next string's place (written after it, by the same thread); a
@@ -122,31 +135,36 @@ void decode_dictionary(Span<I> indices, Span<int64_t> dict_offsets, Span<uint8_t
   std::vector<uint8_t> padded(static_cast<size_t>(dict_data.size + 16), 0);
   if (dict_data.size > 0) std::memcpy(padded.data(), dict_data.data, static_cast<size_t>(dict_data.size));
   const uint8_t* const dd = padded.data();
-  out_offsets[0] = 0;
-  parallel_chunks(n, chunk, n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
-    int64_t at = chunk_starts[static_cast<size_t>(c)];
+  int64_t* const oo = out_offsets.data;
+  uint8_t* const od = out_data.data;
+  oo[0] = 0;
+  parallel_chunks(n, chunk_for(n), n_threads, [&](int64_t c, int64_t lo, int64_t hi) {
+    int64_t at = chunk_starts[c];
     // a block may not run into the next chunk's bytes (another thread's): the strings that end within 16
     // bytes of the chunk's end are copied exactly
-    const int64_t end = chunk_starts[static_cast<size_t>(c) + 1];
-    uint8_t* const od = out_data;
+    const int64_t end = chunk_starts[c + 1];
     for (int64_t i = lo; i < hi; ++i) {
-      const int64_t k = static_cast<int64_t>(indices[i]);  // (checked by dictionary_chunk_starts)
+      const int64_t k = static_cast<int64_t>(indices[i]);
+      if (k < 0 || k >= m) throw std::out_of_range("dictionary index outside the dictionary");
       const int64_t a = doff[k], len = doff[k + 1] - a;
       if (at + len + 16 <= end) {
         for (int64_t x = 0; x < len; x += 16) std::memcpy(od + at + x, dd + a + x, 16);
-      } else {
+      } else if (at + len <= end) {
         std::memcpy(od + at, dd + a, static_cast<size_t>(len));
+      } else {
+        throw std::invalid_argument("chunk_starts leave a chunk too few bytes");
       }
       at += len;
-      out_offsets[i + 1] = at;
+      oo[i + 1] = at;
     }
+    if (at != end) throw std::invalid_argument("chunk_starts leave a chunk more bytes than its strings");
   });
 }
 
 #define ANONCORE_DECODE_DICTIONARY(I)                                                                              \
   template std::vector<int64_t> dictionary_chunk_starts<I>(Span<I>, Span<int64_t>, int64_t, int);                  \
-  template void decode_dictionary<I>(Span<I>, Span<int64_t>, Span<uint8_t>, const std::vector<int64_t>&, int64_t*, \
-                                     uint8_t*, int);
+  template void decode_dictionary<I>(Span<I>, Span<int64_t>, Span<uint8_t>, Span<int64_t>, MutSpan<int64_t>,        \
+                                     MutSpan<uint8_t>, int);
 ANONCORE_DECODE_DICTIONARY(int8_t)
 ANONCORE_DECODE_DICTIONARY(int16_t)
 ANONCORE_DECODE_DICTIONARY(int32_t)

@@ -166,16 +166,19 @@ def decode_dictionary(
     indices: NDArray[_Index],
     dict_offsets: NDArray[np.int64],
     dict_data: NDArray[np.uint8],
+    chunk_starts: NDArray[np.int64],
     out_offsets: NDArray[np.int64],
     out_data: NDArray[np.uint8],
     n_threads: int,
 ) -> None:
     """
-    The strings dict[indices[i]] of a dictionary column written in Arrow's large_string layout: out_offsets (n + 1 int64, from 0) and out_data (exactly dictionary_bytes bytes). The dictionary is dict_offsets (m + 1 entries) over dict_data; indices int8, int16 or int32, each in [0, m).
+    The strings dict[indices[i]] of a dictionary column written in Arrow's large_string layout: out_offsets (n + 1 int64, from 0) and out_data (exactly chunk_starts[-1] bytes), chunk_starts from dictionary_chunk_starts (checked as the bytes are written). The dictionary is dict_offsets (m + 1 entries) over dict_data; indices int8, int16 or int32, each in [0, m).
     """
-def dictionary_bytes(indices: NDArray[_Index], dict_offsets: NDArray[np.int64], dict_bytes: int, n_threads: int) -> int:
+def dictionary_chunk_starts(
+    indices: NDArray[_Index], dict_offsets: NDArray[np.int64], dict_bytes: int, n_threads: int
+) -> NDArray[np.int64]:
     """
-    The bytes of the strings dict[indices[i]] (decode_dictionary's data), every index checked.
+    Where each fixed chunk of the strings dict[indices[i]] starts in decode_dictionary's data, and, last, their bytes (int64, one entry per chunk and one more); every index checked.
     """
 def select_columns(codes: NDArray[np.int32], columns: NDArray[np.int64], n_threads: int) -> NDArray[np.int32]:
     """

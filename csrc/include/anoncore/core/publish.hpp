@@ -27,15 +27,19 @@ void gather_value_column(Matrix<int32_t> codes, int64_t column, Span<double> val
 
 /// Decoding a dictionary column to its strings (Arrow's large_string layout), in two passes over fixed chunks:
 /// dictionary_chunk_starts gives each chunk's first byte in the output (and, last, the total): entry c of a
-/// vector of n_chunks + 1; decode_dictionary then writes out_offsets (n + 1 entries) and out_data (the total).
-/// The dictionary is dict_offsets (m + 1 non-decreasing entries from 0 ... within dict_data) and dict_data; every
-/// index must lie in [0, m) (std::out_of_range otherwise). The output does not depend on n_threads.
+/// vector of n_chunks + 1 (dictionary_chunk_count chunks); decode_dictionary then writes out_offsets (n + 1
+/// entries) and out_data (exactly the total bytes). The dictionary is dict_offsets (m + 1 non-decreasing entries
+/// from 0 ... within dict_data) and dict_data; every index must lie in [0, m) (std::out_of_range otherwise).
+/// decode_dictionary checks the starts it is given as it writes (a chunk's strings must fill exactly its
+/// range: std::invalid_argument otherwise), so no byte is written outside out_data whatever they hold. The
+/// output does not depend on n_threads.
+int64_t dictionary_chunk_count(int64_t n);
 template <class I>
 std::vector<int64_t> dictionary_chunk_starts(Span<I> indices, Span<int64_t> dict_offsets, int64_t dict_bytes,
                                              int n_threads);
 template <class I>
 void decode_dictionary(Span<I> indices, Span<int64_t> dict_offsets, Span<uint8_t> dict_data,
-                       const std::vector<int64_t>& chunk_starts, int64_t* out_offsets, uint8_t* out_data,
+                       Span<int64_t> chunk_starts, MutSpan<int64_t> out_offsets, MutSpan<uint8_t> out_data,
                        int n_threads);
 
 }  // namespace anoncore::core
