@@ -139,9 +139,12 @@ inline void set_entry_count(RunEntry24& e, int64_t c) {
 /// a slot type): the next engine's groupings take them instead of zeroing new ones. A table is only valid with
 /// its generation counter (its slots of the current generation are taken), so the two move together.
 inline constexpr size_t kPooledTableBytes = size_t{1} << 22;
+/// A grouping's hash table: raw_alloc's memory (a large table on transparent huge pages, core/raw_vec.hpp).
+template <class Slot>
+using SlotVec = RawVec<Slot>;
 template <class Slot>
 struct TablePool {
-  std::vector<Slot> table;
+  SlotVec<Slot> table;
   uint32_t gen = 0;
   bool* gone;  // set when the thread's pool is destroyed (a Scratch dropped later on the thread keeps its table)
   explicit TablePool(bool* g) : gone(g) {}
@@ -159,7 +162,7 @@ TablePool<Slot>* table_pool() {
 }
 /// Swap in the thread's pooled table when it has at least cap slots (false: none such).
 template <class Slot>
-bool take_pooled_table(std::vector<Slot>& table, uint32_t& gen, size_t cap) {
+bool take_pooled_table(SlotVec<Slot>& table, uint32_t& gen, size_t cap) {
   TablePool<Slot>* pp = table_pool<Slot>();
   if (pp == nullptr) return false;
   TablePool<Slot>& p = *pp;
@@ -170,7 +173,7 @@ bool take_pooled_table(std::vector<Slot>& table, uint32_t& gen, size_t cap) {
 }
 /// Keep a table (and its generation) in the thread's pool when it is the largest one not above the cap.
 template <class Slot>
-void donate_table(std::vector<Slot>& table, uint32_t gen) {
+void donate_table(SlotVec<Slot>& table, uint32_t gen) {
   if (table.empty() || table.size() * sizeof(Slot) > kPooledTableBytes) return;
   TablePool<Slot>* pp = table_pool<Slot>();
   if (pp == nullptr || table.size() <= pp->table.size()) return;
@@ -191,9 +194,9 @@ struct Scratch {
     donate_table(ntable, ngen);
   }
   std::vector<HashSlot> table;
-  std::vector<GSlot> gtable;   // packed grouping, generation-stamped slots
+  SlotVec<GSlot> gtable;   // packed grouping, generation-stamped slots
   uint32_t gen = 0;
-  std::vector<NSlot> ntable;   // roll-up grouping, generation-stamped 8-byte slots
+  SlotVec<NSlot> ntable;   // roll-up grouping, generation-stamped 8-byte slots
   uint32_t ngen = 0;
   RawVec<uint64_t> gkeys;  // (RawVec: room for n groups reserved without zeroing; a grouping writes each group
   RawVec<int64_t> gcount;  // it finds: the bottom's rows reserved 16 bytes a row, zeroed, for 4.3 rows a group)
@@ -467,7 +470,7 @@ inline void reserve_groups(Scratch& s, int64_t n) {
 /// s.gkeys, which a small grouping keeps in L1). add(i, g, is_new) sees every item with its group and
 /// returns false to stop: then read = items read and the result is false. G = groups found.
 template <class Slot, class KeyFn, class AddFn>
-bool group_core(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
+bool group_core(Scratch& s, SlotVec<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
                        AddFn add, int32_t& G_out, int64_t& read, bool dense_table = false) {
   uint32_t lg = 4;
   while ((int64_t{1} << lg) < std::min<int64_t>(2 * n, dense_table ? (int64_t{1} << 18) : (int64_t{1} << 15))) ++lg;
@@ -569,7 +572,7 @@ inline int32_t find_group(const Scratch& s, uint64_t k) {
 /// Group n packed keys key(i) with weights w(i) through the table of Slot: s.ids[i] = group (first
 /// appearance), dst keys and counts.
 template <class Slot, class KeyFn, class WFn>
-int64_t group_weighted(Scratch& s, std::vector<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
+int64_t group_weighted(Scratch& s, SlotVec<Slot>& table, uint32_t& table_gen, int64_t n, KeyFn key,
                               WFn w, RawVec<uint64_t>& out_keys, RawVec<int64_t>& out_count,
                               bool dense_table) {
   reserve_groups(s, n);
