@@ -266,7 +266,7 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
     // classes in the same order; the sensitive histograms made in the grouping's buckets, where each class's
     // rows already sit together in row order, instead of scattering every row again)
     const int T = par_threads(n);
-    if (rows_in_halves(T, n, m > 0)) {
+    if (rows_in_halves(T, m > 0)) {
       G = group_halves(s, n, [rk](int64_t i) { return rk[i]; }, [](int64_t) { return int64_t{1}; }, f->keys,
                        f->count, true);
     } else if (T > 1) {
