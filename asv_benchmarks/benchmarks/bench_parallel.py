@@ -1,6 +1,6 @@
 """Thread scaling of the data-parallel phases (issue 16): the synthetic census generator,
-Partition.from_levels, the audit, BUREL, SABRE-KNN and the lattice search on synthetic rows, by n_threads
-(publishing and encoding: bench_encode.py).
+Partition.from_levels, the audit, BUREL, SABRE-KNN, the lattice search and its engine build on synthetic rows,
+by n_threads (publishing and encoding: bench_encode.py).
 
 Outputs do not depend on n_threads (tests/test_core_parallel.py); these time it at 1, 2, 4, ... threads up to
 the machine's cores. Million-row cases (1M, 10M, 40M) run only with ANONCORE_BENCH_LARGE=1.
@@ -103,3 +103,23 @@ class LatticeSynthetic:
         st = self._run(n_threads).stats
         par = sum(v for k, v in st["phase_seconds"].items() if k.endswith("_par"))
         return 1e3 * (st["seconds"] - par)
+
+
+class LatticeBuild:
+    """The lattice engine's build for k-anonymity alone (the rows' pass and the bottom's grouping: in halves on two
+    threads, partitioned by hash from three), a first call on the table each time (its cached bottom cleared)."""
+
+    params = (ROWS, THREADS)
+    param_names = ("n_rows", "n_threads")
+    timeout = 600
+
+    def setup(self, n_rows: int, n_threads: int) -> None:
+        require_large(n_rows)
+        self.table = synthetic(n_rows, seed=1)
+
+    def time_engine_build_k_anonymity(self, n_rows: int, n_threads: int) -> None:
+        from anoncore._tablecache import clear_table_caches
+        from anoncore.static.lattice import LatticeProblem
+
+        clear_table_caches(self.table)
+        LatticeProblem.build(self.table, [KAnonymity(5)], 0.02, "loss", n_threads=n_threads)
