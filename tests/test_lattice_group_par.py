@@ -76,8 +76,8 @@ def test_group_keys_equals_factorize(kw: tuple[np.ndarray, np.ndarray], threads:
 @pytest.mark.parametrize("rows", [True, False])
 @pytest.mark.parametrize("n", [300_000, 400_000])
 def test_group_keys_large_at_2_and_4_threads(distinct: int, rows: bool, n: int) -> None:
-    # 400,000 keys: 64 chunks (roll-ups: 13), 64 buckets (rows partitioned on 4 threads), tables that grow; few to
-    # all distinct. Rows on two threads: in halves, whose dense tables start at 262,144 slots and grow past 196,608
+    # 400,000 keys: 64 chunks (roll-ups: 13), 64 buckets, tables that grow; few to all distinct. 300,000 rows on
+    # two threads: in halves (kHalvesRowsMax), whose dense tables start at 262,144 slots and grow past 196,608
     rng = np.random.default_rng(distinct)
     keys = rng.integers(0, distinct, size=n).astype(U64) * U64(0x9E3779B1)
     weights = rng.integers(1, 5, size=keys.size).astype(np.int64)

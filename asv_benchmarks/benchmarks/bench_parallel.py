@@ -107,7 +107,8 @@ class LatticeSynthetic:
 
 class LatticeBuild:
     """The lattice engine's build for k-anonymity alone (the rows' pass and the bottom's grouping: in halves on two
-    threads, partitioned by hash from three), a first call on the table each time (its cached bottom cleared)."""
+    threads up to 393,216 rows, else partitioned by hash), a first call on the table each time (its cached
+    bottom cleared)."""
 
     params = (ROWS, THREADS)
     param_names = ("n_rows", "n_threads")

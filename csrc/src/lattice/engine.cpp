@@ -266,23 +266,18 @@ void Engine::Impl::build_bottom(const QiRows& codes, const uint64_t* rk, const S
     // classes in the same order; the sensitive histograms made in the grouping's buckets, where each class's
     // rows already sit together in row order, instead of scattering every row again)
     const int T = par_threads(n);
-    if (T <= 1) {
+    if (rows_in_halves(T, n, m > 0)) {
+      G = group_halves(s, n, [rk](int64_t i) { return rk[i]; }, [](int64_t) { return int64_t{1}; }, f->keys,
+                       f->count, true);
+    } else if (T > 1) {
+      const RowHistograms rh{sa.codes.data, m, &f->hoff, &f->hval, &f->hcnt};
+      G = group_partitioned(T, n, rk, nullptr, true, par_buffers(s), s.ids, f->keys, f->count,
+                            m > 0 ? &rh : nullptr);
+      hist_done = m > 0;
+      s.par.reset();  // (its buffers, about 40 bytes a row, are not kept for the roll-ups)
+    } else {
       G = group_packed(s, n, [rk](int64_t i) { return rk[i]; },
                        [](int64_t) { return int64_t{1}; }, f->keys, f->count, true);
-    } else {
-      if (rows_in_halves(T, m > 0)) {
-        G = group_halves(s, n, [rk](int64_t i) { return rk[i]; }, [](int64_t) { return int64_t{1}; }, f->keys,
-                         f->count, true);
-      } else {
-        const RowHistograms rh{sa.codes.data, m, &f->hoff, &f->hval, &f->hcnt};
-        G = group_partitioned(T, n, rk, nullptr, true, par_buffers(s), s.ids, f->keys, f->count,
-                              m > 0 ? &rh : nullptr);
-        hist_done = m > 0;
-      }
-      // the parallel grouping's buffers (partitioned: about 40 bytes a row; in halves: two tables sized for the
-      // rows' groups) are not kept for the roll-ups (tables of at most 4 MiB go to the threads' pools): 10M
-      // synthetic rows, k=5 at 2 %, the first search on two threads 777-956 -> 704-763 ms, 100 MB less at peak
-      s.par.reset();
     }
     f->n_classes = G;
     // the rows' classes move into row_class (no copy: 40 MB and a serial pass at 10M rows); the roll-ups'

@@ -405,7 +405,7 @@ KeyGroups group_keys(Span<uint64_t> keys, Span<int64_t> weights, int n_threads, 
   KeyGroups out;
   detail::Scratch s;
   const int T = resolve_threads(n_threads);
-  if (rows && detail::rows_in_halves(T, false)) {
+  if (rows && detail::rows_in_halves(T, n, false)) {
     auto w1 = [w](int64_t i) { return w != nullptr ? w[i] : int64_t{1}; };
     detail::group_halves(s, n, [k](int64_t i) { return k[i]; }, w1, out.keys, out.counts, true);
   } else if (T > 1 && rows) {

@@ -250,13 +250,13 @@ int64_t group_halves(Scratch& s, int64_t n, KeyFn key, WFn w, RawVec<uint64_t>& 
   return total;
 }
 
-/// The rows of a table on two threads (without histograms to make in the buckets) are grouped by group_halves
-/// with dense tables rather than partitioned: census-income's 299,285 rows (90,565 classes), engine build
-/// 4.4-4.7 -> 3.9-4.2 ms; on prefixes of 10M synthetic rows' keys (group_keys, best of 3+ in three
-/// alternations) 500,000 rows 9.0-9.5 -> 6.8-7.1 ms, 1M and 3M the same (16.4-19.2 / 50.0-53.1 against
-/// 16.4-17.2 / 49.2-52.6 ms), 10M 169-175 -> 162-172 ms, and without the partition's 40 bytes of buffers a row.
-/// (The partition won from about 400,000 rows while the tables were std::vector's memory on small pages.)
-inline bool rows_in_halves(int T, bool hist) { return T == 2 && !hist; }
+/// The rows of a table of at most kHalvesRowsMax rows on two threads (without histograms to make in the
+/// buckets) are grouped by group_halves with dense tables rather than partitioned: census-income's 299,285
+/// rows (90,565 classes), engine build 4.4-4.7 -> 3.9-4.2 ms; the partition's passes cost more than they save
+/// below about 400,000 rows (synthetic rows of 100,000 / 300,000 / 520,000: 1.63 -> 1.30, 4.7-5.4 -> 4.4,
+/// 8.4-9.3 -> 9.6-10.3 ms).
+inline constexpr int64_t kHalvesRowsMax = 3 * (int64_t{1} << 17);
+inline bool rows_in_halves(int T, int64_t n, bool hist) { return T == 2 && n <= kHalvesRowsMax && !hist; }
 
 /// A roll-up's grouping (weights w): on one thread group_rollup, on two or three group_halves; else
 /// pre-aggregated by chunks when they repeat keys (most roll-ups merge many classes), otherwise the keys

@@ -246,7 +246,7 @@ class Engine {
 /// The engine's packed grouping on its own: n 64-bit keys with weights (empty: 1 each) into groups numbered by
 /// first appearance; ids[i] = group of key i, keys / counts = each group's key and summed weight. One thread
 /// (n_threads <= 1) runs the search's serial grouping, more the parallel one (group_par.cpp) as for the bottom's
-/// rows (rows = true: in halves on two threads, partitioned on more) or a roll-up's classes
+/// rows (rows = true: in halves on two threads up to kHalvesRowsMax rows, else partitioned) or a roll-up's classes
 /// (in halves on 2-3 threads), grain as Engine::parallel_grain: the same output.
 struct KeyGroups {
   core::RawVec<int32_t> ids;
